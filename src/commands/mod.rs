@@ -1,0 +1,3 @@
+//! One file per subcommand; each returns the process's exit code.
+
+pub mod sim;

@@ -1,0 +1,45 @@
+//! `gantry sim`: the simulated cloud in the foreground until SIGINT or SIGTERM.
+
+use color_eyre::eyre::{Result, WrapErr};
+
+use crate::cli::SimArgs;
+use crate::sim::{SimCloud, SimOptions};
+
+pub async fn run(args: SimArgs, time_scale: f64) -> Result<i32> {
+    let cloud = SimCloud::start(SimOptions {
+        state_dir: Some(args.state_dir.clone()),
+        time_scale,
+        gke_port: args.gke_port,
+        clusters: args.clusters.clone(),
+        faults: args.faults.clone(),
+    })
+    .await
+    .wrap_err("could not start the simulated cloud")?;
+    let dir = args.state_dir.display();
+    eprintln!("gantry sim: GKE API on {}", cloud.gke_endpoint());
+    eprintln!("gantry sim: state in {dir} (endpoints.json, token, ca.pem, kubeconfig)");
+    if !args.clusters.is_empty() {
+        eprintln!("gantry sim: try KUBECONFIG={dir}/kubeconfig kubectl get nodes");
+    }
+    wait_for_stop().await;
+    cloud.shutdown();
+    eprintln!("gantry sim: stopped");
+    Ok(0)
+}
+
+async fn wait_for_stop() {
+    use tokio::signal::unix::{SignalKind, signal};
+    let term = signal(SignalKind::terminate());
+    let int = signal(SignalKind::interrupt());
+    match (term, int) {
+        (Ok(mut term), Ok(mut int)) => {
+            tokio::select! {
+                _ = term.recv() => {}
+                _ = int.recv() => {}
+            }
+        }
+        _ => {
+            let _ = tokio::signal::ctrl_c().await;
+        }
+    }
+}

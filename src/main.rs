@@ -1,0 +1,36 @@
+//! Gantry: run ML training on GKE from a terminal.
+
+use clap::Parser;
+use color_eyre::eyre::Result;
+
+use gantry::cli::{Cli, Command};
+
+fn main() {
+    let code = match run() {
+        Ok(code) => code,
+        Err(e) => {
+            eprintln!("gantry: {e:#}");
+            1
+        }
+    };
+    std::process::exit(code);
+}
+
+fn run() -> Result<i32> {
+    color_eyre::install()?;
+    // One TLS provider for the whole process: kube, rustls and Google's clients all use it.
+    let _ = rustls::crypto::aws_lc_rs::default_provider().install_default();
+    let cli = Cli::parse();
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()?;
+    runtime.block_on(async move {
+        match cli.command {
+            Some(Command::Sim(args)) => {
+                gantry::logging::to_stderr();
+                gantry::commands::sim::run(args, cli.time_scale).await
+            }
+            None => gantry::tui::run(&cli).await,
+        }
+    })
+}

@@ -1,0 +1,275 @@
+//! `pods/{name}/log`: a container's output as the kubelet serves it, with `follow`, `timestamps`,
+//! `sinceTime`, `sinceSeconds`, `tailLines`, `limitBytes`, `container` and `previous`, and the
+//! `log-cut` fault that cuts a follow mid-line.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use axum::body::Bytes;
+use axum::response::Response;
+use http::{HeaderValue, StatusCode};
+use serde_json::Value;
+
+use super::stream_body::{self, Chunk};
+use super::{Params, Target, namespace_of, param};
+use crate::sim::kube::cluster::ClusterState;
+use crate::sim::kube::errors::ApiError;
+use crate::sim::kube::logbook::{LogLine, LogStream};
+use crate::sim::kube::resources::Kind;
+
+/// Lines sent per chunk at most: large enough for throughput, small enough to stay responsive.
+const LINES_PER_CHUNK: usize = 4096;
+
+struct Options {
+    follow: bool,
+    timestamps: bool,
+    limit_bytes: Option<u64>,
+}
+
+pub fn serve(
+    state: &Arc<ClusterState>,
+    target: &Target,
+    pod_name: &str,
+    params: &Params,
+) -> Result<Response, ApiError> {
+    if target.resource.kind != Kind::Pod {
+        return Err(ApiError::new(
+            404,
+            "NotFound",
+            "the server could not find the requested resource",
+        ));
+    }
+    let ns = namespace_of(target).unwrap_or("default");
+    let pod = state
+        .store
+        .get(Kind::Pod, ns, pod_name)
+        .ok_or_else(|| ApiError::not_found(target.resource, pod_name))?;
+    let container = pick_container(&pod, pod_name, param(params, "container"))?;
+    let previous = params.get("previous").is_some_and(|v| v == "true");
+    let stream = state
+        .logs
+        .stream(ns, pod_name, &container, previous)
+        .ok_or_else(|| {
+            if previous {
+                ApiError::bad_request(format!(
+                    "previous terminated container \"{container}\" in pod \"{pod_name}\" not found"
+                ))
+            } else {
+                let reason =
+                    waiting_reason(&pod, &container).unwrap_or_else(|| "ContainerCreating".into());
+                ApiError::bad_request(format!(
+                    "container \"{container}\" in pod \"{pod_name}\" is waiting to start: {reason}"
+                ))
+            }
+        })?;
+    let start = start_index(&stream, params)?;
+    let opts = Options {
+        follow: params.get("follow").is_some_and(|v| v == "true") && !previous,
+        timestamps: params.get("timestamps").is_some_and(|v| v == "true"),
+        limit_bytes: param(params, "limitBytes")
+            .and_then(|v| v.parse().ok())
+            .filter(|n| *n > 0),
+    };
+    let (tx, body) = stream_body::channel();
+    let cut_after = if opts.follow {
+        state.shared.faults.log_cut()
+    } else {
+        None
+    };
+    let stop = state.stop.clone();
+    tokio::spawn(async move {
+        tokio::select! {
+            _ = stop.cancelled() => {}
+            _ = pump(stream, start, opts, tx, cut_after) => {}
+        }
+    });
+    let mut response = Response::new(body);
+    *response.status_mut() = StatusCode::OK;
+    response.headers_mut().insert(
+        http::header::CONTENT_TYPE,
+        HeaderValue::from_static("text/plain"),
+    );
+    Ok(response)
+}
+
+fn pick_container(
+    pod: &Value,
+    pod_name: &str,
+    requested: Option<&str>,
+) -> Result<String, ApiError> {
+    let names: Vec<&str> = pod
+        .pointer("/spec/containers")
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+        .filter_map(|c| c["name"].as_str())
+        .collect();
+    match requested {
+        Some(c) if names.contains(&c) => Ok(c.to_string()),
+        Some(c) => Err(ApiError::bad_request(format!(
+            "container {c} is not valid for pod {pod_name}"
+        ))),
+        None if names.len() == 1 => Ok(names[0].to_string()),
+        None => Err(ApiError::bad_request(format!(
+            "a container name must be specified for pod {pod_name}, choose one of: [{}]",
+            names.join(" ")
+        ))),
+    }
+}
+
+fn waiting_reason(pod: &Value, container: &str) -> Option<String> {
+    pod.pointer("/status/containerStatuses")?
+        .as_array()?
+        .iter()
+        .find(|c| c["name"] == container)?
+        .pointer("/state/waiting/reason")?
+        .as_str()
+        .map(|r| match r {
+            "ImagePullBackOff" | "ErrImagePull" => "trying and failing to pull image".to_string(),
+            other => other.to_string(),
+        })
+}
+
+fn start_index(stream: &LogStream, params: &Params) -> Result<usize, ApiError> {
+    let mut start = 0;
+    if let Some(t) = param(params, "sinceTime") {
+        let ts: jiff::Timestamp = t
+            .parse()
+            .map_err(|_| ApiError::bad_request(format!("sinceTime: invalid time \"{t}\"")))?;
+        start = stream.first_at_or_after(ts.as_nanosecond());
+    } else if let Some(s) = param(params, "sinceSeconds") {
+        let secs: i64 = s
+            .parse()
+            .ok()
+            .filter(|n| *n > 0)
+            .ok_or_else(|| ApiError::bad_request("sinceSeconds: must be greater than 0"))?;
+        let since = jiff::Timestamp::now().as_nanosecond() - i128::from(secs) * 1_000_000_000;
+        start = stream.first_at_or_after(since);
+    }
+    if let Some(n) = param(params, "tailLines") {
+        let n: usize = n
+            .parse()
+            .map_err(|_| ApiError::bad_request("tailLines: must be a whole number"))?;
+        start = start.max(stream.len().saturating_sub(n));
+    }
+    Ok(start)
+}
+
+/// RFC 3339 with nanoseconds, trailing zeros trimmed, as Go's RFC3339Nano prints it.
+pub fn format_timestamp(ts_nanos: i128) -> String {
+    let secs = ts_nanos.div_euclid(1_000_000_000);
+    let nanos = ts_nanos.rem_euclid(1_000_000_000);
+    let base = jiff::Timestamp::from_second(secs as i64)
+        .map(|t| t.strftime("%Y-%m-%dT%H:%M:%S").to_string())
+        .unwrap_or_default();
+    if nanos == 0 {
+        format!("{base}Z")
+    } else {
+        let frac = format!("{nanos:09}");
+        format!("{base}.{}Z", frac.trim_end_matches('0'))
+    }
+}
+
+fn encode(lines: &[LogLine], timestamps: bool, out: &mut Vec<u8>) {
+    for l in lines {
+        if timestamps {
+            out.extend_from_slice(format_timestamp(l.ts).as_bytes());
+            out.push(b' ');
+        }
+        out.extend_from_slice(&l.text);
+        out.push(b'\n');
+    }
+}
+
+async fn pump(
+    stream: Arc<LogStream>,
+    mut next: usize,
+    opts: Options,
+    tx: tokio::sync::mpsc::Sender<Chunk>,
+    cut_after: Option<Duration>,
+) {
+    let mut progress = stream.watch();
+    let mut sent: u64 = 0;
+    let cut_at = cut_after.map(|d| tokio::time::Instant::now() + d);
+    let mut cutting = false;
+    loop {
+        if cut_at.is_some_and(|at| tokio::time::Instant::now() >= at) {
+            cutting = true;
+        }
+        let lines = stream.read(next, if cutting { 1 } else { LINES_PER_CHUNK });
+        if !lines.is_empty() {
+            if cutting {
+                // Half of the next line, then the connection goes: a cut mid-line.
+                let half = &lines[0].text[..lines[0].text.len() / 2];
+                let mut out = Vec::new();
+                if opts.timestamps {
+                    out.extend_from_slice(format_timestamp(lines[0].ts).as_bytes());
+                    out.push(b' ');
+                }
+                out.extend_from_slice(half);
+                let _ = tx.send(Ok(Bytes::from(out))).await;
+                stream_body::cut(&tx, "log stream cut (simulated fault)").await;
+                return;
+            }
+            next += lines.len();
+            let mut out = Vec::with_capacity(lines.iter().map(|l| l.text.len() + 40).sum());
+            encode(&lines, opts.timestamps, &mut out);
+            if let Some(limit) = opts.limit_bytes {
+                let room = limit.saturating_sub(sent) as usize;
+                if out.len() >= room {
+                    out.truncate(room);
+                    let _ = tx.send(Ok(Bytes::from(out))).await;
+                    return;
+                }
+            }
+            sent += out.len() as u64;
+            if tx.send(Ok(Bytes::from(out))).await.is_err() {
+                return;
+            }
+            continue;
+        }
+        if !opts.follow {
+            return;
+        }
+        let (len, finished) = *progress.borrow_and_update();
+        if next >= len && finished {
+            return;
+        }
+        if next < len {
+            continue;
+        }
+        tokio::select! {
+            changed = progress.changed() => if changed.is_err() { return },
+            _ = tx.closed() => return,
+            _ = sleep_until(cut_at), if cut_at.is_some() && !cutting => { cutting = true; }
+        }
+    }
+}
+
+async fn sleep_until(at: Option<tokio::time::Instant>) {
+    match at {
+        Some(at) => tokio::time::sleep_until(at).await,
+        None => std::future::pending().await,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn timestamps_like_go() {
+        assert_eq!(
+            format_timestamp(1_700_000_000_000_000_000),
+            "2023-11-14T22:13:20Z"
+        );
+        assert_eq!(
+            format_timestamp(1_700_000_000_120_000_000),
+            "2023-11-14T22:13:20.12Z"
+        );
+        assert_eq!(
+            format_timestamp(1_700_000_000_000_000_001),
+            "2023-11-14T22:13:20.000000001Z"
+        );
+    }
+}

@@ -1,0 +1,135 @@
+//! The garbage collector and namespace controller: dependents follow their owner (Background and
+//! Foreground propagation), and a deleted namespace empties before it goes.
+
+use std::sync::Arc;
+
+use serde_json::Value;
+use tokio::sync::broadcast::error::RecvError;
+
+use crate::sim::kube::cluster::ClusterState;
+use crate::sim::kube::lifecycle::{self, DeleteOptions, FOREGROUND_FINALIZER, Propagation};
+use crate::sim::kube::meta;
+use crate::sim::kube::resources::{Kind, RESOURCES};
+use crate::sim::kube::store::{Change, ChangeType};
+
+pub async fn run(state: Arc<ClusterState>) {
+    let mut rx = state.store.subscribe();
+    loop {
+        let change = tokio::select! {
+            _ = state.stop.cancelled() => return,
+            c = rx.recv() => c,
+        };
+        match change {
+            Ok(c) => handle(&state, &c),
+            Err(RecvError::Lagged(_)) => sweep(&state),
+            Err(RecvError::Closed) => return,
+        }
+    }
+}
+
+fn handle(state: &Arc<ClusterState>, change: &Change) {
+    let obj = &change.object;
+    match (change.kind, change.change) {
+        (Kind::Namespace, ChangeType::Modified) if meta::is_deleting(obj) => {
+            drain_namespace(state, meta::name(obj))
+        }
+        (Kind::Event, _) => {}
+        (kind, ChangeType::Deleted) => {
+            if kind != Kind::Pod {
+                delete_dependents(state, meta::uid(obj));
+            }
+            // An owner waiting in the foreground may now be free to go.
+            for owner in meta::owner_uids(obj) {
+                if let Some((okind, o)) = find_by_uid(state, owner) {
+                    finish_foreground(state, okind, &o);
+                }
+            }
+            let ns = meta::namespace(obj);
+            if !ns.is_empty()
+                && let Some(n) = state.store.get(Kind::Namespace, "", ns)
+                && meta::is_deleting(&n)
+            {
+                drain_namespace(state, ns);
+            }
+        }
+        (kind, ChangeType::Modified) if meta::is_deleting(obj) => {
+            finish_foreground(state, kind, obj);
+            lifecycle::remove_if_finalized(state, kind, obj);
+        }
+        _ => {}
+    }
+}
+
+fn delete_dependents(state: &Arc<ClusterState>, owner_uid: &str) {
+    let opts = DeleteOptions {
+        propagation: Propagation::Background,
+        ..Default::default()
+    };
+    for (kind, dep) in lifecycle::dependents(state, owner_uid) {
+        if !meta::is_deleting(&dep) {
+            let _ = lifecycle::delete(state, kind, meta::namespace(&dep), meta::name(&dep), &opts);
+        }
+    }
+}
+
+fn has_finalizer(obj: &Value, f: &str) -> bool {
+    obj.pointer("/metadata/finalizers")
+        .and_then(Value::as_array)
+        .is_some_and(|l| l.iter().any(|x| x == f))
+}
+
+fn finish_foreground(state: &Arc<ClusterState>, kind: Kind, obj: &Value) {
+    if !meta::is_deleting(obj) || !has_finalizer(obj, FOREGROUND_FINALIZER) {
+        return;
+    }
+    let deps = lifecycle::dependents(state, meta::uid(obj));
+    if deps.is_empty() {
+        lifecycle::remove_finalizer(state, kind, obj, FOREGROUND_FINALIZER);
+    } else {
+        delete_dependents(state, meta::uid(obj));
+    }
+}
+
+fn find_by_uid(state: &ClusterState, uid: &str) -> Option<(Kind, Arc<Value>)> {
+    for kind in lifecycle::DEPENDENT_KINDS {
+        let (found, _) = state.store.list(*kind, None, |o| meta::uid(o) == uid);
+        if let Some(o) = found.into_iter().next() {
+            return Some((*kind, o));
+        }
+    }
+    None
+}
+
+fn drain_namespace(state: &Arc<ClusterState>, ns: &str) {
+    let opts = DeleteOptions {
+        propagation: Propagation::Background,
+        grace_seconds: Some(0),
+        ..Default::default()
+    };
+    let mut left = 0;
+    for r in RESOURCES.iter().filter(|r| r.namespaced) {
+        let (objs, _) = state.store.list(r.kind, Some(ns), |_| true);
+        left += objs.len();
+        for o in objs {
+            let _ = lifecycle::delete(state, r.kind, ns, meta::name(&o), &opts);
+        }
+    }
+    if left == 0 {
+        state.store.remove(Kind::Namespace, "", ns);
+    }
+}
+
+fn sweep(state: &Arc<ClusterState>) {
+    let (namespaces, _) = state
+        .store
+        .list(Kind::Namespace, None, |n| meta::is_deleting(n));
+    for n in namespaces {
+        drain_namespace(state, meta::name(&n));
+    }
+    for kind in lifecycle::DEPENDENT_KINDS {
+        let (deleting, _) = state.store.list(*kind, None, |o| meta::is_deleting(o));
+        for o in deleting {
+            finish_foreground(state, *kind, &o);
+        }
+    }
+}

@@ -1,0 +1,15 @@
+//! The control loops of a simulated cluster. Each subscribes to the store's changes and acts.
+
+use std::sync::Arc;
+
+use super::cluster::ClusterState;
+
+pub mod gc;
+pub mod job;
+pub mod kubelet;
+
+pub fn start(state: &Arc<ClusterState>) {
+    tokio::spawn(job::run(state.clone()));
+    tokio::spawn(kubelet::run(state.clone()));
+    tokio::spawn(gc::run(state.clone()));
+}

@@ -1,0 +1,22 @@
+//! One simulated cluster's Kubernetes API: the object store, the controllers that act on it,
+//! and the HTTPS server that serves it as kube-apiserver does.
+
+pub mod admission;
+pub mod api;
+pub mod cluster;
+pub mod controllers;
+pub mod defaults;
+pub mod errors;
+pub mod events;
+pub mod lifecycle;
+pub mod logbook;
+pub mod meta;
+pub mod nodes;
+pub mod pod_status;
+pub mod quantity;
+pub mod resources;
+pub mod scheduler;
+pub mod selectors;
+pub mod server;
+pub mod store;
+pub mod workload;

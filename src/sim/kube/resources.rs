@@ -1,0 +1,179 @@
+//! The resource types the simulated API server serves, as discovery describes them.
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum Kind {
+    Namespace,
+    Node,
+    Pod,
+    Service,
+    Event,
+    ConfigMap,
+    Job,
+}
+
+#[derive(Debug)]
+pub struct ResourceType {
+    pub kind: Kind,
+    pub group: &'static str,
+    pub version: &'static str,
+    pub plural: &'static str,
+    pub singular: &'static str,
+    pub kind_name: &'static str,
+    pub namespaced: bool,
+    pub short_names: &'static [&'static str],
+    pub categories: &'static [&'static str],
+    pub subresources: &'static [&'static str],
+    pub verbs: &'static [&'static str],
+}
+
+const ALL_VERBS: &[&str] = &[
+    "create",
+    "delete",
+    "deletecollection",
+    "get",
+    "list",
+    "patch",
+    "update",
+    "watch",
+];
+
+pub const RESOURCES: &[ResourceType] = &[
+    ResourceType {
+        kind: Kind::Namespace,
+        group: "",
+        version: "v1",
+        plural: "namespaces",
+        singular: "namespace",
+        kind_name: "Namespace",
+        namespaced: false,
+        short_names: &["ns"],
+        categories: &[],
+        subresources: &["status"],
+        verbs: &[
+            "create", "delete", "get", "list", "patch", "update", "watch",
+        ],
+    },
+    ResourceType {
+        kind: Kind::Node,
+        group: "",
+        version: "v1",
+        plural: "nodes",
+        singular: "node",
+        kind_name: "Node",
+        namespaced: false,
+        short_names: &["no"],
+        categories: &[],
+        subresources: &["status"],
+        verbs: ALL_VERBS,
+    },
+    ResourceType {
+        kind: Kind::Pod,
+        group: "",
+        version: "v1",
+        plural: "pods",
+        singular: "pod",
+        kind_name: "Pod",
+        namespaced: true,
+        short_names: &["po"],
+        categories: &["all"],
+        subresources: &["status", "log"],
+        verbs: ALL_VERBS,
+    },
+    ResourceType {
+        kind: Kind::Service,
+        group: "",
+        version: "v1",
+        plural: "services",
+        singular: "service",
+        kind_name: "Service",
+        namespaced: true,
+        short_names: &["svc"],
+        categories: &["all"],
+        subresources: &["status"],
+        verbs: &[
+            "create",
+            "delete",
+            "deletecollection",
+            "get",
+            "list",
+            "patch",
+            "update",
+            "watch",
+        ],
+    },
+    ResourceType {
+        kind: Kind::Event,
+        group: "",
+        version: "v1",
+        plural: "events",
+        singular: "event",
+        kind_name: "Event",
+        namespaced: true,
+        short_names: &["ev"],
+        categories: &[],
+        subresources: &[],
+        verbs: ALL_VERBS,
+    },
+    ResourceType {
+        kind: Kind::ConfigMap,
+        group: "",
+        version: "v1",
+        plural: "configmaps",
+        singular: "configmap",
+        kind_name: "ConfigMap",
+        namespaced: true,
+        short_names: &["cm"],
+        categories: &[],
+        subresources: &[],
+        verbs: ALL_VERBS,
+    },
+    ResourceType {
+        kind: Kind::Job,
+        group: "batch",
+        version: "v1",
+        plural: "jobs",
+        singular: "job",
+        kind_name: "Job",
+        namespaced: true,
+        short_names: &[],
+        categories: &["all"],
+        subresources: &["status"],
+        verbs: ALL_VERBS,
+    },
+];
+
+impl Kind {
+    pub fn resource(self) -> &'static ResourceType {
+        // Every Kind has exactly one entry in RESOURCES.
+        RESOURCES
+            .iter()
+            .find(|r| r.kind == self)
+            .unwrap_or(&RESOURCES[0])
+    }
+}
+
+impl ResourceType {
+    pub fn api_version(&self) -> String {
+        if self.group.is_empty() {
+            self.version.to_string()
+        } else {
+            format!("{}/{}", self.group, self.version)
+        }
+    }
+
+    pub fn find(group: &str, version: &str, plural: &str) -> Option<&'static ResourceType> {
+        RESOURCES
+            .iter()
+            .find(|r| r.group == group && r.version == version && r.plural == plural)
+    }
+
+    pub fn groups() -> Vec<(&'static str, &'static str)> {
+        let mut groups: Vec<(&str, &str)> = RESOURCES
+            .iter()
+            .filter(|r| !r.group.is_empty())
+            .map(|r| (r.group, r.version))
+            .collect();
+        groups.dedup();
+        groups
+    }
+}

@@ -1,0 +1,64 @@
+//! Shared by the integration tests: a simulated cloud on loopback and clients for it.
+#![allow(dead_code, clippy::unwrap_used, clippy::expect_used)]
+
+use std::time::Duration;
+
+use gantry::sim::cloud::{DEMO_LOCATION, DEMO_PROJECT};
+use gantry::sim::{SimCloud, SimOptions};
+
+pub const CLUSTER: &str = "ml-gke-cluster";
+
+pub fn init() {
+    let _ = rustls::crypto::aws_lc_rs::default_provider().install_default();
+}
+
+/// A simulated cloud with the seed's cluster RUNNING, a hundred times faster than life.
+pub async fn cloud_with_cluster() -> SimCloud {
+    cloud_with(SimOptions {
+        time_scale: 0.01,
+        clusters: vec![CLUSTER.into()],
+        ..Default::default()
+    })
+    .await
+}
+
+pub async fn cloud_with(options: SimOptions) -> SimCloud {
+    init();
+    SimCloud::start(options)
+        .await
+        .expect("simulated cloud starts")
+}
+
+pub fn endpoint(cloud: &SimCloud) -> String {
+    cloud
+        .cluster(DEMO_PROJECT, DEMO_LOCATION, CLUSTER)
+        .expect("cluster runs")
+        .endpoint()
+}
+
+/// A kube client for the seed cluster, trusting the simulator's CA, with the current token.
+pub fn kube_client(cloud: &SimCloud) -> kube::Client {
+    kube_client_with_token(cloud, &cloud.token())
+}
+
+pub fn kube_client_with_token(cloud: &SimCloud, token: &str) -> kube::Client {
+    let mut config = kube::Config::new(format!("https://{}", endpoint(cloud)).parse().unwrap());
+    let der = rustls_pemfile::certs(&mut cloud.ca_pem().as_bytes())
+        .next()
+        .unwrap()
+        .unwrap();
+    config.root_cert = Some(vec![der.to_vec()]);
+    config.auth_info.token = Some(token.to_string().into());
+    config.default_namespace = "default".into();
+    config.read_timeout = Some(Duration::from_secs(300));
+    kube::Client::try_from(config).unwrap()
+}
+
+/// A raw HTTPS client for requests kube's typed API does not make (tables, odd parameters).
+pub fn https_client(cloud: &SimCloud) -> reqwest::Client {
+    let cert = reqwest::Certificate::from_pem(cloud.ca_pem().as_bytes()).unwrap();
+    reqwest::Client::builder()
+        .tls_certs_only([cert])
+        .build()
+        .unwrap()
+}
