@@ -27,7 +27,7 @@ pub use errors::{GkeError, GoogleErrors};
 
 use crate::sim::kube::cluster::{ClusterRuntime, ClusterSpec};
 use crate::sim::{SimError, SimShared};
-use clusters::{ClusterKey, ClusterStatus, Registry};
+use clusters::{ClusterStatus, Registry};
 
 /// A cluster whose status is RUNNING, with its Kubernetes API server's address.
 #[derive(Debug, Clone, PartialEq)]
@@ -173,17 +173,6 @@ impl GkeApi {
             runtime.shutdown();
         }
         self.running.send_replace(Vec::new());
-    }
-
-    fn cluster_key(
-        &self,
-        project: &str,
-        location: &str,
-        name: &str,
-    ) -> Result<ClusterKey, GkeError> {
-        self.registry()
-            .find(project, location, name)
-            .map(|c| c.key())
     }
 }
 

@@ -162,7 +162,7 @@ async fn route(
         (&Method::GET, Some(_), _) if is_watch(target, params) => {
             watch::serve(state, target, params, wants_table)
         }
-        (&Method::GET, Some(name), _) => objects::get(state, target, name, wants_table),
+        (&Method::GET, Some(name), _) => objects::get(state, target, name, params, wants_table),
         (&Method::PUT, Some(name), sub) => {
             objects::replace(state, target, name, sub, params, &body)
         }

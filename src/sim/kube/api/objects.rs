@@ -85,6 +85,7 @@ pub fn get(
     state: &Arc<ClusterState>,
     target: &Target,
     name: &str,
+    params: &Params,
     wants_table: bool,
 ) -> Result<Response, ApiError> {
     let obj = fetch(state, target, name)?;
@@ -92,7 +93,7 @@ pub fn get(
         let rv = rv_of(&obj).unwrap_or(0);
         return Ok(ok_json(
             StatusCode::OK,
-            &table::table(target.resource, &[obj], rv, &Params::new()),
+            &table::table(target.resource, &[obj], rv, params),
             &[],
         ));
     }

@@ -1488,7 +1488,7 @@ mod tests {
     fn table_shape_and_include_object() {
         let resource = Kind::Pod.resource();
         let p: Obj = Arc::new(pod(json!({"phase": "Running"})));
-        let t = table(resource, &[p.clone()], 12345, &Params::new());
+        let t = table(resource, std::slice::from_ref(&p), 12345, &Params::new());
         assert_eq!(t["kind"], "Table");
         assert_eq!(t["apiVersion"], "meta.k8s.io/v1");
         assert_eq!(t["metadata"]["resourceVersion"], "12345");
@@ -1507,12 +1507,12 @@ mod tests {
 
         let mut params = Params::new();
         params.insert("includeObject".into(), "Object".into());
-        let t = table(resource, &[p.clone()], 1, &params);
+        let t = table(resource, std::slice::from_ref(&p), 1, &params);
         assert_eq!(t["rows"][0]["object"]["kind"], "Pod");
         assert_eq!(t["rows"][0]["object"]["spec"]["nodeName"], "node-1");
 
         params.insert("includeObject".into(), "None".into());
-        let t = table(resource, &[p.clone()], 1, &params);
+        let t = table(resource, std::slice::from_ref(&p), 1, &params);
         assert!(t["rows"][0]["object"].is_null());
 
         let empty = table(resource, &[], 7, &Params::new());
