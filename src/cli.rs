@@ -26,8 +26,53 @@ pub struct Cli {
     #[arg(long, global = true)]
     pub read_only: bool,
 
+    #[command(flatten)]
+    pub target: TargetArgs,
+
     #[command(subcommand)]
     pub command: Option<Command>,
+}
+
+/// Where Gantry works and with what credentials. Accepted before or after a subcommand.
+#[derive(Debug, Clone, Default, Args)]
+pub struct TargetArgs {
+    /// Google Cloud project (else the config file, GOOGLE_CLOUD_PROJECT, CLOUDSDK_CORE_PROJECT,
+    /// then gcloud's core/project).
+    #[arg(long, global = true, value_name = "PROJECT")]
+    pub project: Option<String>,
+
+    /// Zone or region of the cluster (else the config file, then gcloud's compute/zone).
+    #[arg(long, global = true, value_name = "LOCATION")]
+    pub location: Option<String>,
+
+    /// Configuration file (default: $XDG_CONFIG_HOME/gantry/config.toml).
+    #[arg(long, global = true, value_name = "FILE")]
+    pub config: Option<PathBuf>,
+
+    /// A file holding an OAuth access token, re-read when it changes or is refused (as gcloud's
+    /// flag); instead of Application Default Credentials.
+    #[arg(long, global = true, value_name = "FILE")]
+    pub access_token_file: Option<PathBuf>,
+
+    /// The GKE Container API endpoint (a simulator's, or a private endpoint).
+    #[arg(long, global = true, value_name = "URL")]
+    pub gke_endpoint: Option<String>,
+
+    /// Work on an existing cluster through this kubeconfig context instead of GKE.
+    #[arg(long, global = true, value_name = "NAME")]
+    pub context: Option<String>,
+
+    /// A Job manifest (YAML) to use instead of the config file's [job] section.
+    #[arg(long, global = true, value_name = "FILE")]
+    pub job_manifest: Option<PathBuf>,
+
+    /// Do not write a kubeconfig context for the cluster.
+    #[arg(long, global = true)]
+    pub no_kubeconfig: bool,
+
+    /// Where Gantry's own log goes (default: the state directory's gantry.log).
+    #[arg(long, global = true, value_name = "FILE")]
+    pub log_file: Option<PathBuf>,
 }
 
 #[derive(Debug, Subcommand)]
@@ -37,6 +82,146 @@ pub enum Command {
         after_help = "Examples:\n  gantry sim --state-dir /tmp/sim --cluster ml-gke-cluster\n  KUBECONFIG=/tmp/sim/kubeconfig kubectl get nodes\n  gantry sim --state-dir /tmp/sim --time-scale 0.01 --fault watch-drop=5 --fault http-429=10"
     )]
     Sim(SimArgs),
+    /// Create the training cluster (or adopt the one that is there).
+    #[command(
+        after_help = "Examples:\n  gantry up --wait\n  gantry up --project my-proj --location us-central1-a"
+    )]
+    Up(UpArgs),
+    /// Show the cluster and the training Job.
+    #[command(
+        after_help = "Examples:\n  gantry status\n  gantry status --json | jq .cluster.status"
+    )]
+    Status(StatusArgs),
+    /// Delete the training cluster.
+    #[command(after_help = "Examples:\n  gantry down\n  gantry down --yes")]
+    Down(YesArgs),
+    /// Launch the training Job.
+    #[command(
+        after_help = "Examples:\n  gantry launch\n  gantry launch --image gcr.io/p/train:v2 --env EPOCHS=10\n  gantry launch --parallelism 4 --completions 4 --indexed"
+    )]
+    Launch(LaunchArgs),
+    /// Start a new attempt of the training Job, optionally with overrides.
+    #[command(
+        after_help = "Examples:\n  gantry retry\n  gantry retry --env BATCH_SIZE=16 --memory 8Gi"
+    )]
+    Retry(RetryArgs),
+    /// Print the logs of every pod of the current attempt, prefixed with the pod.
+    #[command(
+        after_help = "Examples:\n  gantry logs\n  gantry logs --follow\n  gantry logs --pod ml-training-job-x7k2p --previous"
+    )]
+    Logs(LogsArgs),
+    /// Delete the training Job (every attempt, or the one named).
+    #[command(
+        after_help = "Examples:\n  gantry delete job\n  gantry delete job ml-training-job-2 --yes"
+    )]
+    Delete(DeleteArgs),
+    /// Print the effective configuration as TOML.
+    Config,
+    /// Print shell completions.
+    #[command(
+        after_help = "Examples:\n  gantry completions bash > ~/.local/share/bash-completion/completions/gantry"
+    )]
+    Completions {
+        #[arg(value_enum)]
+        shell: clap_complete::Shell,
+    },
+}
+
+#[derive(Debug, Args)]
+pub struct UpArgs {
+    /// Print progress and exit when the cluster is RUNNING.
+    #[arg(long)]
+    pub wait: bool,
+}
+
+#[derive(Debug, Args)]
+pub struct StatusArgs {
+    /// One JSON object on stdout.
+    #[arg(long)]
+    pub json: bool,
+}
+
+#[derive(Debug, Args)]
+pub struct YesArgs {
+    /// Do not ask.
+    #[arg(long, short = 'y')]
+    pub yes: bool,
+}
+
+#[derive(Debug, Clone, Default, Args)]
+pub struct JobOverrides {
+    /// Container image.
+    #[arg(long, value_name = "IMAGE")]
+    pub image: Option<String>,
+    /// An environment variable for the container (repeatable).
+    #[arg(long = "env", value_name = "K=V", value_parser = parse_env)]
+    pub env: Vec<(String, String)>,
+    /// Memory request and limit, e.g. 8Gi.
+    #[arg(long, value_name = "QUANTITY")]
+    pub memory: Option<String>,
+    /// CPU request, e.g. 500m or 2.
+    #[arg(long, value_name = "QUANTITY")]
+    pub cpu: Option<String>,
+}
+
+#[derive(Debug, Args)]
+pub struct LaunchArgs {
+    #[command(flatten)]
+    pub overrides: JobOverrides,
+    /// Pods running at once.
+    #[arg(long, value_name = "N")]
+    pub parallelism: Option<u32>,
+    /// Successful pods needed.
+    #[arg(long, value_name = "N")]
+    pub completions: Option<u32>,
+    /// One pod per completion index (distributed training: WORLD_SIZE, RANK, MASTER_ADDR).
+    #[arg(long)]
+    pub indexed: bool,
+}
+
+#[derive(Debug, Args)]
+pub struct RetryArgs {
+    #[command(flatten)]
+    pub overrides: JobOverrides,
+}
+
+#[derive(Debug, Args)]
+pub struct LogsArgs {
+    /// Keep following; exit 0 when the attempt succeeds, 1 when it fails.
+    #[arg(long, short = 'f')]
+    pub follow: bool,
+    /// Only this pod.
+    #[arg(long, value_name = "POD")]
+    pub pod: Option<String>,
+    /// The previous container's logs.
+    #[arg(long, short = 'p')]
+    pub previous: bool,
+}
+
+#[derive(Debug, Args)]
+pub struct DeleteArgs {
+    #[command(subcommand)]
+    pub what: DeleteWhat,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum DeleteWhat {
+    /// Delete the training Job: every attempt, or the named one. Only objects Gantry manages.
+    Job {
+        /// One attempt's Job name.
+        name: Option<String>,
+        #[arg(long, short = 'y')]
+        yes: bool,
+    },
+}
+
+fn parse_env(s: &str) -> Result<(String, String), String> {
+    match s.split_once('=') {
+        Some((k, v)) if !k.is_empty() && !k.contains(char::is_whitespace) => {
+            Ok((k.to_string(), v.to_string()))
+        }
+        _ => Err(format!("'{s}' is not K=V: write --env NAME=value")),
+    }
 }
 
 #[derive(Debug, Args)]

@@ -2,6 +2,7 @@
 
 pub mod cli;
 pub mod commands;
+pub mod config;
 pub mod logging;
 pub mod sim;
 pub mod tui;

@@ -30,6 +30,12 @@ fn run() -> Result<i32> {
                 gantry::logging::to_stderr();
                 gantry::commands::sim::run(args, cli.time_scale).await
             }
+            Some(Command::Completions { shell }) => {
+                let mut command = <Cli as clap::CommandFactory>::command();
+                clap_complete::generate(shell, &mut command, "gantry", &mut std::io::stdout());
+                Ok(0)
+            }
+            Some(other) => gantry::commands::run(other, &cli.target, cli.read_only).await,
             None => gantry::tui::run(&cli).await,
         }
     })

@@ -1,0 +1,363 @@
+//! Gantry's configuration: a TOML file merged over the seed's defaults (the Pulumi program Gantry
+//! grew from). Every section refuses unknown keys, so a typo is an error rather than a surprise.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+use serde::{Deserialize, Serialize};
+
+pub const SEED_SCOPES: [&str; 4] = [
+    "https://www.googleapis.com/auth/compute",
+    "https://www.googleapis.com/auth/devstorage.read_only",
+    "https://www.googleapis.com/auth/logging.write",
+    "https://www.googleapis.com/auth/monitoring",
+];
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields, rename_all = "kebab-case")]
+pub struct Config {
+    /// Google Cloud project; falls back to the environment and gcloud's configuration.
+    pub project: Option<String>,
+    /// Zone (`us-central1-a`) or region (`us-central1`).
+    pub location: Option<String>,
+    pub cluster: ClusterConfig,
+    pub job: JobConfig,
+    /// Key bindings: action name → key (e.g. `launch = "L"`).
+    pub keys: BTreeMap<String, String>,
+}
+
+impl Default for Config {
+    fn default() -> Self {
+        Self {
+            project: None,
+            location: None,
+            cluster: ClusterConfig::default(),
+            job: JobConfig::default(),
+            keys: BTreeMap::new(),
+        }
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields, rename_all = "kebab-case")]
+pub struct ClusterConfig {
+    pub name: String,
+    pub node_pool: String,
+    pub machine_type: String,
+    /// Nodes per zone.
+    pub node_count: u32,
+    pub oauth_scopes: Vec<String>,
+    /// RAPID, REGULAR, STABLE or EXTENDED; unset leaves GKE's default.
+    pub release_channel: Option<String>,
+    /// A fixed GKE version instead of a channel's.
+    pub version: Option<String>,
+    pub disk_size_gb: u32,
+    /// pd-standard, pd-balanced or pd-ssd.
+    pub disk_type: String,
+    pub spot: bool,
+    pub autoscaling: Option<Autoscaling>,
+    pub labels: BTreeMap<String, String>,
+    pub gpu_pool: Option<GpuPool>,
+}
+
+impl Default for ClusterConfig {
+    fn default() -> Self {
+        Self {
+            name: "ml-gke-cluster".into(),
+            node_pool: "default-pool".into(),
+            machine_type: "n1-standard-1".into(),
+            node_count: 3,
+            oauth_scopes: SEED_SCOPES.iter().map(|s| s.to_string()).collect(),
+            release_channel: None,
+            version: None,
+            disk_size_gb: 100,
+            disk_type: "pd-balanced".into(),
+            spot: false,
+            autoscaling: None,
+            labels: BTreeMap::new(),
+            gpu_pool: None,
+        }
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "kebab-case")]
+pub struct Autoscaling {
+    pub min_nodes: u32,
+    pub max_nodes: u32,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields, rename_all = "kebab-case")]
+pub struct GpuPool {
+    pub name: String,
+    pub machine_type: String,
+    pub node_count: u32,
+    /// e.g. nvidia-tesla-t4, nvidia-l4.
+    pub accelerator_type: String,
+    pub accelerator_count: u32,
+    /// DEFAULT, LATEST or INSTALLATION_DISABLED.
+    pub gpu_driver: String,
+    pub spot: bool,
+}
+
+impl Default for GpuPool {
+    fn default() -> Self {
+        Self {
+            name: "gpu-pool".into(),
+            machine_type: "n1-standard-4".into(),
+            node_count: 1,
+            accelerator_type: "nvidia-tesla-t4".into(),
+            accelerator_count: 1,
+            gpu_driver: "DEFAULT".into(),
+            spot: false,
+        }
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields, rename_all = "kebab-case")]
+pub struct JobConfig {
+    pub name: String,
+    pub namespace: String,
+    pub container: String,
+    /// Default: `gcr.io/<project>/ml-training-job:latest`.
+    pub image: Option<String>,
+    pub command: Vec<String>,
+    pub args: Vec<String>,
+    pub env: BTreeMap<String, String>,
+    /// Labels of the pods; the seed's is `job=ml-training`.
+    pub labels: BTreeMap<String, String>,
+    pub backoff_limit: u32,
+    pub active_deadline_seconds: Option<u64>,
+    pub ttl_seconds_after_finished: Option<u32>,
+    pub resources: Resources,
+    pub node_selector: BTreeMap<String, String>,
+    pub tolerations: Vec<Toleration>,
+    pub parallelism: Option<u32>,
+    pub completions: Option<u32>,
+    pub indexed: bool,
+    /// With `indexed`: a headless Service and the launcher env (WORLD_SIZE, RANK, MASTER_ADDR…).
+    pub distributed: Option<Distributed>,
+}
+
+impl Default for JobConfig {
+    fn default() -> Self {
+        Self {
+            name: "ml-training-job".into(),
+            namespace: "default".into(),
+            container: "ml-training-container".into(),
+            image: None,
+            command: Vec::new(),
+            args: Vec::new(),
+            env: BTreeMap::new(),
+            labels: BTreeMap::from([("job".to_string(), "ml-training".to_string())]),
+            backoff_limit: 2,
+            active_deadline_seconds: None,
+            ttl_seconds_after_finished: None,
+            resources: Resources::default(),
+            node_selector: BTreeMap::new(),
+            tolerations: Vec::new(),
+            parallelism: None,
+            completions: None,
+            indexed: false,
+            distributed: None,
+        }
+    }
+}
+
+impl JobConfig {
+    /// The seed's image for a project.
+    pub fn image_for(&self, project: &str) -> String {
+        self.image
+            .clone()
+            .unwrap_or_else(|| format!("gcr.io/{project}/ml-training-job:latest"))
+    }
+
+    /// The label selector that finds the training pods (`job=ml-training`).
+    pub fn selector(&self) -> String {
+        self.labels
+            .iter()
+            .map(|(k, v)| format!("{k}={v}"))
+            .collect::<Vec<_>>()
+            .join(",")
+    }
+}
+
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields, rename_all = "kebab-case")]
+pub struct Resources {
+    pub cpu: Option<String>,
+    pub memory: Option<String>,
+    pub gpus: Option<u32>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "kebab-case")]
+pub struct Toleration {
+    pub key: String,
+    #[serde(default)]
+    pub operator: Option<String>,
+    #[serde(default)]
+    pub value: Option<String>,
+    #[serde(default)]
+    pub effect: Option<String>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields, rename_all = "kebab-case")]
+pub struct Distributed {
+    pub master_port: u16,
+    /// Name of the headless Service; default `<job>-workers`.
+    pub service: Option<String>,
+}
+
+impl Default for Distributed {
+    fn default() -> Self {
+        Self {
+            master_port: 29500,
+            service: None,
+        }
+    }
+}
+
+/// A configuration file that could not be used, saying where and why.
+#[derive(Debug, thiserror::Error)]
+pub enum ConfigError {
+    #[error("cannot read {path}: {source}")]
+    Read {
+        path: PathBuf,
+        source: std::io::Error,
+    },
+    #[error("{path}: {message}")]
+    Invalid { path: PathBuf, message: String },
+}
+
+impl Config {
+    /// Reads a TOML file over the seed's defaults.
+    pub fn load(path: &Path) -> Result<Self, ConfigError> {
+        let text = std::fs::read_to_string(path).map_err(|source| ConfigError::Read {
+            path: path.to_path_buf(),
+            source,
+        })?;
+        Self::parse(&text).map_err(|message| ConfigError::Invalid {
+            path: path.to_path_buf(),
+            message,
+        })
+    }
+
+    /// Parses TOML text; the error names the line, column and key.
+    pub fn parse(text: &str) -> Result<Self, String> {
+        let config: Config = toml::from_str(text).map_err(|e| describe_toml_error(text, &e))?;
+        config.validate()?;
+        Ok(config)
+    }
+
+    /// The default file: `$XDG_CONFIG_HOME/gantry/config.toml` (or `~/.config/...`).
+    pub fn default_path() -> Option<PathBuf> {
+        std::env::var_os("XDG_CONFIG_HOME")
+            .map(PathBuf::from)
+            .filter(|p| p.is_absolute())
+            .or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".config")))
+            .map(|base| base.join("gantry").join("config.toml"))
+    }
+
+    pub fn validate(&self) -> Result<(), String> {
+        let c = &self.cluster;
+        if !valid_gke_name(&c.name) {
+            return Err(format!(
+                "cluster.name = \"{}\": a GKE cluster name has 1 to 40 lower-case letters, digits or '-', starts with a letter and does not end with '-'",
+                c.name
+            ));
+        }
+        if c.node_count == 0 {
+            return Err("cluster.node-count = 0: a cluster needs at least one node".into());
+        }
+        if let Some(a) = &c.autoscaling
+            && a.min_nodes > a.max_nodes
+        {
+            return Err(format!(
+                "cluster.autoscaling: min-nodes ({}) is above max-nodes ({})",
+                a.min_nodes, a.max_nodes
+            ));
+        }
+        let j = &self.job;
+        if !crate::sim::kube::meta::valid_subdomain(&j.name) || j.name.len() > 63 {
+            return Err(format!(
+                "job.name = \"{}\": use lower-case letters, digits and '-' (RFC 1123), at most 63 characters",
+                j.name
+            ));
+        }
+        if !crate::sim::kube::meta::valid_label(&j.namespace) {
+            return Err(format!(
+                "job.namespace = \"{}\": not a valid namespace name (RFC 1123 label)",
+                j.namespace
+            ));
+        }
+        if !crate::sim::kube::meta::valid_label(&j.container) {
+            return Err(format!(
+                "job.container = \"{}\": not a valid container name (RFC 1123 label)",
+                j.container
+            ));
+        }
+        if j.indexed && j.completions.is_none() {
+            return Err("job.indexed = true needs job.completions (the number of workers)".into());
+        }
+        Ok(())
+    }
+}
+
+fn valid_gke_name(name: &str) -> bool {
+    let b = name.as_bytes();
+    !b.is_empty()
+        && b.len() <= 40
+        && b[0].is_ascii_lowercase()
+        && b.iter()
+            .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || *c == b'-')
+        && b.last() != Some(&b'-')
+}
+
+fn describe_toml_error(text: &str, e: &toml::de::Error) -> String {
+    match e.span() {
+        Some(span) => {
+            let before = &text[..span.start.min(text.len())];
+            let line = before.matches('\n').count() + 1;
+            let column = before.len() - before.rfind('\n').map_or(0, |i| i + 1) + 1;
+            format!("line {line}, column {column}: {}", e.message())
+        }
+        None => e.message().to_string(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn defaults_are_the_seed() {
+        let c = Config::default();
+        assert_eq!(c.cluster.name, "ml-gke-cluster");
+        assert_eq!(
+            (c.cluster.machine_type.as_str(), c.cluster.node_count),
+            ("n1-standard-1", 3)
+        );
+        assert_eq!(c.cluster.oauth_scopes.len(), 4);
+        assert_eq!(c.job.name, "ml-training-job");
+        assert_eq!(c.job.container, "ml-training-container");
+        assert_eq!(c.job.selector(), "job=ml-training");
+        assert_eq!(c.job.backoff_limit, 2);
+        assert_eq!(c.job.image_for("p"), "gcr.io/p/ml-training-job:latest");
+    }
+
+    #[test]
+    fn unknown_keys_name_line_and_key() {
+        let e = Config::parse("[cluster]\nname = \"x\"\nnode_cnt = 3\n")
+            .err()
+            .unwrap_or_default();
+        assert!(e.contains("line 3") && e.contains("node_cnt"), "{e}");
+        let e = Config::parse("[cluster]\nnode-count = 0\n")
+            .err()
+            .unwrap_or_default();
+        assert!(e.contains("node-count"), "{e}");
+    }
+}
