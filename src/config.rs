@@ -13,7 +13,7 @@ pub const SEED_SCOPES: [&str; 4] = [
     "https://www.googleapis.com/auth/monitoring",
 ];
 
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(default, deny_unknown_fields, rename_all = "kebab-case")]
 pub struct Config {
     /// Google Cloud project; falls back to the environment and gcloud's configuration.
@@ -24,18 +24,6 @@ pub struct Config {
     pub job: JobConfig,
     /// Key bindings: action name → key (e.g. `launch = "L"`).
     pub keys: BTreeMap<String, String>,
-}
-
-impl Default for Config {
-    fn default() -> Self {
-        Self {
-            project: None,
-            location: None,
-            cluster: ClusterConfig::default(),
-            job: JobConfig::default(),
-            keys: BTreeMap::new(),
-        }
-    }
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

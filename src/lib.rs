@@ -3,6 +3,9 @@
 pub mod cli;
 pub mod commands;
 pub mod config;
+pub mod connect;
+pub mod gke;
+pub mod k8s;
 pub mod logging;
 pub mod sim;
 pub mod tui;

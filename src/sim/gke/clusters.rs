@@ -167,8 +167,9 @@ pub fn render_cluster(record: &ClusterRecord, ctx: &ReportContext<'_>) -> Value 
         ),
     );
     set(&mut cluster, "currentMasterVersion", json!(spec.version));
+    // Always there, as on GKE: gcloud's cluster list compares it with the master's.
+    set(&mut cluster, "currentNodeVersion", json!(spec.version));
     if record.status.has_nodes() {
-        set(&mut cluster, "currentNodeVersion", json!(spec.version));
         set(&mut cluster, "currentNodeCount", json!(record.node_count()));
     }
     if let Some(runtime) = &record.runtime {

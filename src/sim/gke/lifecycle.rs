@@ -140,7 +140,7 @@ async fn start_control_plane(
     key: &ClusterKey,
     operation: &str,
 ) -> Result<(), GkeError> {
-    let Some(spec) = api.registry().find_mut(key).map(|c| c.spec.clone()) else {
+    let Some(spec) = api.registry().clusters.get(key).map(|c| c.spec.clone()) else {
         return Err(cancelled());
     };
     let runtime = match ClusterRuntime::start(spec, api.shared.clone(), 0).await {
@@ -161,10 +161,13 @@ async fn start_control_plane(
     };
     let still_wanted = {
         let mut registry = api.registry();
-        let op_running = registry
-            .operations
-            .get(operation)
-            .is_some_and(|op| !op.is_done());
+        // `shutdown` cancels `stop` before it takes the lock to collect runtimes, so checking
+        // under the lock means this runtime is either refused here or collected there.
+        let op_running = !api.stop.is_cancelled()
+            && registry
+                .operations
+                .get(operation)
+                .is_some_and(|op| !op.is_done());
         match registry.find_mut(key) {
             Some(record) if op_running => {
                 record.runtime = Some(runtime.clone());

@@ -13,6 +13,7 @@ mod locations;
 mod model;
 mod operations;
 mod pools;
+mod proto_json;
 mod routes;
 mod schema;
 mod versions;

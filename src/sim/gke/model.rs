@@ -7,7 +7,8 @@ use serde_json::{Map, Value, json};
 use super::errors::GkeError;
 use super::locations::{Location, check_cluster_name};
 use super::pools::{PoolPlan, gke_effect, plan_pool};
-use super::schema::{self, CREATE_CLUSTER_REQUEST};
+use super::proto_json;
+use super::schema::CREATE_CLUSTER_REQUEST;
 use super::versions;
 use crate::sim::kube::cluster::ClusterSpec;
 
@@ -44,7 +45,7 @@ pub fn plan_cluster(
     location: Location,
     body: Value,
 ) -> Result<ClusterPlan, GkeError> {
-    let request = schema::normalise(body, CREATE_CLUSTER_REQUEST)?;
+    let request = proto_json::normalise(body, CREATE_CLUSTER_REQUEST)?;
     let Some(Value::Object(mut cluster)) = request.get("cluster").cloned() else {
         return Err(GkeError::invalid("Cluster must be specified."));
     };

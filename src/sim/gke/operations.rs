@@ -194,12 +194,14 @@ impl Operation {
         }
     }
 
-    /// Ends the operation; a failed one keeps its stages where they stopped.
+    /// Ends the operation; a failed one keeps its stages and detail where they stopped.
     pub fn finish(&mut self, error: Option<(i32, String)>) {
         if error.is_none() {
             for index in 0..self.stages.len() {
                 self.finish_stage(index);
             }
+            // gcloud shows a DONE operation's detail as a warning, so GKE leaves it empty.
+            self.detail.clear();
         }
         self.status = OpStatus::Done;
         self.end_time = Some(Timestamp::now());
@@ -214,7 +216,9 @@ impl Operation {
         op.insert("location".into(), json!(self.location.as_str()));
         op.insert("operationType".into(), json!(self.op_type.name()));
         op.insert("status".into(), json!(self.status.name()));
-        op.insert("detail".into(), json!(self.detail));
+        if !self.detail.is_empty() {
+            op.insert("detail".into(), json!(self.detail));
+        }
         op.insert("selfLink".into(), json!(self.self_link(base_url)));
         op.insert(
             "targetLink".into(),
@@ -333,6 +337,7 @@ mod tests {
         op.finish(None);
         let json = op.render("http://h");
         assert_eq!(json["status"], "DONE");
+        assert!(json.get("detail").is_none());
         assert!(json["endTime"].is_string());
         assert!(
             json["progress"]["stages"]

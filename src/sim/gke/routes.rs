@@ -15,7 +15,7 @@ use serde_json::Value;
 
 use super::errors::{GkeError, GoogleErrors};
 use super::schema::{self, Field};
-use super::{GkeApi, handlers, versions};
+use super::{GkeApi, handlers, proto_json, versions};
 use crate::sim::http_faults::{self, Gate, json_response};
 
 pub fn router(api: Arc<GkeApi>) -> Router {
@@ -42,6 +42,9 @@ enum Target {
     Operation(String),
     CancelOperation(String),
     ServerConfig,
+    /// Service Usage's view of an API (`/v1/projects/P/services/container.googleapis.com`):
+    /// gcloud checks that the API is enabled before creating a cluster.
+    Service(String),
 }
 
 #[derive(Debug, Clone, PartialEq)]
@@ -59,6 +62,13 @@ impl Route {
         let segments: Vec<&str> = rest.split('/').collect();
         if segments.iter().any(|s| s.is_empty()) {
             return None;
+        }
+        if let [project, "services", service] = segments.as_slice() {
+            return Some(Self {
+                project: project.to_string(),
+                location: "-".to_string(),
+                target: Target::Service(service.to_string()),
+            });
         }
         let [project, collection, location, tail @ ..] = segments.as_slice() else {
             return None;
@@ -108,6 +118,10 @@ impl Route {
                 format!("{parent}/operations/{op}"),
             ),
             Target::ServerConfig => ("container.clusters.list", parent),
+            Target::Service(service) => (
+                "serviceusage.services.get",
+                format!("projects/{}/services/{service}", self.project),
+            ),
         }
     }
 }
@@ -120,9 +134,10 @@ async fn dispatch(
 ) -> Response {
     let numbers = enums_as_numbers(&uri);
     match handle(&api, &method, uri.path(), &body) {
-        Ok((answer, message)) => {
-            json_response(StatusCode::OK, &schema::encode(answer, message, numbers))
-        }
+        Ok((answer, message)) => json_response(
+            StatusCode::OK,
+            &proto_json::encode(answer, message, numbers),
+        ),
         Err(e) => e.into_response(),
     }
 }
@@ -183,9 +198,20 @@ fn handle(api: &Arc<GkeApi>, method: &Method, path: &str, body: &[u8]) -> Result
             (handlers::cancel_operation(api, p, l, op)?, &[][..])
         }
         (Method::GET, Target::ServerConfig) => (versions::server_config(), schema::SERVER_CONFIG),
+        (Method::GET, Target::Service(service)) => (enabled_service(p, service), &[][..]),
         _ => return Err(GkeError::no_such_method(method, path)),
     };
     Ok(answer)
+}
+
+/// Every API is enabled in the simulated cloud.
+fn enabled_service(project: &str, service: &str) -> Value {
+    serde_json::json!({
+        "name": format!("projects/{project}/services/{service}"),
+        "parent": format!("projects/{project}"),
+        "state": "ENABLED",
+        "config": {"name": service},
+    })
 }
 
 /// A request body as JSON; an empty body is an empty message.

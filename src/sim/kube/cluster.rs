@@ -83,6 +83,7 @@ pub struct ClusterState {
 pub struct ClusterRuntime {
     state: Arc<ClusterState>,
     port: u16,
+    availability: tokio::sync::watch::Receiver<super::server::Availability>,
 }
 
 impl ClusterRuntime {
@@ -102,10 +103,14 @@ impl ClusterRuntime {
         controllers::start(&state);
         let tls = shared.ca.server_config()?;
         let router = api::router(state.clone());
-        let port =
+        let (port, availability) =
             super::server::start(port, tls, router, shared.faults.clone(), state.stop.clone())
                 .await?;
-        Ok(Self { state, port })
+        Ok(Self {
+            state,
+            port,
+            availability,
+        })
     }
 
     pub fn port(&self) -> u16 {
@@ -115,6 +120,11 @@ impl ClusterRuntime {
     /// `127.0.0.1:PORT`, as GKE's `endpoint` field gives a bare address.
     pub fn endpoint(&self) -> String {
         format!("127.0.0.1:{}", self.port)
+    }
+
+    /// Whether the API server is up (it goes down and comes back under the `restart` fault).
+    pub fn availability(&self) -> tokio::sync::watch::Receiver<super::server::Availability> {
+        self.availability.clone()
     }
 
     pub fn state(&self) -> &Arc<ClusterState> {

@@ -18,9 +18,12 @@ pub enum EventType {
 
 /// Remembers which event object stands for which (object, reason, message), so a repeat is a
 /// count bump rather than a scan of every event.
+/// (object uid, reason, message) → (namespace, event name).
+type EventIndex = HashMap<(String, String, String), (String, String)>;
+
 #[derive(Debug, Default)]
 pub struct Recorder {
-    index: Mutex<HashMap<(String, String, String), (String, String)>>,
+    index: Mutex<EventIndex>,
 }
 
 impl Recorder {

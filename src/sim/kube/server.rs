@@ -7,6 +7,7 @@ use std::time::Duration;
 
 use hyper_util::rt::TokioIo;
 use tokio::net::{TcpListener, TcpSocket};
+use tokio::sync::watch;
 use tokio_rustls::TlsAcceptor;
 use tokio_util::sync::CancellationToken;
 
@@ -22,6 +23,13 @@ fn bind(addr: SocketAddr) -> std::io::Result<TcpListener> {
     socket.listen(1024)
 }
 
+/// Whether the API server is serving, and how many times it has come up.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Availability {
+    pub up: bool,
+    pub incarnation: u64,
+}
+
 /// Binds `127.0.0.1:port` (0 lets the OS pick) and serves `router` over TLS until `stop`.
 pub async fn start(
     port: u16,
@@ -29,11 +37,15 @@ pub async fn start(
     router: axum::Router,
     faults: Arc<Faults>,
     stop: CancellationToken,
-) -> std::io::Result<u16> {
+) -> std::io::Result<(u16, watch::Receiver<Availability>)> {
     let listener = bind(SocketAddr::from(([127, 0, 0, 1], port)))?;
     let port = listener.local_addr()?.port();
-    tokio::spawn(supervise(listener, port, tls, router, faults, stop));
-    Ok(port)
+    let (tx, rx) = watch::channel(Availability {
+        up: true,
+        incarnation: 1,
+    });
+    tokio::spawn(supervise(listener, port, tls, router, faults, stop, tx));
+    Ok((port, rx))
 }
 
 async fn supervise(
@@ -43,35 +55,44 @@ async fn supervise(
     router: axum::Router,
     faults: Arc<Faults>,
     stop: CancellationToken,
+    availability: watch::Sender<Availability>,
 ) {
     loop {
         let incarnation = stop.child_token();
         let restart_after = faults.restart();
-        let serving = serve(listener, tls.clone(), router.clone(), incarnation.clone());
-        tokio::pin!(serving);
-        let restart = async {
-            match restart_after {
-                Some(d) => tokio::time::sleep(d).await,
-                None => std::future::pending().await,
-            }
-        };
-        tokio::select! {
-            _ = stop.cancelled() => { incarnation.cancel(); return; }
-            _ = &mut serving => return,
-            _ = restart => {
-                tracing::info!(port, "simulated API server restarting");
-                incarnation.cancel();
+        {
+            // The serving future owns the listener: leaving this block drops it, closing the port.
+            let serving = serve(listener, tls.clone(), router.clone(), incarnation.clone());
+            tokio::pin!(serving);
+            let restart = async {
+                match restart_after {
+                    Some(d) => tokio::time::sleep(d).await,
+                    None => std::future::pending().await,
+                }
+            };
+            tokio::select! {
+                _ = stop.cancelled() => { incarnation.cancel(); return; }
+                _ = &mut serving => return,
+                _ = restart => {
+                    tracing::info!(port, "simulated API server restarting");
+                    incarnation.cancel();
+                }
             }
         }
-        // `serving` owned the listener; it is dropped with the future, closing the port.
-        drop(serving);
+        availability.send_modify(|a| a.up = false);
         tokio::select! {
             _ = stop.cancelled() => return,
             _ = tokio::time::sleep(RESTART_DOWNTIME) => {}
         }
         listener = loop {
             match bind(SocketAddr::from(([127, 0, 0, 1], port))) {
-                Ok(l) => break l,
+                Ok(l) => {
+                    availability.send_modify(|a| {
+                        a.up = true;
+                        a.incarnation += 1;
+                    });
+                    break l;
+                }
                 Err(e) => {
                     tracing::warn!(port, error = %e, "rebinding the simulated API server");
                     tokio::select! {

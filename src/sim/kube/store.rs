@@ -52,6 +52,9 @@ pub enum StoreError {
     Invalid(String),
 }
 
+/// The changes a watch replays, and the receiver for what follows them.
+pub type WatchStart = (Vec<Arc<Change>>, broadcast::Receiver<Arc<Change>>);
+
 /// The version a watch asked to start from is older than the kept history.
 #[derive(Debug, PartialEq)]
 pub struct Gone;
@@ -308,10 +311,7 @@ impl Store {
 
     /// Every change after `from` still in the history, and a receiver for what comes next,
     /// taken together so nothing falls between them.
-    pub fn watch_from(
-        &self,
-        from: u64,
-    ) -> Result<(Vec<Arc<Change>>, broadcast::Receiver<Arc<Change>>), Gone> {
+    pub fn watch_from(&self, from: u64) -> Result<WatchStart, Gone> {
         let inner = self.lock();
         if from < inner.compacted {
             return Err(Gone);

@@ -208,6 +208,8 @@ async fn pump(
                 }
                 out.extend_from_slice(half);
                 let _ = tx.send(Ok(Bytes::from(out))).await;
+                // Let the half line reach the wire before the connection goes.
+                tokio::time::sleep(Duration::from_millis(20)).await;
                 stream_body::cut(&tx, "log stream cut (simulated fault)").await;
                 return;
             }

@@ -124,6 +124,9 @@ fn parse_target(segments: &[&str]) -> Option<Target> {
     } else {
         (None, rest)
     };
+    if rest.len() > 3 {
+        return None;
+    }
     let resource = ResourceType::find(group, version, rest.first()?)?;
     if namespaced_path != resource.namespaced && rest.len() > 1 {
         // A namespaced resource addressed by name without its namespace.

@@ -120,14 +120,12 @@ fn drain_namespace(state: &Arc<ClusterState>, ns: &str) {
 }
 
 fn sweep(state: &Arc<ClusterState>) {
-    let (namespaces, _) = state
-        .store
-        .list(Kind::Namespace, None, |n| meta::is_deleting(n));
+    let (namespaces, _) = state.store.list(Kind::Namespace, None, meta::is_deleting);
     for n in namespaces {
         drain_namespace(state, meta::name(&n));
     }
     for kind in lifecycle::DEPENDENT_KINDS {
-        let (deleting, _) = state.store.list(*kind, None, |o| meta::is_deleting(o));
+        let (deleting, _) = state.store.list(*kind, None, meta::is_deleting);
         for o in deleting {
             finish_foreground(state, *kind, &o);
         }

@@ -1,0 +1,73 @@
+//! `gantry delete job [NAME] [--yes]`: delete one attempt, or every attempt and the Service.
+
+use std::io::IsTerminal;
+
+use crate::cli::{DeleteArgs, DeleteWhat, TargetArgs};
+use crate::k8s;
+
+use super::launch::{connect, job_error};
+use super::up::{fail, refuse_read_only};
+
+pub async fn run(args: DeleteArgs, target: &TargetArgs, read_only: bool) -> i32 {
+    let DeleteWhat::Job { name, yes } = args.what;
+    if read_only {
+        return refuse_read_only("delete the training Job (`gantry delete job`)");
+    }
+    let t = match connect(target).await {
+        Ok(t) => t,
+        Err(code) => return code,
+    };
+    let what = match &name {
+        Some(n) => format!("Job {n} and its pods"),
+        None => format!(
+            "every attempt of Job {} with its pods, and its Service",
+            t.config.job.name
+        ),
+    };
+    if !yes {
+        if !std::io::stdin().is_terminal() {
+            return fail(
+                &format!(
+                    "not deleting {what}: stdin is not a terminal to ask on; pass --yes to delete without asking"
+                ),
+                2,
+            );
+        }
+        let question = format!("Delete {what}? [y/N] ");
+        match tokio::task::spawn_blocking(move || ask(&question)).await {
+            Ok(true) => {}
+            _ => {
+                println!("not deleted");
+                return 0;
+            }
+        }
+    }
+    match k8s::delete(&t.client, &t.config.job, name.as_deref()).await {
+        Ok(d) if d.jobs.is_empty() && d.services.is_empty() => {
+            println!(
+                "nothing to delete: no Job made by Gantry for {}",
+                t.config.job.name
+            );
+            0
+        }
+        Ok(d) => {
+            for j in &d.jobs {
+                println!("deleted Job {j}");
+            }
+            for s in &d.services {
+                println!("deleted Service {s}");
+            }
+            0
+        }
+        Err(e) => job_error(&e),
+    }
+}
+
+fn ask(question: &str) -> bool {
+    use std::io::Write;
+    print!("{question}");
+    let _ = std::io::stdout().flush();
+    let mut answer = String::new();
+    std::io::stdin().read_line(&mut answer).is_ok()
+        && matches!(answer.trim().to_ascii_lowercase().as_str(), "y" | "yes")
+}

@@ -1,0 +1,65 @@
+//! `gantry down [--yes]`: delete the training cluster, following the operation to its end.
+
+use std::io::IsTerminal;
+
+use tokio::sync::mpsc::unbounded_channel;
+
+use super::up::{Prepared, fail, prepare, print_events, refuse_read_only};
+use crate::cli::{TargetArgs, YesArgs};
+use crate::gke::{self, DownOutcome, PollPolicy};
+
+pub async fn run(args: YesArgs, target: &TargetArgs, read_only: bool) -> i32 {
+    if read_only {
+        return refuse_read_only("delete the cluster (`gantry down`)");
+    }
+    let Prepared { cluster, gke, .. } = match prepare(target).await {
+        Ok(p) => p,
+        Err(code) => return code,
+    };
+    if !args.yes {
+        if !std::io::stdin().is_terminal() {
+            eprintln!(
+                "gantry: not deleting cluster {cluster}: stdin is not a terminal to ask on; pass --yes to delete without asking"
+            );
+            return 2;
+        }
+        let question =
+            format!("Delete cluster {cluster}, its nodes and everything running on them? [y/N] ");
+        match tokio::task::spawn_blocking(move || ask(&question)).await {
+            Ok(true) => {}
+            _ => {
+                println!("not deleted");
+                return 0;
+            }
+        }
+    }
+    let (tx, rx) = unbounded_channel();
+    let gke = gke.with_events(tx.clone());
+    let printer = tokio::spawn(print_events(rx));
+    let result = gke::down(&gke, &cluster, PollPolicy::default(), &tx).await;
+    drop((tx, gke));
+    let _ = printer.await;
+    match result {
+        Ok(DownOutcome::Deleted) => {
+            println!("cluster {cluster} deleted");
+            0
+        }
+        Ok(DownOutcome::NotFound) => {
+            println!("cluster {cluster} does not exist (nothing to delete)");
+            0
+        }
+        Err(e) => fail(&e, e.exit_code()),
+    }
+}
+
+/// Asks on the terminal; only `y` or `yes` deletes.
+fn ask(question: &str) -> bool {
+    use std::io::Write;
+    eprint!("{question}");
+    let _ = std::io::stderr().flush();
+    let mut answer = String::new();
+    if std::io::stdin().read_line(&mut answer).is_err() {
+        return false;
+    }
+    matches!(answer.trim().to_ascii_lowercase().as_str(), "y" | "yes")
+}

@@ -1,0 +1,198 @@
+//! `gantry logs [--follow] [--pod P] [--previous]`: every pod of the current attempt, each line
+//! prefixed `[pod] `, the container's bytes as they are. With `--follow`, exit when the attempt
+//! ends: 0 if it succeeded, 1 if it failed.
+
+use std::collections::HashSet;
+use std::io::Write;
+
+use k8s_openapi::api::batch::v1::Job;
+use kube::api::Api;
+use kube::runtime::watcher;
+use tokio::sync::mpsc;
+use tokio_util::sync::CancellationToken;
+
+use crate::cli::{LogsArgs, TargetArgs};
+use crate::k8s::logs::{LogTail, StreamEnd, TailEvent, TailOptions, TailTarget, logs_dir};
+use crate::k8s::status::{AttemptPhase, JobSummary};
+use crate::k8s::watch::{Change, watch_objects};
+use crate::k8s::{self, attempts};
+
+use super::launch::{connect, job_error};
+use super::up::fail;
+
+pub async fn run(args: LogsArgs, target: &TargetArgs) -> i32 {
+    let t = match connect(target).await {
+        Ok(t) => t,
+        Err(code) => return code,
+    };
+    let cfg = &t.config.job;
+    let current = match k8s::current_attempt(&t.client, cfg).await {
+        Ok(Some(job)) => job,
+        Ok(None) => {
+            return fail(
+                &format!(
+                    "the training Job {} has no attempt yet: start one with `gantry launch`",
+                    cfg.name
+                ),
+                1,
+            );
+        }
+        Err(e) => return job_error(&e),
+    };
+    let job = current.metadata.name.clone().unwrap_or_default();
+    let follow = args.follow && !args.previous;
+    let tail = LogTail::follow(
+        t.client.clone(),
+        TailTarget {
+            namespace: cfg.namespace.clone(),
+            job: job.clone(),
+            container: Some(cfg.container.clone()),
+        },
+        TailOptions {
+            save_dir: if args.previous {
+                None
+            } else {
+                logs_dir(&t.cluster_label, &job)
+            },
+            pod: args.pod.clone(),
+            follow,
+            previous: args.previous,
+            ..TailOptions::default()
+        },
+    );
+    if !follow {
+        let mut printer = Printer::default();
+        let mut tail = tail;
+        while let Some(event) = tail.next().await {
+            if !printer.show(&event) {
+                break;
+            }
+        }
+        return 0;
+    }
+    follow_to_the_end(&t.client, &cfg.namespace, &job, args.pod.as_deref(), tail).await
+}
+
+async fn follow_to_the_end(
+    client: &kube::Client,
+    namespace: &str,
+    job: &str,
+    only_pod: Option<&str>,
+    mut tail: LogTail,
+) -> i32 {
+    let (job_tx, mut job_rx) = mpsc::channel(16);
+    let cancel = CancellationToken::new();
+    let _stop_watch = cancel.clone().drop_guard();
+    tokio::spawn(watch_objects(
+        Api::<Job>::namespaced(client.clone(), namespace),
+        watcher::Config::default().fields(&format!("metadata.name={job}")),
+        job_tx,
+        cancel,
+        |change| match change {
+            Change::Listed(j) | Change::Applied(j) => Some(Some(JobSummary::of(&j))),
+            Change::Deleted(_) => Some(None),
+            _ => None,
+        },
+    ));
+    let mut printer = Printer::default();
+    let mut ended: HashSet<String> = HashSet::new();
+    let mut outcome: Option<AttemptPhase> = None;
+    // Once the attempt is over: the pods whose streams must end before we exit.
+    let mut waiting_for: Option<HashSet<String>> = None;
+    loop {
+        if let Some(w) = &waiting_for
+            && w.is_subset(&ended)
+        {
+            break;
+        }
+        tokio::select! {
+            event = tail.next() => {
+                let Some(event) = event else { break };
+                if let TailEvent::PodEnded { pod, .. } = &event {
+                    ended.insert(pod.clone());
+                }
+                if !printer.show(&event) {
+                    return 0;
+                }
+            }
+            summary = job_rx.recv(), if outcome.is_none() => {
+                let phase = match summary {
+                    Some(Some(s)) if s.status.is_finished() => s.status,
+                    Some(Some(_)) => continue,
+                    // Deleted under us, or the watch gave up.
+                    Some(None) | None => AttemptPhase::Failed,
+                };
+                outcome = Some(phase);
+                let started = match attempts::pods_of(client, namespace, job).await {
+                    Ok(pods) => pods
+                        .iter()
+                        .map(crate::k8s::status::PodSummary::of)
+                        .filter(|p| p.started && only_pod.is_none_or(|o| o == p.name))
+                        .map(|p| p.name)
+                        .collect(),
+                    Err(e) => {
+                        eprintln!("gantry: {e}");
+                        HashSet::new()
+                    }
+                };
+                waiting_for = Some(started);
+            }
+        }
+    }
+    tail.handle().cancel();
+    match outcome {
+        Some(AttemptPhase::Succeeded) => 0,
+        _ => 1,
+    }
+}
+
+/// Writes `[pod] line` to stdout, the line's bytes untouched; notes on stderr.
+#[derive(Default)]
+struct Printer {
+    /// Pods in the middle of a long line (its fragments get no new prefix).
+    mid_line: HashSet<String>,
+}
+
+impl Printer {
+    /// False when stdout is gone (a closed pipe): stop quietly.
+    fn show(&mut self, event: &TailEvent) -> bool {
+        match event {
+            TailEvent::Lines { pod, lines } => {
+                let mut out = std::io::stdout().lock();
+                let mut buf = Vec::new();
+                for line in lines {
+                    if !self.mid_line.contains(pod) {
+                        buf.extend_from_slice(format!("[{pod}] ").as_bytes());
+                    }
+                    buf.extend_from_slice(&line.bytes);
+                    if line.continues {
+                        self.mid_line.insert(pod.clone());
+                    } else {
+                        self.mid_line.remove(pod);
+                        buf.push(b'\n');
+                    }
+                }
+                out.write_all(&buf).and_then(|()| out.flush()).is_ok()
+            }
+            TailEvent::PodEnded {
+                pod,
+                why: StreamEnd::Failed(m),
+            } => {
+                eprintln!("gantry: [{pod}] {m}");
+                true
+            }
+            TailEvent::PodEnded {
+                pod,
+                why: StreamEnd::PodDeleted,
+            } => {
+                eprintln!("gantry: [{pod}] the pod was deleted");
+                true
+            }
+            TailEvent::SaveFailed { pod, error } => {
+                eprintln!("gantry: [{pod}] not saving its log: {error}");
+                true
+            }
+            _ => true,
+        }
+    }
+}

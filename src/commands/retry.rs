@@ -1,0 +1,25 @@
+//! `gantry retry`: a new attempt of the training Job with the previous attempt's spec and the
+//! given overrides; the old attempt stays for its logs.
+
+use crate::cli::{RetryArgs, TargetArgs};
+use crate::k8s;
+
+use super::launch::{connect, job_error, print_launched};
+use super::up::refuse_read_only;
+
+pub async fn run(args: RetryArgs, target: &TargetArgs, read_only: bool) -> i32 {
+    if read_only {
+        return refuse_read_only("start a new attempt (`gantry retry`)");
+    }
+    let t = match connect(target).await {
+        Ok(t) => t,
+        Err(code) => return code,
+    };
+    match k8s::retry(&t.client, &t.config.job, &args.overrides).await {
+        Ok(l) => {
+            print_launched("started", &l);
+            0
+        }
+        Err(e) => job_error(&e),
+    }
+}

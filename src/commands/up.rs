@@ -1,0 +1,131 @@
+//! `gantry up [--wait]`: create the training cluster (or adopt the one there), and with `--wait`
+//! print progress lines until it is RUNNING.
+
+use tokio::sync::mpsc::{UnboundedReceiver, unbounded_channel};
+
+use crate::cli::{TargetArgs, UpArgs};
+use crate::config::Config;
+use crate::connect;
+use crate::gke::{
+    self, Begun, ClusterRef, Gke, OperationKind, PollPolicy, ProvisionEvent, UpHow, spec,
+};
+
+/// What every GKE command needs, or the exit code of why it cannot have it (after the message).
+pub(super) struct Prepared {
+    pub config: Config,
+    pub cluster: ClusterRef,
+    pub gke: Gke,
+}
+
+pub(super) async fn prepare(target: &TargetArgs) -> Result<Prepared, i32> {
+    let config = connect::load_config(target).map_err(|e| fail(&e, 2))?;
+    let cluster = connect::cluster_ref(target, &config).map_err(|e| fail(&e, e.exit_code()))?;
+    let gke = connect::gke_client(target)
+        .await
+        .map_err(|e| fail(&e, e.exit_code()))?;
+    Ok(Prepared {
+        config,
+        cluster,
+        gke,
+    })
+}
+
+/// Prints the error on stderr and gives back the exit code.
+pub(super) fn fail(e: &dyn std::fmt::Display, code: i32) -> i32 {
+    eprintln!("gantry: {e}");
+    code
+}
+
+/// The message and exit code (2) for a mutating command in a read-only session.
+pub(super) fn refuse_read_only(what: &str) -> i32 {
+    eprintln!(
+        "gantry: --read-only: refusing to {what}; run without --read-only to change anything"
+    );
+    2
+}
+
+/// Prints progress events, one line each, until the sender is dropped.
+pub(super) async fn print_events(mut rx: UnboundedReceiver<ProvisionEvent>) {
+    let mut last_status = String::new();
+    while let Some(event) = rx.recv().await {
+        if let ProvisionEvent::Cluster(c) = &event {
+            // Node counts and versions fill in while it works; only status changes are news.
+            if c.status == last_status {
+                continue;
+            }
+            last_status = c.status.clone();
+        }
+        println!("{}", event.line());
+    }
+}
+
+pub async fn run(args: UpArgs, target: &TargetArgs, read_only: bool) -> i32 {
+    if read_only {
+        return refuse_read_only("create a cluster (`gantry up`)");
+    }
+    let Prepared {
+        config,
+        cluster,
+        gke,
+    } = match prepare(target).await {
+        Ok(p) => p,
+        Err(code) => return code,
+    };
+    let (tx, rx) = unbounded_channel();
+    let gke = gke.with_events(tx.clone());
+    let printer = tokio::spawn(print_events(rx));
+    if args.wait {
+        let result = gke::up(&gke, &cluster, &config.cluster, PollPolicy::default(), &tx).await;
+        drop((tx, gke));
+        let _ = printer.await;
+        match result {
+            Ok(outcome) => {
+                let how = match outcome.how {
+                    UpHow::Created => "created",
+                    UpHow::Adopted => "already there",
+                    UpHow::Resumed => "created (picked up the running operation)",
+                };
+                println!(
+                    "cluster {} is RUNNING ({how}): {} nodes of {}, version {}, endpoint {}",
+                    cluster,
+                    outcome.cluster.node_count,
+                    outcome.cluster.machine_type,
+                    outcome.cluster.version,
+                    outcome.cluster.endpoint
+                );
+                0
+            }
+            Err(e) => fail(&e, e.exit_code()),
+        }
+    } else {
+        let result = match spec::cluster_request(&config.cluster) {
+            Ok(request) => gke::begin_up(&gke, &cluster, &request, &tx).await,
+            Err(e) => Err(e),
+        };
+        drop((tx, gke));
+        let _ = printer.await;
+        match result {
+            Ok(Begun::Running(_)) => {
+                println!("cluster {cluster} is there already");
+                0
+            }
+            Ok(Begun::Operation {
+                kind: OperationKind::Create,
+                name,
+                ..
+            }) => {
+                println!(
+                    "GKE is creating cluster {cluster} (operation {name}); `gantry up --wait` follows it, `gantry status` shows it"
+                );
+                0
+            }
+            Ok(Begun::Operation { name, .. }) => {
+                eprintln!(
+                    "gantry: cluster {cluster} is being deleted (operation {name}); run `gantry up --wait` to create it again once it is gone"
+                );
+                1
+            }
+            Err(e) => fail(&e, e.exit_code()),
+        }
+    }
+}

@@ -1,0 +1,130 @@
+//! From the command line to live clients: the effective configuration, the Container API client,
+//! and a `kube::Client` for the training cluster (through `--context`, or through GKE).
+
+use std::path::PathBuf;
+
+use crate::cli::TargetArgs;
+use crate::config::{Config, ConfigError};
+use crate::gke::{self, Auth, ClusterRef, Gke, GkeError};
+
+/// Why Gantry could not get a client.
+#[derive(Debug, thiserror::Error)]
+pub enum ConnectError {
+    #[error(transparent)]
+    Config(#[from] ConfigError),
+    #[error("kubeconfig context {context}: {message}")]
+    Kubeconfig { context: String, message: String },
+    #[error(transparent)]
+    Gke(#[from] GkeError),
+}
+
+impl ConnectError {
+    /// 2 for bad input (config, flags, credentials), 1 when the cloud said no.
+    pub fn exit_code(&self) -> i32 {
+        match self {
+            ConnectError::Config(_) | ConnectError::Kubeconfig { .. } => 2,
+            ConnectError::Gke(e) => e.exit_code(),
+        }
+    }
+}
+
+/// The configuration in force: `--config FILE` (which must exist), else the default path when
+/// the file is there, else the seed's defaults.
+pub fn load_config(target: &TargetArgs) -> Result<Config, ConfigError> {
+    match &target.config {
+        Some(path) => Config::load(path),
+        None => match Config::default_path().filter(|p| p.is_file()) {
+            Some(path) => Config::load(&path),
+            None => Ok(Config::default()),
+        },
+    }
+}
+
+/// The cluster Gantry works on (project, location, name), or why it cannot tell.
+pub fn cluster_ref(target: &TargetArgs, config: &Config) -> Result<ClusterRef, ConnectError> {
+    Ok(gke::target::resolve(target, config)?)
+}
+
+/// The credentials: `--access-token-file`, else Application Default Credentials.
+pub fn auth(target: &TargetArgs) -> Result<Auth, ConnectError> {
+    Ok(Auth::from_flags(target.access_token_file.as_deref())?)
+}
+
+/// How long getting the first token may take before Gantry says the credentials are missing.
+const CREDENTIALS_PATIENCE: std::time::Duration = std::time::Duration::from_secs(20);
+
+/// A Container API client for `--gke-endpoint` (default: Google's) with [`auth`]'s credentials,
+/// which are tried once first so that missing credentials fail early with the fix named.
+pub async fn gke_client(target: &TargetArgs) -> Result<Gke, ConnectError> {
+    let auth = auth(target)?;
+    auth.verify(CREDENTIALS_PATIENCE).await?;
+    Ok(Gke::connect(auth, target.gke_endpoint.as_deref()).await?)
+}
+
+/// A Kubernetes client for the training cluster: the kubeconfig's `--context NAME` when given,
+/// else through GKE (the cluster must exist and be RUNNING).
+pub async fn kube_client(
+    target: &TargetArgs,
+    config: &Config,
+) -> Result<kube::Client, ConnectError> {
+    if let Some(context) = &target.context {
+        return context_client(context).await;
+    }
+    let cluster = cluster_ref(target, config)?;
+    let gke = gke_client(target).await?;
+    let found = gke
+        .get_cluster(&cluster)
+        .await?
+        .ok_or_else(|| GkeError::NotFound {
+            cluster: cluster.to_string(),
+        })?;
+    Ok(gke::kube::kube_client(&cluster, &found, gke.auth())?)
+}
+
+async fn context_client(context: &str) -> Result<kube::Client, ConnectError> {
+    let fail = |message: String| ConnectError::Kubeconfig {
+        context: context.to_string(),
+        message,
+    };
+    let options = kube::config::KubeConfigOptions {
+        context: Some(context.to_string()),
+        ..Default::default()
+    };
+    let config = kube::Config::from_kubeconfig(&options)
+        .await
+        .map_err(|e| fail(format!("{e} (see `kubectl config get-contexts`)")))?;
+    kube::Client::try_from(config).map_err(|e| fail(e.to_string()))
+}
+
+/// Where `--config` or the default configuration file is, for messages.
+pub fn config_path(target: &TargetArgs) -> Option<PathBuf> {
+    target.config.clone().or_else(Config::default_path)
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used, clippy::expect_used)]
+    use super::*;
+
+    #[test]
+    fn explicit_config_must_exist_and_parse() {
+        let missing = TargetArgs {
+            config: Some("/nonexistent/gantry.toml".into()),
+            ..TargetArgs::default()
+        };
+        assert!(matches!(
+            load_config(&missing),
+            Err(ConfigError::Read { .. })
+        ));
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("c.toml");
+        std::fs::write(&path, "project = \"p\"\n[cluster]\nnode-count = 5\n").unwrap();
+        let target = TargetArgs {
+            config: Some(path),
+            ..TargetArgs::default()
+        };
+        let config = load_config(&target).unwrap();
+        assert_eq!(config.project.as_deref(), Some("p"));
+        assert_eq!(config.cluster.node_count, 5);
+    }
+}

@@ -1,0 +1,219 @@
+//! [`Gke`]: the Container API through the official client, every request retried on 429 and 5xx
+//! with jittered back-off, and tried once more with fresh credentials after a 401.
+
+use std::future::Future;
+
+use google_cloud_container_v1::client::ClusterManager;
+use google_cloud_container_v1::model::{Cluster, Operation};
+use google_cloud_gax::error::Error as GaxError;
+use google_cloud_gax::retry_policy::NeverRetry;
+use tokio::sync::mpsc::UnboundedSender;
+
+use super::error::http_status;
+use super::retry::retryable_status;
+use super::{Auth, ClusterRef, DEFAULT_ENDPOINT, GkeError, ProvisionEvent, RetryPolicy};
+
+/// A connection to the Container API. Cheap to clone.
+#[derive(Clone, Debug)]
+pub struct Gke {
+    client: ClusterManager,
+    auth: Auth,
+    endpoint: String,
+    retry: RetryPolicy,
+    events: Option<UnboundedSender<ProvisionEvent>>,
+}
+
+/// What a create request did.
+#[derive(Debug, Clone)]
+pub enum Created {
+    /// GKE started this operation.
+    Started(Box<Operation>),
+    /// 409 ALREADY_EXISTS: the cluster is there.
+    AlreadyExists,
+}
+
+impl Gke {
+    /// A client for `endpoint` (default: Google's) with these credentials.
+    pub async fn connect(auth: Auth, endpoint: Option<&str>) -> Result<Self, GkeError> {
+        let endpoint = endpoint
+            .map(|e| e.trim_end_matches('/').to_string())
+            .unwrap_or_else(|| DEFAULT_ENDPOINT.to_string());
+        let client = ClusterManager::builder()
+            .with_endpoint(&endpoint)
+            .with_credentials(auth.credentials())
+            // Retries are Gantry's (below): 429 too, and a second chance after a 401.
+            .with_retry_policy(NeverRetry)
+            .build()
+            .await
+            .map_err(|e| GkeError::BadInput(format!("--gke-endpoint {endpoint}: {e}")))?;
+        Ok(Self {
+            client,
+            auth,
+            endpoint,
+            retry: RetryPolicy::default(),
+            events: None,
+        })
+    }
+
+    /// Retries with this policy instead of the default.
+    pub fn with_retry(mut self, retry: RetryPolicy) -> Self {
+        self.retry = retry;
+        self
+    }
+
+    /// Report retries on this channel (as [`ProvisionEvent::Retrying`]).
+    pub fn with_events(mut self, events: UnboundedSender<ProvisionEvent>) -> Self {
+        self.events = Some(events);
+        self
+    }
+
+    pub fn endpoint(&self) -> &str {
+        &self.endpoint
+    }
+
+    pub fn auth(&self) -> &Auth {
+        &self.auth
+    }
+
+    /// The cluster, or `None` when GKE says NOT_FOUND.
+    pub async fn get_cluster(&self, target: &ClusterRef) -> Result<Option<Cluster>, GkeError> {
+        let name = target.resource_name();
+        let result = self
+            .call("get cluster", |c| {
+                c.get_cluster().set_name(name.clone()).send()
+            })
+            .await;
+        match result {
+            Ok(cluster) => Ok(Some(cluster)),
+            Err(e) if http_status(&e) == Some(404) => Ok(None),
+            Err(e) => Err(self.error(&e)),
+        }
+    }
+
+    /// Asks GKE to create the cluster; 409 is [`Created::AlreadyExists`].
+    pub async fn create_cluster(
+        &self,
+        target: &ClusterRef,
+        cluster: Cluster,
+    ) -> Result<Created, GkeError> {
+        let parent = target.parent();
+        let result = self
+            .call("create cluster", |c| {
+                c.create_cluster()
+                    .set_parent(parent.clone())
+                    .set_cluster(cluster.clone())
+                    .send()
+            })
+            .await;
+        match result {
+            Ok(op) => Ok(Created::Started(Box::new(op))),
+            Err(e) if http_status(&e) == Some(409) => Ok(Created::AlreadyExists),
+            Err(e) => Err(self.error(&e)),
+        }
+    }
+
+    /// Asks GKE to delete the cluster; `None` when it does not exist.
+    pub async fn delete_cluster(&self, target: &ClusterRef) -> Result<Option<Operation>, GkeError> {
+        let name = target.resource_name();
+        let result = self
+            .call("delete cluster", |c| {
+                c.delete_cluster().set_name(name.clone()).send()
+            })
+            .await;
+        match result {
+            Ok(op) => Ok(Some(op)),
+            Err(e) if http_status(&e) == Some(404) => Ok(None),
+            Err(e) => Err(self.error(&e)),
+        }
+    }
+
+    /// An operation of the cluster's location, by its short or full name.
+    pub async fn get_operation(
+        &self,
+        target: &ClusterRef,
+        operation: &str,
+    ) -> Result<Operation, GkeError> {
+        let name = target.operation_name(operation);
+        self.call("get operation", |c| {
+            c.get_operation().set_name(name.clone()).send()
+        })
+        .await
+        .map_err(|e| self.error(&e))
+    }
+
+    /// The operations of the cluster's location that target it and have not finished.
+    pub async fn running_operations(
+        &self,
+        target: &ClusterRef,
+    ) -> Result<Vec<Operation>, GkeError> {
+        let parent = target.parent();
+        let listed = self
+            .call("list operations", |c| {
+                c.list_operations().set_parent(parent.clone()).send()
+            })
+            .await
+            .map_err(|e| self.error(&e))?;
+        let suffix = format!("/clusters/{}", target.name);
+        Ok(listed
+            .operations
+            .into_iter()
+            .filter(|op| {
+                op.target_link.ends_with(&suffix)
+                    && op.status != google_cloud_container_v1::model::operation::Status::Done
+            })
+            .collect())
+    }
+
+    fn error(&self, e: &GaxError) -> GkeError {
+        GkeError::from_gax(e, &self.endpoint)
+    }
+
+    /// One request with Gantry's retries: 429, 5xx and unanswered requests again after a
+    /// jittered wait; 401 once more after the credentials are refreshed.
+    async fn call<T, F, Fut>(&self, request: &'static str, send: F) -> Result<T, GaxError>
+    where
+        F: Fn(&ClusterManager) -> Fut,
+        Fut: Future<Output = Result<T, GaxError>>,
+    {
+        let mut attempt = 1;
+        let mut refreshed = false;
+        loop {
+            // The client's futures are large; on the heap they do not overflow small stacks.
+            let err = match Box::pin(send(&self.client)).await {
+                Ok(v) => return Ok(v),
+                Err(e) => e,
+            };
+            let status = http_status(&err);
+            if status == Some(401) && !refreshed {
+                refreshed = true;
+                tracing::debug!(request, "GKE refused the token; refreshing it");
+                self.auth.invalidate();
+                continue;
+            }
+            let transient = match status {
+                Some(code) => retryable_status(code),
+                None => err.is_io() || err.is_connect() || err.is_timeout() || err.is_transport(),
+            };
+            if !transient || attempt >= self.retry.attempts {
+                return Err(err);
+            }
+            let wait = self.retry.wait(attempt);
+            let message = err
+                .status()
+                .map(|s| s.message.clone())
+                .unwrap_or_else(|| err.to_string());
+            tracing::debug!(request, ?status, attempt, ?wait, %message, "retrying a GKE request");
+            if let Some(events) = &self.events {
+                let _ = events.send(ProvisionEvent::Retrying {
+                    request,
+                    status,
+                    attempt,
+                    wait,
+                    message,
+                });
+            }
+            tokio::time::sleep(wait).await;
+            attempt += 1;
+        }
+    }
+}

@@ -1,0 +1,41 @@
+//! GKE provisioning on the official Container API client (`google-cloud-container-v1`) and
+//! `google-cloud-auth`: resolve where the cluster lives, build its request from the config, create
+//! or adopt it while following the operation, delete it, and hand out a `kube::Client` for it.
+//!
+//! One file per job:
+//! - [`target`]: which project, location and cluster (flags, config, environment, gcloud).
+//! - [`auth`]: the OAuth access token (Application Default Credentials or `--access-token-file`).
+//! - [`client`]: [`Gke`], the Container API with retries of 429/5xx and a refresh after 401.
+//! - [`retry`]: back-off with jitter for requests and for operation polling.
+//! - [`spec`]: the cluster request from [`crate::config::ClusterConfig`].
+//! - [`events`]: [`ProvisionEvent`], what the TUI and `gantry up --wait` show.
+//! - [`provision`]: [`up`] and [`down`], following operations to their end.
+//! - [`summary`]: [`ClusterSummary`], the cluster as `gantry status` and the TUI show it.
+//! - [`kube`]: a `kube::Client` for a RUNNING cluster, with a refreshing token.
+//! - [`error`]: [`GkeError`], with the exit code and the fix for each failure.
+
+pub mod auth;
+pub mod client;
+pub mod error;
+pub mod events;
+pub mod kube;
+pub mod provision;
+pub mod retry;
+pub mod spec;
+pub mod summary;
+pub mod target;
+
+pub use auth::Auth;
+pub use client::Gke;
+pub use error::GkeError;
+pub use events::{OperationKind, ProvisionEvent, Stage};
+pub use provision::{Begun, DownOutcome, UpHow, UpOutcome, begin_up, down, follow, up};
+pub use retry::{PollPolicy, RetryPolicy};
+pub use summary::ClusterSummary;
+pub use target::ClusterRef;
+
+/// The Container API's public endpoint.
+pub const DEFAULT_ENDPOINT: &str = "https://container.googleapis.com";
+
+/// The scope of the token Gantry uses for the Container API and the cluster's API server.
+pub const CLOUD_PLATFORM_SCOPE: &str = "https://www.googleapis.com/auth/cloud-platform";

@@ -1,0 +1,86 @@
+//! Following the logs of every pod of a Job attempt (as stern does): one stream per pod, new
+//! pods picked up as they start, each stream resumed after a drop without losing or repeating a
+//! line, and every line appended to a file per pod under the state directory.
+//!
+//! ```text
+//! LogTail::follow(client, target, options) ──► TailEvent::{PodStarted, Lines, Reconnecting,
+//!                                                         PodEnded, SaveFailed}
+//!   .stop_pod(pod)  .cancel()  (dropping the LogTail cancels too)
+//! ```
+
+pub mod lines;
+pub mod pod_stream;
+pub mod sink;
+pub mod tail;
+
+use std::path::PathBuf;
+
+use bytes::Bytes;
+
+pub use lines::{Cursor, LineReader};
+pub use tail::{LogTail, TailHandle, TailOptions, TailTarget};
+
+/// One line of a container's log (or a fragment of a very long one).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct LogLine {
+    /// When the container wrote it, in nanoseconds since the Unix epoch (None if the server did
+    /// not say).
+    pub ts: Option<i128>,
+    /// The line's bytes without the newline: anything at all, escape sequences and invalid
+    /// UTF-8 included; sanitise before drawing.
+    pub bytes: Bytes,
+    /// The line goes on in the next `LogLine` of this pod (lines over 256 KiB come in pieces).
+    pub continues: bool,
+}
+
+impl LogLine {
+    pub fn timestamp(&self) -> Option<jiff::Timestamp> {
+        jiff::Timestamp::from_nanosecond(self.ts?).ok()
+    }
+}
+
+/// Why a pod's stream ended.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum StreamEnd {
+    /// The container terminated and every line was read.
+    Completed,
+    /// The pod was deleted (its logs went with it).
+    PodDeleted,
+    /// `stop_pod` or `cancel` asked for it.
+    Stopped,
+    /// The server refused the logs for a reason a retry would not fix.
+    Failed(String),
+}
+
+/// What a `LogTail` sends.
+#[derive(Debug, Clone, PartialEq)]
+pub enum TailEvent {
+    /// A pod's container started and its stream opened for the first time.
+    PodStarted { pod: String },
+    /// Lines of one pod, in order.
+    Lines { pod: String, lines: Vec<LogLine> },
+    /// A pod's stream dropped; it resumes after a back-off from where it was.
+    Reconnecting { pod: String, error: String },
+    /// A pod's stream is over.
+    PodEnded { pod: String, why: StreamEnd },
+    /// The pod's log file could not be written; the stream goes on, unsaved.
+    SaveFailed { pod: String, error: String },
+}
+
+/// `$XDG_STATE_HOME/gantry` (else `~/.local/state/gantry`).
+pub fn state_dir() -> Option<PathBuf> {
+    std::env::var_os("XDG_STATE_HOME")
+        .map(PathBuf::from)
+        .filter(|p| p.is_absolute())
+        .or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".local/state")))
+        .map(|base| base.join("gantry"))
+}
+
+/// Where the pods of `job` on `cluster` save their logs: `<state>/logs/<cluster>/<job>/`.
+pub fn logs_dir(cluster: &str, job: &str) -> Option<PathBuf> {
+    state_dir().map(|d| {
+        d.join("logs")
+            .join(crate::k8s::names::path_component(cluster))
+            .join(crate::k8s::names::path_component(job))
+    })
+}

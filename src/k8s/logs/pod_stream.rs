@@ -1,0 +1,267 @@
+//! One pod's log stream: open a follow from the cursor, read bytes into lines, save and send
+//! them; when the connection drops, back off and resume; when it ends cleanly, ask whether the
+//! container is done, and if so read once more to the end and stop.
+
+use std::path::PathBuf;
+
+use futures::AsyncReadExt;
+use k8s_openapi::api::core::v1::Pod;
+use kube::api::{Api, LogParams};
+use tokio::sync::mpsc;
+use tokio_util::sync::CancellationToken;
+
+use super::lines::{LineReader, Output};
+use super::sink::PodSink;
+use super::{StreamEnd, TailEvent};
+use crate::k8s::backoff::Backoff;
+
+const READ_BUFFER: usize = 64 * 1024;
+
+pub(crate) struct PodStream {
+    pub api: Api<Pod>,
+    pub pod: String,
+    pub container: Option<String>,
+    /// Where to save `<pod>.log` (None: nowhere).
+    pub dir: Option<PathBuf>,
+    pub tx: mpsc::Sender<TailEvent>,
+    pub cancel: CancellationToken,
+    /// Keep following until the container ends (else read what is there and stop).
+    pub follow: bool,
+    /// The previous container instance's log (never followed).
+    pub previous: bool,
+}
+
+enum Refusal {
+    PodGone,
+    /// The container has not started: try again later.
+    Waiting(String),
+    Transient(String),
+    Fatal(String),
+}
+
+fn classify(e: &kube::Error) -> Refusal {
+    match e {
+        kube::Error::Api(s) => match s.code {
+            404 => Refusal::PodGone,
+            400 if s.message.contains("waiting to start")
+                || s.message.contains("ContainerCreating")
+                || s.message.contains("PodInitializing") =>
+            {
+                Refusal::Waiting(s.message.clone())
+            }
+            401 | 403 | 408 | 409 | 429 | 500..=599 => Refusal::Transient(s.message.clone()),
+            _ => Refusal::Fatal(s.message.clone()),
+        },
+        other => Refusal::Transient(other.to_string()),
+    }
+}
+
+enum Pass {
+    /// The server ended the response.
+    Ended,
+    Dropped(String),
+    Stopped,
+}
+
+impl PodStream {
+    pub(crate) async fn run(self) -> StreamEnd {
+        let (mut sink, saved) = match &self.dir {
+            Some(dir) => match PodSink::open(dir, &self.pod) {
+                Ok((sink, cursor)) => (Some(sink), Some(cursor)),
+                Err(e) => {
+                    self.save_failed(&e).await;
+                    (None, None)
+                }
+            },
+            None => (None, None),
+        };
+        let mut reader = LineReader::new(saved);
+        let mut backoff = Backoff::default();
+        let mut announced = false;
+        let mut last_pass = !self.follow || self.previous;
+        loop {
+            if self.cancel.is_cancelled() {
+                return StreamEnd::Stopped;
+            }
+            let params = LogParams {
+                container: self.container.clone(),
+                follow: !last_pass,
+                previous: self.previous,
+                timestamps: true,
+                since_time: reader.cursor().since(),
+                ..Default::default()
+            };
+            let opened = tokio::select! {
+                _ = self.cancel.cancelled() => return StreamEnd::Stopped,
+                opened = self.api.log_stream(&self.pod, &params) => opened,
+            };
+            let stream = match opened {
+                Ok(stream) => stream,
+                Err(e) => {
+                    match classify(&e) {
+                        Refusal::PodGone => return StreamEnd::PodDeleted,
+                        Refusal::Fatal(m) => return StreamEnd::Failed(m),
+                        Refusal::Waiting(m) if !self.follow => return StreamEnd::Failed(m),
+                        Refusal::Waiting(_) => {}
+                        Refusal::Transient(m) => self.reconnecting(m).await,
+                    }
+                    if !self.pause(&mut backoff).await {
+                        return StreamEnd::Stopped;
+                    }
+                    continue;
+                }
+            };
+            if !announced {
+                announced = true;
+                if !self
+                    .send(TailEvent::PodStarted {
+                        pod: self.pod.clone(),
+                    })
+                    .await
+                {
+                    return StreamEnd::Stopped;
+                }
+            }
+            let pass = self
+                .pump(stream, &mut reader, &mut sink, &mut backoff)
+                .await;
+            match pass {
+                Pass::Stopped => return StreamEnd::Stopped,
+                Pass::Ended if last_pass => {
+                    let mut out = Output::default();
+                    reader.finish(&mut out);
+                    if !self.deliver(out, &reader, &mut sink).await {
+                        return StreamEnd::Stopped;
+                    }
+                    return StreamEnd::Completed;
+                }
+                Pass::Ended => {
+                    reader.reconnect();
+                    // A follow ends cleanly when the container exits, but also when a server
+                    // restarts: only the pod can say which.
+                    match self.container_done().await {
+                        Ok(true) => last_pass = true,
+                        Ok(false) => {
+                            if !self.pause(&mut backoff).await {
+                                return StreamEnd::Stopped;
+                            }
+                        }
+                        Err(e) => match classify(&e) {
+                            Refusal::PodGone => return StreamEnd::PodDeleted,
+                            Refusal::Fatal(m) => return StreamEnd::Failed(m),
+                            Refusal::Waiting(m) | Refusal::Transient(m) => {
+                                self.reconnecting(m).await;
+                                if !self.pause(&mut backoff).await {
+                                    return StreamEnd::Stopped;
+                                }
+                            }
+                        },
+                    }
+                }
+                Pass::Dropped(m) => {
+                    reader.reconnect();
+                    self.reconnecting(m).await;
+                    if !self.pause(&mut backoff).await {
+                        return StreamEnd::Stopped;
+                    }
+                }
+            }
+        }
+    }
+
+    async fn pump(
+        &self,
+        stream: impl futures::AsyncBufRead,
+        reader: &mut LineReader,
+        sink: &mut Option<PodSink>,
+        backoff: &mut Backoff,
+    ) -> Pass {
+        let mut stream = std::pin::pin!(stream);
+        let mut buf = vec![0u8; READ_BUFFER];
+        loop {
+            let read = tokio::select! {
+                _ = self.cancel.cancelled() => return Pass::Stopped,
+                read = stream.read(&mut buf) => read,
+            };
+            let n = match read {
+                Ok(0) => return Pass::Ended,
+                Ok(n) => n,
+                Err(e) => return Pass::Dropped(e.to_string()),
+            };
+            backoff.reset();
+            let mut out = Output::default();
+            reader.push(&buf[..n], &mut out);
+            if !self.deliver(out, reader, sink).await {
+                return Pass::Stopped;
+            }
+        }
+    }
+
+    /// Saves, then sends. False when the receiver is gone or the stream is cancelled.
+    async fn deliver(&self, out: Output, reader: &LineReader, sink: &mut Option<PodSink>) -> bool {
+        if !out.save.is_empty()
+            && let Some(s) = sink
+            && let Some(cursor) = reader.saved_cursor()
+            && let Err(e) = s.append(&out.save, cursor)
+        {
+            *sink = None;
+            self.save_failed(&e).await;
+        }
+        if out.lines.is_empty() {
+            return true;
+        }
+        self.send(TailEvent::Lines {
+            pod: self.pod.clone(),
+            lines: out.lines,
+        })
+        .await
+    }
+
+    async fn container_done(&self) -> Result<bool, kube::Error> {
+        let pod = self.api.get(&self.pod).await?;
+        let status = pod.status.unwrap_or_default();
+        if matches!(status.phase.as_deref(), Some("Succeeded" | "Failed")) {
+            return Ok(true);
+        }
+        let done = status
+            .container_statuses
+            .iter()
+            .flatten()
+            .find(|c| self.container.as_ref().is_none_or(|name| &c.name == name))
+            .and_then(|c| c.state.as_ref())
+            .is_some_and(|s| s.terminated.is_some());
+        Ok(done)
+    }
+
+    async fn send(&self, event: TailEvent) -> bool {
+        tokio::select! {
+            _ = self.cancel.cancelled() => false,
+            sent = self.tx.send(event) => sent.is_ok(),
+        }
+    }
+
+    async fn reconnecting(&self, error: String) {
+        tracing::debug!(pod = %self.pod, %error, "log stream dropped; resuming");
+        self.send(TailEvent::Reconnecting {
+            pod: self.pod.clone(),
+            error,
+        })
+        .await;
+    }
+
+    async fn save_failed(&self, e: &std::io::Error) {
+        self.send(TailEvent::SaveFailed {
+            pod: self.pod.clone(),
+            error: e.to_string(),
+        })
+        .await;
+    }
+
+    /// Waits the next back-off; false if cancelled meanwhile.
+    async fn pause(&self, backoff: &mut Backoff) -> bool {
+        tokio::select! {
+            _ = self.cancel.cancelled() => false,
+            _ = tokio::time::sleep(backoff.next_delay()) => true,
+        }
+    }
+}

@@ -1,0 +1,270 @@
+//! The tailer: watches the pods of one Job attempt and runs one `PodStream` per pod whose
+//! container has started, merging their events onto one channel. Stopping a pod, cancelling,
+//! or dropping the receiver ends the streams.
+
+use std::collections::{HashMap, HashSet};
+use std::path::PathBuf;
+
+use k8s_openapi::api::core::v1::Pod;
+use kube::api::{Api, ListParams};
+use kube::runtime::watcher;
+use tokio::sync::mpsc;
+use tokio::task::JoinSet;
+use tokio_util::sync::CancellationToken;
+
+use super::pod_stream::PodStream;
+use super::{StreamEnd, TailEvent};
+use crate::k8s::names;
+use crate::k8s::status::PodSummary;
+use crate::k8s::watch::{Change, watch_objects};
+
+/// Which pods to follow: those of one Job (attempt).
+#[derive(Debug, Clone, PartialEq)]
+pub struct TailTarget {
+    pub namespace: String,
+    /// The attempt's Job name (`ml-training-job`, `ml-training-job-2`, ...).
+    pub job: String,
+    /// The container to read (None: the pod's only container).
+    pub container: Option<String>,
+}
+
+#[derive(Debug, Clone)]
+pub struct TailOptions {
+    /// Save each pod's log as `<dir>/<pod>.log` (see `logs_dir`); None saves nothing.
+    pub save_dir: Option<PathBuf>,
+    /// Only this pod.
+    pub pod: Option<String>,
+    /// Keep following, picking up new pods, until cancelled; else read what is there (pod by
+    /// pod, oldest first) and end.
+    pub follow: bool,
+    /// The previous container instance's logs (never followed).
+    pub previous: bool,
+    /// Events buffered before the streams wait for the receiver.
+    pub capacity: usize,
+}
+
+impl Default for TailOptions {
+    fn default() -> Self {
+        Self {
+            save_dir: None,
+            pod: None,
+            follow: true,
+            previous: false,
+            capacity: 256,
+        }
+    }
+}
+
+/// Controls a running tail; cheap to clone.
+#[derive(Debug, Clone)]
+pub struct TailHandle {
+    cancel: CancellationToken,
+    stop: mpsc::UnboundedSender<String>,
+}
+
+impl TailHandle {
+    /// Ends one pod's stream (`PodEnded { why: Stopped }`); it is not picked up again.
+    pub fn stop_pod(&self, pod: &str) {
+        let _ = self.stop.send(pod.to_string());
+    }
+
+    /// Ends every stream and the tail.
+    pub fn cancel(&self) {
+        self.cancel.cancel();
+    }
+
+    pub fn is_cancelled(&self) -> bool {
+        self.cancel.is_cancelled()
+    }
+}
+
+/// A running tail: receive its events with `next`, or take the receiver with `into_parts`.
+/// Dropping the receiver stops everything.
+#[derive(Debug)]
+pub struct LogTail {
+    rx: mpsc::Receiver<TailEvent>,
+    handle: TailHandle,
+}
+
+impl LogTail {
+    /// Starts following `target`'s pods. Must be called inside a tokio runtime.
+    pub fn follow(client: kube::Client, target: TailTarget, options: TailOptions) -> Self {
+        let (tx, rx) = mpsc::channel(options.capacity.max(1));
+        let (stop_tx, stop_rx) = mpsc::unbounded_channel();
+        let cancel = CancellationToken::new();
+        let supervisor = Supervisor {
+            api: Api::namespaced(client, &target.namespace),
+            target,
+            options,
+            tx,
+            cancel: cancel.clone(),
+            streams: HashMap::new(),
+            done: HashSet::new(),
+            tasks: JoinSet::new(),
+        };
+        tokio::spawn(supervisor.run(stop_rx));
+        Self {
+            rx,
+            handle: TailHandle {
+                cancel,
+                stop: stop_tx,
+            },
+        }
+    }
+
+    /// The next event; None once the tail has ended (cancelled, or a non-follow read is done).
+    pub async fn next(&mut self) -> Option<TailEvent> {
+        self.rx.recv().await
+    }
+
+    pub fn handle(&self) -> TailHandle {
+        self.handle.clone()
+    }
+
+    pub fn into_parts(self) -> (mpsc::Receiver<TailEvent>, TailHandle) {
+        (self.rx, self.handle)
+    }
+}
+
+struct Supervisor {
+    api: Api<Pod>,
+    target: TailTarget,
+    options: TailOptions,
+    tx: mpsc::Sender<TailEvent>,
+    cancel: CancellationToken,
+    /// Streams running, by pod.
+    streams: HashMap<String, CancellationToken>,
+    /// Pods whose stream ended or was stopped: not started again.
+    done: HashSet<String>,
+    tasks: JoinSet<(String, StreamEnd)>,
+}
+
+impl Supervisor {
+    async fn run(mut self, stop_rx: mpsc::UnboundedReceiver<String>) {
+        if self.options.follow && !self.options.previous {
+            self.follow(stop_rx).await;
+        } else {
+            self.read_once(stop_rx).await;
+        }
+        self.cancel.cancel();
+        while self.tasks.join_next().await.is_some() {}
+    }
+
+    fn wanted(&self, pod: &PodSummary) -> bool {
+        self.options.pod.as_ref().is_none_or(|p| *p == pod.name)
+            && !self.done.contains(&pod.name)
+            && !self.streams.contains_key(&pod.name)
+            && if self.options.previous {
+                pod.restarts > 0
+            } else {
+                pod.started
+            }
+    }
+
+    async fn follow(&mut self, mut stop_rx: mpsc::UnboundedReceiver<String>) {
+        let (pods_tx, mut pods_rx) = mpsc::channel::<Pod>(64);
+        let config =
+            watcher::Config::default().labels(&names::pods_of_job_selector(&self.target.job));
+        let config = match &self.options.pod {
+            Some(p) => config.fields(&format!("metadata.name={p}")),
+            None => config,
+        };
+        tokio::spawn(watch_objects(
+            self.api.clone(),
+            config,
+            pods_tx,
+            self.cancel.clone(),
+            |change| match change {
+                Change::Listed(p) | Change::Applied(p) => Some(p),
+                _ => None,
+            },
+        ));
+        loop {
+            tokio::select! {
+                _ = self.cancel.cancelled() => return,
+                _ = self.tx.closed() => return,
+                Some(pod) = pods_rx.recv() => {
+                    let summary = PodSummary::of(&pod);
+                    if self.wanted(&summary) {
+                        self.start(summary.name);
+                    }
+                }
+                Some(pod) = stop_rx.recv() => self.stop(&pod),
+                Some(joined) = self.tasks.join_next(), if !self.tasks.is_empty() => {
+                    if let Ok((pod, why)) = joined && !self.ended(pod, why).await {
+                        return;
+                    }
+                }
+            }
+        }
+    }
+
+    async fn read_once(&mut self, mut stop_rx: mpsc::UnboundedReceiver<String>) {
+        let listed = self
+            .api
+            .list(&ListParams::default().labels(&names::pods_of_job_selector(&self.target.job)))
+            .await;
+        let mut pods: Vec<PodSummary> = match listed {
+            Ok(list) => list.items.iter().map(PodSummary::of).collect(),
+            Err(e) => {
+                let _ = self
+                    .tx
+                    .send(TailEvent::PodEnded {
+                        pod: self.target.job.clone(),
+                        why: StreamEnd::Failed(e.to_string()),
+                    })
+                    .await;
+                return;
+            }
+        };
+        pods.sort_by(|a, b| (a.created, &a.name).cmp(&(b.created, &b.name)));
+        for pod in pods {
+            if !self.wanted(&pod) {
+                continue;
+            }
+            self.start(pod.name);
+            loop {
+                tokio::select! {
+                    _ = self.cancel.cancelled() => return,
+                    Some(pod) = stop_rx.recv() => self.stop(&pod),
+                    Some(joined) = self.tasks.join_next() => {
+                        if let Ok((pod, why)) = joined && !self.ended(pod, why).await {
+                            return;
+                        }
+                        break;
+                    }
+                }
+            }
+        }
+    }
+
+    fn start(&mut self, pod: String) {
+        let cancel = self.cancel.child_token();
+        self.streams.insert(pod.clone(), cancel.clone());
+        let stream = PodStream {
+            api: self.api.clone(),
+            pod: pod.clone(),
+            container: self.target.container.clone(),
+            dir: self.options.save_dir.clone(),
+            tx: self.tx.clone(),
+            cancel,
+            follow: self.options.follow,
+            previous: self.options.previous,
+        };
+        self.tasks.spawn(async move { (pod, stream.run().await) });
+    }
+
+    fn stop(&mut self, pod: &str) {
+        self.done.insert(pod.to_string());
+        if let Some(token) = self.streams.get(pod) {
+            token.cancel();
+        }
+    }
+
+    /// False when the receiver is gone.
+    async fn ended(&mut self, pod: String, why: StreamEnd) -> bool {
+        self.streams.remove(&pod);
+        self.done.insert(pod.clone());
+        self.tx.send(TailEvent::PodEnded { pod, why }).await.is_ok()
+    }
+}

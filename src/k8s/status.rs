@@ -1,0 +1,243 @@
+//! What a Job attempt and its pods look like to an operator: small summaries derived from the
+//! API objects, without state. The watchers send them, `gantry status --json` prints them.
+
+use k8s_openapi::api::batch::v1::Job;
+use k8s_openapi::api::core::v1::{Event, Pod};
+use serde::Serialize;
+
+use super::names::{ATTEMPT_LABEL, COMPLETION_INDEX, POD_JOB_NAME_LABEL};
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+pub enum AttemptPhase {
+    Pending,
+    Running,
+    Succeeded,
+    Failed,
+}
+
+impl AttemptPhase {
+    pub fn is_finished(self) -> bool {
+        matches!(self, Self::Succeeded | Self::Failed)
+    }
+}
+
+/// One attempt (one Job object).
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct JobSummary {
+    pub name: String,
+    pub namespace: String,
+    /// Gantry's attempt number; None for a Job Gantry did not make.
+    pub attempt: Option<u32>,
+    pub status: AttemptPhase,
+    /// Why it finished (`BackoffLimitExceeded`, `DeadlineExceeded`, `CompletionsReached`).
+    pub reason: Option<String>,
+    pub message: Option<String>,
+    pub active: i32,
+    pub ready: i32,
+    pub succeeded: i32,
+    pub failed: i32,
+    pub completions: Option<i32>,
+    pub created: Option<jiff::Timestamp>,
+    pub start_time: Option<jiff::Timestamp>,
+    pub completion_time: Option<jiff::Timestamp>,
+    pub deleting: bool,
+}
+
+impl JobSummary {
+    pub fn of(job: &Job) -> Self {
+        let status = job.status.clone().unwrap_or_default();
+        let finished = status
+            .conditions
+            .iter()
+            .flatten()
+            .find(|c| c.status == "True" && (c.type_ == "Failed" || c.type_ == "Complete"));
+        let active = status.active.unwrap_or(0);
+        let ready = status.ready.unwrap_or(0);
+        let succeeded = status.succeeded.unwrap_or(0);
+        let phase = match finished {
+            Some(c) if c.type_ == "Failed" => AttemptPhase::Failed,
+            Some(_) => AttemptPhase::Succeeded,
+            None if ready > 0 || succeeded > 0 => AttemptPhase::Running,
+            None => AttemptPhase::Pending,
+        };
+        Self {
+            name: job.metadata.name.clone().unwrap_or_default(),
+            namespace: job.metadata.namespace.clone().unwrap_or_default(),
+            attempt: attempt_of(&job.metadata),
+            status: phase,
+            reason: finished.and_then(|c| c.reason.clone()),
+            message: finished.and_then(|c| c.message.clone()),
+            active,
+            ready,
+            succeeded,
+            failed: status.failed.unwrap_or(0),
+            completions: job.spec.as_ref().and_then(|s| s.completions),
+            created: job.metadata.creation_timestamp.as_ref().map(|t| t.0),
+            start_time: status.start_time.map(|t| t.0),
+            completion_time: status.completion_time.map(|t| t.0),
+            deleting: job.metadata.deletion_timestamp.is_some(),
+        }
+    }
+
+    /// With the pods in view: an attempt whose pods run is Running even before any is Ready.
+    pub fn phase_with_pods(&self, pods: &[PodSummary]) -> AttemptPhase {
+        if self.status == AttemptPhase::Pending
+            && pods
+                .iter()
+                .any(|p| p.job == self.name && p.phase == "Running")
+        {
+            AttemptPhase::Running
+        } else {
+            self.status
+        }
+    }
+}
+
+pub fn attempt_of(meta: &kube::api::ObjectMeta) -> Option<u32> {
+    meta.labels.as_ref()?.get(ATTEMPT_LABEL)?.parse().ok()
+}
+
+/// One pod of an attempt.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct PodSummary {
+    pub name: String,
+    pub namespace: String,
+    /// The Job (attempt) it belongs to.
+    pub job: String,
+    pub attempt: Option<u32>,
+    /// The completion index of an Indexed Job's pod (its rank).
+    pub index: Option<u32>,
+    /// Pending, Running, Succeeded, Failed, Unknown.
+    pub phase: String,
+    /// The most telling reason: the container's waiting or terminated reason
+    /// (`ImagePullBackOff`, `OOMKilled`, `Error`, `Completed`), else the pod's
+    /// (`Unschedulable`).
+    pub reason: Option<String>,
+    pub message: Option<String>,
+    pub exit_code: Option<i32>,
+    pub restarts: i32,
+    pub node: Option<String>,
+    /// The container has started at least once: it has logs.
+    pub started: bool,
+    /// The container has terminated (for good, under `restartPolicy: Never`).
+    pub terminated: bool,
+    pub created: Option<jiff::Timestamp>,
+    pub deleting: bool,
+}
+
+impl PodSummary {
+    pub fn of(pod: &Pod) -> Self {
+        let meta = &pod.metadata;
+        let status = pod.status.clone().unwrap_or_default();
+        let container = status.container_statuses.iter().flatten().next();
+        let state = container.and_then(|c| c.state.clone()).unwrap_or_default();
+        let last = container
+            .and_then(|c| c.last_state.clone())
+            .unwrap_or_default();
+        let terminated = state.terminated.clone().or(last.terminated.clone());
+        let mut reason = state
+            .waiting
+            .as_ref()
+            .and_then(|w| w.reason.clone())
+            .or_else(|| state.terminated.as_ref().and_then(|t| t.reason.clone()));
+        let mut message = state
+            .waiting
+            .as_ref()
+            .and_then(|w| w.message.clone())
+            .or_else(|| state.terminated.as_ref().and_then(|t| t.message.clone()));
+        if reason.is_none()
+            && let Some(c) = status
+                .conditions
+                .iter()
+                .flatten()
+                .find(|c| c.type_ == "PodScheduled" && c.status == "False")
+        {
+            reason = c.reason.clone();
+            message = c.message.clone();
+        }
+        if reason.is_none() {
+            reason = status.reason.clone();
+            message = message.or(status.message.clone());
+        }
+        let labels = meta.labels.clone().unwrap_or_default();
+        Self {
+            name: meta.name.clone().unwrap_or_default(),
+            namespace: meta.namespace.clone().unwrap_or_default(),
+            job: labels.get(POD_JOB_NAME_LABEL).cloned().unwrap_or_default(),
+            attempt: attempt_of(meta),
+            index: meta
+                .annotations
+                .as_ref()
+                .and_then(|a| a.get(COMPLETION_INDEX))
+                .and_then(|i| i.parse().ok()),
+            phase: status.phase.clone().unwrap_or_else(|| "Pending".into()),
+            reason,
+            message,
+            exit_code: terminated.as_ref().map(|t| t.exit_code),
+            restarts: container.map_or(0, |c| c.restart_count),
+            node: pod.spec.as_ref().and_then(|s| s.node_name.clone()),
+            started: state.running.is_some() || terminated.is_some(),
+            terminated: state.terminated.is_some(),
+            created: meta.creation_timestamp.as_ref().map(|t| t.0),
+            deleting: meta.deletion_timestamp.is_some(),
+        }
+    }
+}
+
+/// A Kubernetes Event about an attempt or one of its pods.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct EventSummary {
+    pub name: String,
+    /// `Job` or `Pod`.
+    pub kind: String,
+    pub object: String,
+    /// `Normal` or `Warning`.
+    pub type_: String,
+    pub reason: String,
+    pub message: String,
+    pub count: i32,
+    pub last_seen: Option<jiff::Timestamp>,
+}
+
+impl EventSummary {
+    pub fn of(event: &Event) -> Self {
+        let last_seen = event
+            .last_timestamp
+            .as_ref()
+            .map(|t| t.0)
+            .or_else(|| event.event_time.as_ref().map(|t| t.0))
+            .or_else(|| event.first_timestamp.as_ref().map(|t| t.0));
+        Self {
+            name: event.metadata.name.clone().unwrap_or_default(),
+            kind: event.involved_object.kind.clone().unwrap_or_default(),
+            object: event.involved_object.name.clone().unwrap_or_default(),
+            type_: event.type_.clone().unwrap_or_else(|| "Normal".into()),
+            reason: event.reason.clone().unwrap_or_default(),
+            message: event.message.clone().unwrap_or_default(),
+            count: event.count.unwrap_or(1),
+            last_seen,
+        }
+    }
+
+    /// Whether an event is about the training Job `base` (any attempt) or one of its pods.
+    pub fn concerns(event: &Event, base: &str) -> bool {
+        let name = event.involved_object.name.as_deref().unwrap_or_default();
+        let Some(rest) = name.strip_prefix(base) else {
+            return false;
+        };
+        match event.involved_object.kind.as_deref() {
+            // `<base>` or `<base>-N`
+            Some("Job") => {
+                rest.is_empty()
+                    || rest
+                        .strip_prefix('-')
+                        .is_some_and(|n| !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit()))
+            }
+            Some("Pod") => rest.starts_with('-'),
+            _ => false,
+        }
+    }
+}

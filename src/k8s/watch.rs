@@ -1,0 +1,159 @@
+//! Watchers of the training Job's Jobs, Pods and Events (`kube::runtime::watcher`: reconnect
+//! with back-off, relist after 410 Gone). They keep no state: each change goes out as a typed
+//! event, and a relist is bracketed by `Restarted` … `Synced` so the receiver can drop what
+//! vanished while the watch was down.
+
+use std::fmt::Debug;
+
+use futures::StreamExt;
+use k8s_openapi::api::batch::v1::Job;
+use k8s_openapi::api::core::v1::{Event, Pod};
+use kube::Resource;
+use kube::api::Api;
+use kube::runtime::WatchStreamExt;
+use kube::runtime::watcher::{self, watcher};
+use serde::de::DeserializeOwned;
+use tokio::sync::mpsc;
+use tokio_util::sync::CancellationToken;
+
+use super::backoff::Backoff;
+use super::names;
+use super::status::{EventSummary, JobSummary, PodSummary};
+use crate::config::JobConfig;
+
+/// One change seen by a watcher.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Change<T> {
+    /// A (re)list begins: `Listed` items follow, then `Synced`.
+    Restarted,
+    /// An object that exists, as listed.
+    Listed(T),
+    /// The relist is complete: anything not `Listed` since `Restarted` is gone.
+    Synced,
+    /// An object was added or changed.
+    Applied(T),
+    /// An object was deleted.
+    Deleted(T),
+    /// The watch failed; it reconnects on its own after a back-off.
+    Trouble(String),
+}
+
+impl<T> Change<T> {
+    fn map<U>(self, f: impl FnOnce(T) -> U) -> Change<U> {
+        match self {
+            Self::Restarted => Change::Restarted,
+            Self::Listed(t) => Change::Listed(f(t)),
+            Self::Synced => Change::Synced,
+            Self::Applied(t) => Change::Applied(f(t)),
+            Self::Deleted(t) => Change::Deleted(f(t)),
+            Self::Trouble(s) => Change::Trouble(s),
+        }
+    }
+}
+
+/// What the Job watchers send.
+#[derive(Debug, Clone, PartialEq)]
+pub enum JobWatchEvent {
+    Job(Change<JobSummary>),
+    Pod(Change<PodSummary>),
+    Event(Change<EventSummary>),
+}
+
+/// Runs one watcher (with back-off) and sends each change, mapped by `map` (None: skip), to
+/// `tx`. Ends when `cancel` fires or the receiver is gone.
+pub async fn watch_objects<K, E>(
+    api: Api<K>,
+    config: watcher::Config,
+    tx: mpsc::Sender<E>,
+    cancel: CancellationToken,
+    map: impl Fn(Change<K>) -> Option<E>,
+) where
+    K: Resource + Clone + DeserializeOwned + Debug + Send + 'static,
+{
+    let stream = watcher(api, config).backoff(Backoff::default());
+    let mut stream = std::pin::pin!(stream);
+    loop {
+        let next = tokio::select! {
+            _ = cancel.cancelled() => return,
+            next = stream.next() => next,
+        };
+        let change = match next {
+            None => return,
+            Some(Ok(watcher::Event::Init)) => Change::Restarted,
+            Some(Ok(watcher::Event::InitApply(k))) => Change::Listed(k),
+            Some(Ok(watcher::Event::InitDone)) => Change::Synced,
+            Some(Ok(watcher::Event::Apply(k))) => Change::Applied(k),
+            Some(Ok(watcher::Event::Delete(k))) => Change::Deleted(k),
+            Some(Err(e)) => {
+                tracing::debug!(error = %e, "watch failed; reconnecting");
+                Change::Trouble(e.to_string())
+            }
+        };
+        let Some(event) = map(change) else { continue };
+        // A bounded channel: a slow receiver slows the watch rather than growing memory.
+        tokio::select! {
+            _ = cancel.cancelled() => return,
+            sent = tx.send(event) => if sent.is_err() { return },
+        }
+    }
+}
+
+/// Starts the three watchers for the training Job of `cfg` (every attempt): its Jobs and pods
+/// by the training labels, and the Events about them. They stop with `cancel` or when `tx`
+/// closes.
+pub fn spawn_job_watchers(
+    client: kube::Client,
+    cfg: &JobConfig,
+    tx: mpsc::Sender<JobWatchEvent>,
+    cancel: CancellationToken,
+) -> tokio::task::JoinSet<()> {
+    let ns = cfg.namespace.clone();
+    let mut set = tokio::task::JoinSet::new();
+
+    let jobs: Api<Job> = Api::namespaced(client.clone(), &ns);
+    let job_config = watcher::Config::default().labels(&names::managed_selector(&cfg.name));
+    set.spawn(watch_objects(
+        jobs,
+        job_config,
+        tx.clone(),
+        cancel.clone(),
+        |ch| Some(JobWatchEvent::Job(ch.map(|j| JobSummary::of(&j)))),
+    ));
+
+    let pods: Api<Pod> = Api::namespaced(client.clone(), &ns);
+    let pod_config = watcher::Config::default().labels(&pod_selector(cfg));
+    set.spawn(watch_objects(
+        pods,
+        pod_config,
+        tx.clone(),
+        cancel.clone(),
+        |ch| Some(JobWatchEvent::Pod(ch.map(|p| PodSummary::of(&p)))),
+    ));
+
+    // Events carry no labels: watch the namespace's and keep those about our Jobs and pods.
+    let events: Api<Event> = Api::namespaced(client, &ns);
+    let base = cfg.name.clone();
+    set.spawn(watch_objects(
+        events,
+        watcher::Config::default(),
+        tx,
+        cancel,
+        move |ch| {
+            let relevant = match &ch {
+                Change::Listed(e) | Change::Applied(e) | Change::Deleted(e) => {
+                    EventSummary::concerns(e, &base)
+                }
+                _ => true,
+            };
+            relevant.then(|| JobWatchEvent::Event(ch.map(|e| EventSummary::of(&e))))
+        },
+    ));
+    set
+}
+
+/// The pods Gantry made for the training Job: the training labels and Gantry's own.
+fn pod_selector(cfg: &JobConfig) -> String {
+    let mut parts: Vec<String> = cfg.labels.iter().map(|(k, v)| format!("{k}={v}")).collect();
+    parts.push(names::managed_selector(&cfg.name));
+    parts.join(",")
+}

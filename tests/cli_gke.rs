@@ -1,0 +1,282 @@
+//! The real `gantry` binary's `up`, `status` and `down` against a simulated cloud, reached only
+//! through `--gke-endpoint` and `--access-token-file`.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+mod common;
+
+use std::path::{Path, PathBuf};
+use std::process::{Output, Stdio};
+use std::time::Duration;
+
+use gantry::sim::{SimCloud, SimOptions};
+use serde_json::Value;
+
+/// Only a guard against a hung binary; nothing asserts how long anything takes.
+const PATIENCE: Duration = Duration::from_secs(180);
+
+struct Env {
+    cloud: SimCloud,
+    dir: tempfile::TempDir,
+}
+
+impl Env {
+    async fn start(clusters: Vec<String>) -> Self {
+        let dir = tempfile::tempdir().unwrap();
+        let cloud = common::cloud_with(SimOptions {
+            state_dir: Some(dir.path().join("sim")),
+            time_scale: 0.001,
+            clusters,
+            ..Default::default()
+        })
+        .await;
+        std::fs::create_dir_all(dir.path().join("gcloud")).unwrap();
+        Self { cloud, dir }
+    }
+
+    fn token_file(&self) -> PathBuf {
+        self.dir.path().join("sim").join("token")
+    }
+
+    /// `gantry ARGS --project … --location … --gke-endpoint … --access-token-file …`.
+    async fn gantry(&self, args: &[&str]) -> Output {
+        let mut full: Vec<String> = args.iter().map(|s| s.to_string()).collect();
+        full.extend([
+            "--project".into(),
+            "demo-project".into(),
+            "--location".into(),
+            "us-central1-a".into(),
+            "--gke-endpoint".into(),
+            self.cloud.gke_endpoint().into(),
+            "--access-token-file".into(),
+            self.token_file().display().to_string(),
+        ]);
+        self.raw(&full).await
+    }
+
+    /// The binary with exactly these arguments, isolated from the user's config and gcloud.
+    async fn raw(&self, args: &[String]) -> Output {
+        run(args, self.dir.path()).await
+    }
+}
+
+async fn run(args: &[String], home: &Path) -> Output {
+    run_with(args, home, &[]).await
+}
+
+async fn run_with(args: &[String], home: &Path, vars: &[(&str, &str)]) -> Output {
+    let mut command = tokio::process::Command::new(env!("CARGO_BIN_EXE_gantry"));
+    let child = command
+        .args(args)
+        .env("XDG_CONFIG_HOME", home.join("config"))
+        .env("CLOUDSDK_CONFIG", home.join("gcloud"))
+        .env_remove("GOOGLE_CLOUD_PROJECT")
+        .env_remove("CLOUDSDK_CORE_PROJECT")
+        .env_remove("CLOUDSDK_COMPUTE_ZONE")
+        .env_remove("CLOUDSDK_COMPUTE_REGION")
+        .env_remove("GOOGLE_APPLICATION_CREDENTIALS")
+        .env("NO_COLOR", "1")
+        .envs(vars.iter().copied())
+        .stdin(Stdio::null())
+        .kill_on_drop(true)
+        .output();
+    tokio::time::timeout(PATIENCE, child)
+        .await
+        .expect("gantry hung")
+        .unwrap()
+}
+
+fn text(bytes: &[u8]) -> String {
+    String::from_utf8_lossy(bytes).into_owned()
+}
+
+fn status_json(out: &Output) -> Value {
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    serde_json::from_slice(&out.stdout).unwrap()
+}
+
+#[tokio::test]
+async fn up_status_down_against_the_simulator() {
+    let env = Env::start(vec![]).await;
+
+    let before = status_json(&env.gantry(&["status", "--json"]).await);
+    assert_eq!(before["cluster"]["status"], "NOT_FOUND");
+    assert_eq!(before["cluster"]["name"], "ml-gke-cluster");
+
+    let up = env.gantry(&["up", "--wait"]).await;
+    let stdout = text(&up.stdout);
+    assert_eq!(up.status.code(), Some(0), "{stdout}\n{}", text(&up.stderr));
+    assert!(stdout.contains("create started"), "{stdout}");
+    assert!(
+        stdout.contains("create DONE") || stdout.contains("create done"),
+        "{stdout}"
+    );
+    assert!(stdout.contains("is RUNNING"), "{stdout}");
+
+    let now = status_json(&env.gantry(&["status", "--json"]).await);
+    let c = &now["cluster"];
+    assert_eq!(c["status"], "RUNNING");
+    assert_eq!(c["name"], "ml-gke-cluster");
+    assert_eq!(c["location"], "us-central1-a");
+    assert_eq!(c["nodeCount"], 3);
+    assert_eq!(c["machineType"], "n1-standard-1");
+    assert!(c["endpoint"].as_str().unwrap().starts_with("127.0.0.1:"));
+    assert!(!c["version"].as_str().unwrap().is_empty());
+
+    let human = env.gantry(&["status"]).await;
+    assert_eq!(human.status.code(), Some(0));
+    assert!(text(&human.stdout).contains("RUNNING"));
+
+    // Again: adopted, not created twice.
+    let again = env.gantry(&["up", "--wait"]).await;
+    assert_eq!(again.status.code(), Some(0), "{}", text(&again.stderr));
+    assert!(
+        text(&again.stdout).contains("already"),
+        "{}",
+        text(&again.stdout)
+    );
+
+    // Without --yes and with no terminal to ask on, nothing is deleted.
+    let refused = env.gantry(&["down"]).await;
+    assert_eq!(refused.status.code(), Some(2));
+    assert!(
+        text(&refused.stderr).contains("--yes"),
+        "{}",
+        text(&refused.stderr)
+    );
+    let read_only = env.gantry(&["down", "--yes", "--read-only"]).await;
+    assert_eq!(read_only.status.code(), Some(2));
+    assert!(text(&read_only.stderr).contains("read-only"));
+    assert_eq!(
+        status_json(&env.gantry(&["status", "--json"]).await)["cluster"]["status"],
+        "RUNNING"
+    );
+
+    let down = env.gantry(&["down", "--yes"]).await;
+    assert_eq!(down.status.code(), Some(0), "{}", text(&down.stderr));
+    assert!(text(&down.stdout).contains("deleted"));
+    let after = status_json(&env.gantry(&["status", "--json"]).await);
+    assert_eq!(after["cluster"]["status"], "NOT_FOUND");
+    let twice = env.gantry(&["down", "--yes"]).await;
+    assert_eq!(twice.status.code(), Some(0), "{}", text(&twice.stderr));
+}
+
+#[tokio::test]
+async fn up_without_wait_starts_and_returns() {
+    let env = Env::start(vec![]).await;
+    let out = env.gantry(&["up"]).await;
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    assert!(
+        text(&out.stdout).contains("creating"),
+        "{}",
+        text(&out.stdout)
+    );
+    let status = status_json(&env.gantry(&["status", "--json"]).await);
+    let s = status["cluster"]["status"].as_str().unwrap().to_string();
+    assert!(s == "PROVISIONING" || s == "RUNNING", "{s}");
+}
+
+#[tokio::test]
+async fn failures_have_exit_codes() {
+    let env = Env::start(vec![]).await;
+
+    // Bad input: 2, with the fix named.
+    let read_only = env.gantry(&["up", "--wait", "--read-only"]).await;
+    assert_eq!(read_only.status.code(), Some(2));
+    let no_project: Vec<String> = [
+        "status",
+        "--location",
+        "us-central1-a",
+        "--gke-endpoint",
+        env.cloud.gke_endpoint(),
+        "--access-token-file",
+        &env.token_file().display().to_string(),
+    ]
+    .iter()
+    .map(|s| s.to_string())
+    .collect();
+    let out = env.raw(&no_project).await;
+    assert_eq!(out.status.code(), Some(2));
+    assert!(
+        text(&out.stderr).contains("--project"),
+        "{}",
+        text(&out.stderr)
+    );
+    let no_token: Vec<String> = [
+        "status",
+        "--project",
+        "demo-project",
+        "--location",
+        "us-central1-a",
+        "--gke-endpoint",
+        env.cloud.gke_endpoint(),
+        "--access-token-file",
+        "/nonexistent/token",
+    ]
+    .iter()
+    .map(|s| s.to_string())
+    .collect();
+    let out = env.raw(&no_token).await;
+    assert_eq!(out.status.code(), Some(2));
+    assert!(
+        text(&out.stderr).contains("gcloud auth application-default login"),
+        "{}",
+        text(&out.stderr)
+    );
+    // No --access-token-file and no Application Default Credentials.
+    let no_adc: Vec<String> = [
+        "status",
+        "--project",
+        "demo-project",
+        "--location",
+        "us-central1-a",
+        "--gke-endpoint",
+        env.cloud.gke_endpoint(),
+    ]
+    .iter()
+    .map(|s| s.to_string())
+    .collect();
+    let out = run_with(
+        &no_adc,
+        env.dir.path(),
+        &[("GOOGLE_APPLICATION_CREDENTIALS", "/nonexistent/adc.json")],
+    )
+    .await;
+    assert_eq!(out.status.code(), Some(2), "{}", text(&out.stderr));
+    assert!(
+        text(&out.stderr).contains("gcloud auth application-default login"),
+        "{}",
+        text(&out.stderr)
+    );
+    let bad_config = env.dir.path().join("bad.toml");
+    std::fs::write(&bad_config, "[cluster]\nnode-cnt = 3\n").unwrap();
+    let out = env
+        .gantry(&["status", "--config", bad_config.to_str().unwrap()])
+        .await;
+    assert_eq!(out.status.code(), Some(2));
+    assert!(
+        text(&out.stderr).contains("node-cnt"),
+        "{}",
+        text(&out.stderr)
+    );
+
+    // The cloud says no: 1, with Google's message.
+    env.cloud
+        .faults()
+        .set(gantry::sim::faults::Fault::GkeCreateError(
+            "no luck today".into(),
+        ));
+    let out = env.gantry(&["up", "--wait"]).await;
+    assert_eq!(out.status.code(), Some(1));
+    assert!(
+        text(&out.stderr).contains("no luck today"),
+        "{}",
+        text(&out.stderr)
+    );
+    env.cloud.faults().clear();
+    env.cloud
+        .faults()
+        .set(gantry::sim::faults::Fault::GkePermissionDenied);
+    let out = env.gantry(&["status", "--json"]).await;
+    assert_eq!(out.status.code(), Some(1));
+    assert!(text(&out.stderr).contains("403"), "{}", text(&out.stderr));
+}
