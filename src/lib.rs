@@ -1,5 +1,6 @@
 //! Gantry: lift a training container onto GKE and watch it from a terminal.
 
+pub mod app;
 pub mod cli;
 pub mod commands;
 pub mod config;
@@ -7,5 +8,7 @@ pub mod connect;
 pub mod gke;
 pub mod k8s;
 pub mod logging;
+pub mod sanitize;
 pub mod sim;
 pub mod tui;
+pub mod ui;

@@ -17,3 +17,26 @@ pub fn to_stderr() {
         .with_writer(std::io::stderr)
         .try_init();
 }
+
+/// For the TUI: never the screen. The default file is the state directory's `gantry.log`.
+pub fn to_file(path: Option<&std::path::Path>) {
+    let path = path
+        .map(std::path::Path::to_path_buf)
+        .or_else(|| crate::k8s::logs::state_dir().map(|d| d.join("gantry.log")));
+    let Some(path) = path else { return };
+    if let Some(dir) = path.parent() {
+        let _ = std::fs::create_dir_all(dir);
+    }
+    let Ok(file) = std::fs::OpenOptions::new()
+        .create(true)
+        .append(true)
+        .open(&path)
+    else {
+        return;
+    };
+    let _ = tracing_subscriber::fmt()
+        .with_env_filter(filter())
+        .with_ansi(false)
+        .with_writer(std::sync::Mutex::new(file))
+        .try_init();
+}

@@ -1,0 +1,147 @@
+//! What the operator can ask for. Keys map to these (the keymap), and `App::update` acts on them.
+
+use std::fmt;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum Action {
+    Quit,
+    Help,
+    Close,
+    FocusNext,
+    FocusPrev,
+    Up,
+    Down,
+    PageUp,
+    PageDown,
+    Top,
+    Bottom,
+    CreateCluster,
+    DeleteCluster,
+    Launch,
+    Retry,
+    Delete,
+    FollowSelected,
+    AllPods,
+    ToggleFollow,
+    ToggleWrap,
+    ToggleTimestamps,
+    Previous,
+    Search,
+    NextMatch,
+    PrevMatch,
+}
+
+impl Action {
+    /// Every action, in the order the help overlay lists them.
+    pub const ALL: [Action; 25] = [
+        Action::CreateCluster,
+        Action::Launch,
+        Action::Retry,
+        Action::Delete,
+        Action::DeleteCluster,
+        Action::FocusNext,
+        Action::FocusPrev,
+        Action::Up,
+        Action::Down,
+        Action::PageUp,
+        Action::PageDown,
+        Action::Top,
+        Action::Bottom,
+        Action::FollowSelected,
+        Action::AllPods,
+        Action::ToggleFollow,
+        Action::ToggleWrap,
+        Action::ToggleTimestamps,
+        Action::Previous,
+        Action::Search,
+        Action::NextMatch,
+        Action::PrevMatch,
+        Action::Help,
+        Action::Close,
+        Action::Quit,
+    ];
+
+    /// The name used in the config file's `[keys]` section.
+    pub fn name(self) -> &'static str {
+        match self {
+            Action::Quit => "quit",
+            Action::Help => "help",
+            Action::Close => "close",
+            Action::FocusNext => "focus-next",
+            Action::FocusPrev => "focus-prev",
+            Action::Up => "up",
+            Action::Down => "down",
+            Action::PageUp => "page-up",
+            Action::PageDown => "page-down",
+            Action::Top => "top",
+            Action::Bottom => "bottom",
+            Action::CreateCluster => "create-cluster",
+            Action::DeleteCluster => "delete-cluster",
+            Action::Launch => "launch",
+            Action::Retry => "retry",
+            Action::Delete => "delete",
+            Action::FollowSelected => "follow-selected",
+            Action::AllPods => "all-pods",
+            Action::ToggleFollow => "toggle-follow",
+            Action::ToggleWrap => "toggle-wrap",
+            Action::ToggleTimestamps => "toggle-timestamps",
+            Action::Previous => "previous",
+            Action::Search => "search",
+            Action::NextMatch => "next-match",
+            Action::PrevMatch => "prev-match",
+        }
+    }
+
+    pub fn from_name(name: &str) -> Option<Action> {
+        Action::ALL.into_iter().find(|a| a.name() == name)
+    }
+
+    /// What the help overlay says it does.
+    pub fn description(self) -> &'static str {
+        match self {
+            Action::Quit => "quit (nothing is deleted)",
+            Action::Help => "this help",
+            Action::Close => "close an overlay or the search",
+            Action::FocusNext => "focus the next pane",
+            Action::FocusPrev => "focus the previous pane",
+            Action::Up => "move up / scroll up",
+            Action::Down => "move down / scroll down",
+            Action::PageUp => "scroll a page up",
+            Action::PageDown => "scroll a page down",
+            Action::Top => "go to the first line",
+            Action::Bottom => "go to the last line and follow",
+            Action::CreateCluster => "create the cluster (asks first)",
+            Action::DeleteCluster => "delete the cluster (type its name)",
+            Action::Launch => "launch the training Job",
+            Action::Retry => "retry: a new attempt of the Job",
+            Action::Delete => "delete the selected attempt or pod (asks)",
+            Action::FollowSelected => "follow the selected pod's logs",
+            Action::AllPods => "logs of all pods, merged",
+            Action::ToggleFollow => "follow on/off",
+            Action::ToggleWrap => "wrap long lines on/off",
+            Action::ToggleTimestamps => "timestamps on/off",
+            Action::Previous => "previous container's logs",
+            Action::Search => "search the logs",
+            Action::NextMatch => "next match",
+            Action::PrevMatch => "previous match",
+        }
+    }
+
+    /// Whether the action would change something in the cloud.
+    pub fn mutates(self) -> bool {
+        matches!(
+            self,
+            Action::CreateCluster
+                | Action::DeleteCluster
+                | Action::Launch
+                | Action::Retry
+                | Action::Delete
+        )
+    }
+}
+
+impl fmt::Display for Action {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}

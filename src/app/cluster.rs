@@ -1,0 +1,149 @@
+//! The cluster pane's state: what GKE says about the cluster, and the operation in progress.
+
+use std::time::{Duration, Instant};
+
+use super::event::TargetInfo;
+use crate::gke::{ClusterSummary, OperationKind, ProvisionEvent, Stage};
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ClusterPhase {
+    /// Gantry has not heard from GKE yet.
+    Checking,
+    NotCreated,
+    Provisioning,
+    Running,
+    Deleting,
+    Error,
+    /// Any other GKE status (RECONCILING, DEGRADED).
+    Other,
+}
+
+#[derive(Debug, Clone)]
+pub struct Progress {
+    pub kind: OperationKind,
+    pub status: String,
+    pub detail: String,
+    pub stage: Option<Stage>,
+    /// Elapsed when last reported, and when that was: the pane ticks on from there.
+    pub elapsed: Duration,
+    pub reported_at: Instant,
+}
+
+impl Progress {
+    pub fn elapsed_now(&self) -> Duration {
+        self.elapsed + self.reported_at.elapsed()
+    }
+
+    /// 0.0–1.0 from the stage reached.
+    pub fn fraction(&self) -> f64 {
+        match &self.stage {
+            Some(s) if s.total > 0 => {
+                let done = if s.status == "DONE" {
+                    s.index
+                } else {
+                    s.index.saturating_sub(1)
+                };
+                done as f64 / s.total as f64
+            }
+            _ => 0.0,
+        }
+    }
+}
+
+#[derive(Debug, Clone, Default)]
+pub struct ClusterView {
+    pub target: Option<TargetInfo>,
+    pub summary: Option<ClusterSummary>,
+    pub progress: Option<Progress>,
+    /// A create or delete Gantry started and has not seen end.
+    pub busy: Option<OperationKind>,
+    pub last_error: Option<String>,
+}
+
+impl ClusterView {
+    pub fn phase(&self) -> ClusterPhase {
+        if self.busy == Some(OperationKind::Delete) {
+            return ClusterPhase::Deleting;
+        }
+        match self.summary.as_ref().map(|s| s.status.as_str()) {
+            None if self.busy == Some(OperationKind::Create) => ClusterPhase::Provisioning,
+            None => ClusterPhase::Checking,
+            Some("NOT_FOUND") if self.busy == Some(OperationKind::Create) => {
+                ClusterPhase::Provisioning
+            }
+            Some("NOT_FOUND") => ClusterPhase::NotCreated,
+            Some("PROVISIONING") => ClusterPhase::Provisioning,
+            Some("RUNNING") => ClusterPhase::Running,
+            Some("STOPPING") => ClusterPhase::Deleting,
+            Some("ERROR") => ClusterPhase::Error,
+            Some(_) => ClusterPhase::Other,
+        }
+    }
+
+    pub fn name(&self) -> &str {
+        self.summary
+            .as_ref()
+            .map(|s| s.name.as_str())
+            .or(self.target.as_ref().map(|t| t.cluster.as_str()))
+            .unwrap_or("")
+    }
+
+    pub fn managed(&self) -> bool {
+        self.target.as_ref().is_none_or(|t| t.managed)
+    }
+
+    pub fn apply(&mut self, event: ProvisionEvent) {
+        match event {
+            ProvisionEvent::Started { kind, .. } | ProvisionEvent::Resumed { kind, .. } => {
+                self.busy = Some(kind);
+                self.last_error = None;
+                self.progress = Some(Progress {
+                    kind,
+                    status: "PENDING".into(),
+                    detail: String::new(),
+                    stage: None,
+                    elapsed: Duration::ZERO,
+                    reported_at: Instant::now(),
+                });
+            }
+            ProvisionEvent::Adopted { .. } => {}
+            ProvisionEvent::Cluster(summary) => self.summary = Some(summary),
+            ProvisionEvent::Progress {
+                kind,
+                status,
+                detail,
+                stage,
+                elapsed,
+                ..
+            } => {
+                self.busy = Some(kind);
+                self.progress = Some(Progress {
+                    kind,
+                    status,
+                    detail,
+                    stage,
+                    elapsed,
+                    reported_at: Instant::now(),
+                });
+            }
+            ProvisionEvent::Retrying { .. } => {}
+            ProvisionEvent::Finished { .. } => {
+                self.busy = None;
+                self.progress = None;
+            }
+        }
+    }
+
+    pub fn finished(&mut self, result: &Result<String, String>) {
+        self.busy = None;
+        self.progress = None;
+        if let Err(e) = result {
+            self.last_error = Some(e.clone());
+        }
+    }
+
+    /// Whether something on the pane changes by itself each second (the elapsed counter).
+    pub fn ticking(&self) -> bool {
+        self.progress.is_some()
+    }
+}

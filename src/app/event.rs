@@ -1,0 +1,50 @@
+//! What workers report to the UI task. Only `App::update` folds these into state.
+
+use crate::gke::{ClusterSummary, ProvisionEvent};
+use crate::k8s::logs::TailEvent;
+use crate::k8s::watch::JobWatchEvent;
+
+#[derive(Debug, Clone)]
+pub enum Event {
+    /// Where Gantry is working, for the cluster pane's title.
+    Target(TargetInfo),
+    /// The cluster as GKE (or the kubeconfig context) describes it now.
+    Cluster(ClusterSummary),
+    /// Progress of a create or delete.
+    Provision(ProvisionEvent),
+    /// A create or delete ended; Err carries what GKE said.
+    ProvisionDone(Result<String, String>),
+    /// The cluster's API can be reached: Job watchers are running.
+    Connected,
+    Job(JobWatchEvent),
+    /// Log tailer output for the followed attempt (`generation` tells stale tails apart).
+    Tail {
+        generation: u64,
+        event: TailEvent,
+    },
+    /// Where the followed attempt's lines are saved.
+    LogsSavedTo {
+        generation: u64,
+        dir: String,
+    },
+    /// A one-shot command ended.
+    Done {
+        what: String,
+        result: Result<String, String>,
+    },
+    /// A transient problem (a watch reconnecting, a retried request): shown, then cleared.
+    Trouble(String),
+    TroubleOver,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct TargetInfo {
+    /// `demo-project/us-central1-a` or `context NAME`.
+    pub place: String,
+    pub cluster: String,
+    /// Whether Gantry manages the cluster (GKE) or only uses it (a kubeconfig context).
+    pub managed: bool,
+    /// Why cluster keys are unavailable, when they are.
+    pub unmanaged_reason: Option<String>,
+    pub simulated: bool,
+}

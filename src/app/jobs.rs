@@ -1,0 +1,211 @@
+//! The training Job's attempts, their pods and events, as the watchers report them.
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use crate::k8s::status::{AttemptPhase, EventSummary, JobSummary, PodSummary};
+use crate::k8s::watch::{Change, JobWatchEvent};
+
+/// Events kept for the events pane.
+const EVENTS_KEPT: usize = 500;
+
+/// Objects keyed by name, with the relist bookkeeping watchers ask for.
+#[derive(Debug, Clone)]
+pub struct Tracked<T> {
+    pub items: BTreeMap<String, T>,
+    relisting: Option<BTreeSet<String>>,
+}
+
+impl<T> Default for Tracked<T> {
+    fn default() -> Self {
+        Self {
+            items: BTreeMap::new(),
+            relisting: None,
+        }
+    }
+}
+
+impl<T> Tracked<T> {
+    /// Folds a change in; returns the trouble message of a failing watch, if that is what it was.
+    fn apply(&mut self, change: Change<T>, key: impl Fn(&T) -> String) -> Option<String> {
+        match change {
+            Change::Restarted => self.relisting = Some(BTreeSet::new()),
+            Change::Listed(t) => {
+                let k = key(&t);
+                if let Some(seen) = self.relisting.as_mut() {
+                    seen.insert(k.clone());
+                }
+                self.items.insert(k, t);
+            }
+            Change::Synced => {
+                if let Some(seen) = self.relisting.take() {
+                    self.items.retain(|k, _| seen.contains(k));
+                }
+            }
+            Change::Applied(t) => {
+                self.items.insert(key(&t), t);
+            }
+            Change::Deleted(t) => {
+                self.items.remove(&key(&t));
+            }
+            Change::Trouble(why) => return Some(why),
+        }
+        None
+    }
+}
+
+#[derive(Debug, Clone, Default)]
+pub struct JobsView {
+    pub attempts: Tracked<JobSummary>,
+    pub pods: Tracked<PodSummary>,
+    events: Tracked<EventSummary>,
+    /// Arrival order of events: a tie-break where timestamps have one-second precision.
+    event_seq: std::collections::HashMap<String, u64>,
+    next_seq: u64,
+    /// The selected attempt's name (None: the newest).
+    pub selected_attempt: Option<String>,
+    pub selected_pod: Option<String>,
+}
+
+impl JobsView {
+    pub fn apply(&mut self, event: JobWatchEvent) -> Option<String> {
+        match event {
+            JobWatchEvent::Job(c) => self.attempts.apply(c, |j| j.name.clone()),
+            JobWatchEvent::Pod(c) => self.pods.apply(c, |p| p.name.clone()),
+            JobWatchEvent::Event(c) => {
+                if let Change::Applied(e) | Change::Listed(e) = &c {
+                    self.next_seq += 1;
+                    self.event_seq.insert(e.name.clone(), self.next_seq);
+                }
+                let trouble = self.events.apply(c, |e| e.name.clone());
+                if self.events.items.len() > EVENTS_KEPT {
+                    let mut by_age: Vec<(Option<jiff::Timestamp>, String)> = self
+                        .events
+                        .items
+                        .iter()
+                        .map(|(k, e)| (e.last_seen, k.clone()))
+                        .collect();
+                    by_age.sort();
+                    for (_, k) in by_age
+                        .into_iter()
+                        .take(self.events.items.len() - EVENTS_KEPT)
+                    {
+                        self.events.items.remove(&k);
+                        self.event_seq.remove(&k);
+                    }
+                }
+                trouble
+            }
+        }
+    }
+
+    /// Attempts, oldest first.
+    pub fn attempts(&self) -> Vec<&JobSummary> {
+        let mut list: Vec<&JobSummary> = self.attempts.items.values().collect();
+        list.sort_by(|a, b| (a.attempt, a.created, &a.name).cmp(&(b.attempt, b.created, &b.name)));
+        list
+    }
+
+    pub fn newest(&self) -> Option<&JobSummary> {
+        self.attempts().last().copied()
+    }
+
+    /// The attempt the panes show: the one selected, else the newest.
+    pub fn current(&self) -> Option<&JobSummary> {
+        match &self.selected_attempt {
+            Some(name) => self.attempts.items.get(name).or_else(|| self.newest()),
+            None => self.newest(),
+        }
+    }
+
+    pub fn current_index(&self) -> Option<usize> {
+        let name = &self.current()?.name;
+        self.attempts().iter().position(|a| &a.name == name)
+    }
+
+    /// Pods of the current attempt, by index (rank) then name.
+    pub fn pods(&self) -> Vec<&PodSummary> {
+        let Some(current) = self.current() else {
+            return Vec::new();
+        };
+        let mut pods: Vec<&PodSummary> = self
+            .pods
+            .items
+            .values()
+            .filter(|p| p.job == current.name)
+            .collect();
+        pods.sort_by(|a, b| (a.index, a.created, &a.name).cmp(&(b.index, b.created, &b.name)));
+        pods
+    }
+
+    pub fn selected_pod(&self) -> Option<&PodSummary> {
+        let pods = self.pods();
+        match &self.selected_pod {
+            Some(name) => pods
+                .iter()
+                .find(|p| &p.name == name)
+                .copied()
+                .or(pods.first().copied()),
+            None => pods.first().copied(),
+        }
+    }
+
+    pub fn selected_pod_index(&self) -> Option<usize> {
+        let name = &self.selected_pod()?.name;
+        self.pods().iter().position(|p| &p.name == name)
+    }
+
+    pub fn move_attempt(&mut self, delta: isize) {
+        let names: Vec<String> = self.attempts().iter().map(|a| a.name.clone()).collect();
+        if let Some(next) = step(&names, self.current_index(), delta) {
+            self.selected_attempt = Some(next);
+            self.selected_pod = None;
+        }
+    }
+
+    pub fn move_pod(&mut self, delta: isize) {
+        let names: Vec<String> = self.pods().iter().map(|p| p.name.clone()).collect();
+        if let Some(next) = step(&names, self.selected_pod_index(), delta) {
+            self.selected_pod = Some(next);
+        }
+    }
+
+    /// Events of the current attempt and its pods: warnings first, then newest first.
+    pub fn events(&self) -> Vec<&EventSummary> {
+        let current = self.current().map(|a| a.name.clone());
+        let pods: BTreeSet<&str> = self.pods().iter().map(|p| p.name.as_str()).collect();
+        let mut list: Vec<&EventSummary> = self
+            .events
+            .items
+            .values()
+            .filter(|e| match &current {
+                Some(job) => &e.object == job || pods.contains(e.object.as_str()),
+                None => true,
+            })
+            .collect();
+        let seq = |e: &EventSummary| self.event_seq.get(&e.name).copied().unwrap_or(0);
+        list.sort_by(|a, b| {
+            (b.type_ == "Warning", b.last_seen, seq(b)).cmp(&(
+                a.type_ == "Warning",
+                a.last_seen,
+                seq(a),
+            ))
+        });
+        list
+    }
+
+    /// Whether an attempt is still going (launch would be refused).
+    pub fn active_attempt(&self) -> Option<&JobSummary> {
+        self.attempts().into_iter().rev().find(|a| {
+            matches!(a.status, AttemptPhase::Pending | AttemptPhase::Running) && !a.deleting
+        })
+    }
+}
+
+fn step(names: &[String], current: Option<usize>, delta: isize) -> Option<String> {
+    if names.is_empty() {
+        return None;
+    }
+    let at = current.unwrap_or(0) as isize;
+    let next = (at + delta).clamp(0, names.len() as isize - 1) as usize;
+    names.get(next).cloned()
+}

@@ -1,0 +1,280 @@
+//! The logs pane's state: a bounded buffer of sanitised lines (every line is also on disk), the
+//! source being followed, scrolling, and search.
+
+use std::collections::VecDeque;
+
+use crate::k8s::logs::LogLine;
+use crate::sanitize::sanitize;
+
+/// Lines held for the screen; older ones stay in the files on disk.
+pub const DEFAULT_CAPACITY: usize = 100_000;
+/// Characters of one line kept for display (the file on disk keeps the whole line).
+pub const DISPLAY_CHARS: usize = 4096;
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct Entry {
+    /// Index into `LogView::pods`.
+    pub pod: u32,
+    /// RFC 3339 time the kubelet stamped, when known.
+    pub time: Option<String>,
+    /// Sanitised text: safe to draw.
+    pub text: String,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct Source {
+    pub attempt: String,
+    /// None: every pod of the attempt, merged.
+    pub pod: Option<String>,
+    pub previous: bool,
+}
+
+#[derive(Debug, Clone)]
+pub struct LogView {
+    pub source: Option<Source>,
+    /// Bumped on every change of source: events of an older tail are dropped.
+    pub generation: u64,
+    pub pods: Vec<String>,
+    pub lines: VecDeque<Entry>,
+    capacity: usize,
+    /// Lines received since the source was chosen (more than held once the buffer rolls over).
+    pub received: u64,
+    pub follow: bool,
+    /// Lines from the bottom the view is scrolled up by (0 when following).
+    pub scroll: usize,
+    pub wrap: bool,
+    pub timestamps: bool,
+    pub search: Option<String>,
+    /// The search being typed, before Enter.
+    pub typing: Option<String>,
+    pub saved_to: Option<String>,
+    /// Pods whose stream has ended, and how.
+    pub ended: Vec<(String, String)>,
+    /// Pods whose last line goes on in the next piece (very long lines come in pieces).
+    continuing: Vec<u32>,
+}
+
+impl Default for LogView {
+    fn default() -> Self {
+        Self::with_capacity(DEFAULT_CAPACITY)
+    }
+}
+
+impl LogView {
+    pub fn with_capacity(capacity: usize) -> Self {
+        Self {
+            source: None,
+            generation: 0,
+            pods: Vec::new(),
+            lines: VecDeque::new(),
+            capacity: capacity.max(1),
+            received: 0,
+            follow: true,
+            scroll: 0,
+            wrap: false,
+            timestamps: false,
+            search: None,
+            typing: None,
+            saved_to: None,
+            ended: Vec::new(),
+            continuing: Vec::new(),
+        }
+    }
+
+    /// Starts over on a new source; returns the generation the tail must carry.
+    pub fn switch(&mut self, source: Source) -> u64 {
+        self.generation += 1;
+        self.source = Some(source);
+        self.pods.clear();
+        self.lines.clear();
+        self.received = 0;
+        self.scroll = 0;
+        self.follow = true;
+        self.saved_to = None;
+        self.ended.clear();
+        self.continuing.clear();
+        self.generation
+    }
+
+    fn pod_index(&mut self, pod: &str) -> u32 {
+        match self.pods.iter().position(|p| p == pod) {
+            Some(i) => i as u32,
+            None => {
+                self.pods.push(pod.to_string());
+                (self.pods.len() - 1) as u32
+            }
+        }
+    }
+
+    /// Adds a batch of lines from one pod.
+    pub fn push(&mut self, pod: &str, lines: &[LogLine]) {
+        let index = self.pod_index(pod);
+        let mut added = 0;
+        for line in lines {
+            let piece = sanitize(&line.bytes);
+            let open = self.continuing.contains(&index);
+            let last = self
+                .lines
+                .iter_mut()
+                .rev()
+                .take(64)
+                .find(|e| e.pod == index);
+            match last {
+                Some(entry) if open => {
+                    let room = DISPLAY_CHARS.saturating_sub(entry.text.chars().count());
+                    entry.text.extend(piece.chars().take(room));
+                }
+                _ => {
+                    let text = if piece.len() > DISPLAY_CHARS {
+                        piece.chars().take(DISPLAY_CHARS).collect()
+                    } else {
+                        piece
+                    };
+                    self.lines.push_back(Entry {
+                        pod: index,
+                        time: line
+                            .timestamp()
+                            .map(|t| t.strftime("%H:%M:%S%.3f").to_string()),
+                        text,
+                    });
+                    self.received += 1;
+                    added += 1;
+                }
+            }
+            self.continuing.retain(|p| *p != index);
+            if line.continues {
+                self.continuing.push(index);
+            }
+        }
+        let over = self.lines.len().saturating_sub(self.capacity);
+        if over > 0 {
+            self.lines.drain(..over);
+        }
+        // Scrolled back: keep the same lines in view while new ones arrive below.
+        if !self.follow {
+            self.scroll = (self.scroll + added).min(self.lines.len().saturating_sub(1));
+        }
+    }
+
+    pub fn scroll_by(&mut self, delta: isize) {
+        let max = self.lines.len().saturating_sub(1) as isize;
+        let next = (self.scroll as isize - delta).clamp(0, max) as usize;
+        self.scroll = next;
+        self.follow = next == 0;
+    }
+
+    pub fn top(&mut self) {
+        self.scroll = self.lines.len().saturating_sub(1);
+        self.follow = false;
+    }
+
+    pub fn bottom(&mut self) {
+        self.scroll = 0;
+        self.follow = true;
+    }
+
+    pub fn toggle_follow(&mut self) {
+        if self.follow {
+            self.follow = false;
+        } else {
+            self.bottom();
+        }
+    }
+
+    /// The index of the line at the bottom of the view.
+    pub fn bottom_index(&self) -> usize {
+        self.lines
+            .len()
+            .saturating_sub(1)
+            .saturating_sub(self.scroll)
+    }
+
+    /// Moves the view to the next (or previous) line containing the search; false when none.
+    pub fn jump_to_match(&mut self, forward: bool) -> bool {
+        let Some(query) = self.search.clone().filter(|q| !q.is_empty()) else {
+            return false;
+        };
+        let query = query.to_lowercase();
+        let len = self.lines.len();
+        if len == 0 {
+            return false;
+        }
+        let from = self.bottom_index();
+        for step in 1..=len {
+            let i = if forward {
+                (from + step) % len
+            } else {
+                (from + len - step % len) % len
+            };
+            if self.lines[i].text.to_lowercase().contains(&query) {
+                self.scroll = len - 1 - i;
+                self.follow = self.scroll == 0;
+                return true;
+            }
+        }
+        false
+    }
+
+    pub fn source_label(&self) -> String {
+        match &self.source {
+            None => "no attempt yet".into(),
+            Some(s) => {
+                let who = s.pod.clone().unwrap_or_else(|| "all pods".into());
+                if s.previous {
+                    format!("{who} (previous)")
+                } else {
+                    who
+                }
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn line(text: &str) -> LogLine {
+        LogLine {
+            ts: None,
+            bytes: bytes::Bytes::from(text.to_string()),
+            continues: false,
+        }
+    }
+
+    #[test]
+    fn bounded_and_sanitised() {
+        let mut view = LogView::with_capacity(3);
+        view.switch(Source {
+            attempt: "a".into(),
+            pod: None,
+            previous: false,
+        });
+        view.push(
+            "p",
+            &[line("one"), line("\x1b[2Jtwo"), line("three"), line("four")],
+        );
+        assert_eq!(view.lines.len(), 3);
+        assert_eq!(view.received, 4);
+        assert_eq!(view.lines[0].text, "two");
+    }
+
+    #[test]
+    fn search_jumps_between_matches() {
+        let mut view = LogView::default();
+        view.switch(Source {
+            attempt: "a".into(),
+            pod: None,
+            previous: false,
+        });
+        view.push("p", &[line("loss=1"), line("x"), line("loss=2"), line("y")]);
+        view.search = Some("LOSS".into());
+        assert!(view.jump_to_match(false));
+        assert_eq!(view.lines[view.bottom_index()].text, "loss=2");
+        assert!(view.jump_to_match(false));
+        assert_eq!(view.lines[view.bottom_index()].text, "loss=1");
+        assert!(!view.follow);
+        view.search = Some("absent".into());
+        assert!(!view.jump_to_match(true));
+    }
+}

@@ -1,0 +1,142 @@
+//! Where the TUI works: the embedded simulated cloud (`--sim`), GKE (project and location), or
+//! an existing cluster through a kubeconfig context. Resolved before any pane opens, so missing
+//! credentials are one clear line, not a broken screen.
+
+use std::sync::Arc;
+
+use color_eyre::eyre::{Result, WrapErr, eyre};
+
+use crate::app::TargetInfo;
+use crate::cli::Cli;
+use crate::config::Config;
+use crate::gke::{Auth, ClusterRef, Gke, PollPolicy, RetryPolicy};
+use crate::sim::cloud::{DEMO_LOCATION, DEMO_PROJECT};
+use crate::sim::{SimCloud, SimOptions};
+
+pub enum Backend {
+    Gke {
+        gke: Arc<Gke>,
+        target: ClusterRef,
+        poll: PollPolicy,
+    },
+    Context {
+        client: kube::Client,
+        name: String,
+    },
+}
+
+pub struct Session {
+    pub backend: Backend,
+    pub config: Config,
+    pub info: TargetInfo,
+    /// The simulated cloud, alive as long as the session.
+    _sim: Option<SimCloud>,
+}
+
+impl Session {
+    pub fn project(&self) -> Option<&str> {
+        match &self.backend {
+            Backend::Gke { target, .. } => Some(&target.project),
+            Backend::Context { .. } => self.config.project.as_deref(),
+        }
+    }
+
+    pub fn cluster_name(&self) -> String {
+        match &self.backend {
+            Backend::Gke { target, .. } => target.name.clone(),
+            Backend::Context { name, .. } => name.clone(),
+        }
+    }
+}
+
+pub async fn open(cli: &Cli, config: Config) -> Result<Session> {
+    if cli.sim {
+        return open_sim(cli, config).await;
+    }
+    if let Some(context) = &cli.target.context {
+        let client = crate::connect::kube_client(&cli.target, &config)
+            .await
+            .map_err(|e| eyre!("{e}"))?;
+        let info = TargetInfo {
+            place: format!("context {context}"),
+            cluster: context.clone(),
+            managed: false,
+            unmanaged_reason: Some(format!(
+                "the cluster of context {context} is not managed by Gantry: create and delete it with its own tools"
+            )),
+            simulated: false,
+        };
+        return Ok(Session {
+            backend: Backend::Context {
+                client,
+                name: context.clone(),
+            },
+            config,
+            info,
+            _sim: None,
+        });
+    }
+    let target = crate::connect::cluster_ref(&cli.target, &config).map_err(|e| eyre!("{e}"))?;
+    let auth = crate::connect::auth(&cli.target).map_err(|e| eyre!("{e}"))?;
+    auth.verify(std::time::Duration::from_secs(20))
+        .await
+        .map_err(|e| eyre!("{e}"))?;
+    let gke = Gke::connect(auth, cli.target.gke_endpoint.as_deref())
+        .await
+        .map_err(|e| eyre!("{e}"))?;
+    let info = TargetInfo {
+        place: format!("{}/{}", target.project, target.location),
+        cluster: target.name.clone(),
+        managed: true,
+        unmanaged_reason: None,
+        simulated: false,
+    };
+    Ok(Session {
+        backend: Backend::Gke {
+            gke: Arc::new(gke),
+            target,
+            poll: PollPolicy::default(),
+        },
+        config,
+        info,
+        _sim: None,
+    })
+}
+
+async fn open_sim(cli: &Cli, config: Config) -> Result<Session> {
+    let base = crate::k8s::logs::state_dir()
+        .ok_or_else(|| eyre!("no state directory: set HOME or XDG_STATE_HOME"))?;
+    let dir = base.join("sim").join(std::process::id().to_string());
+    let cloud = SimCloud::start(SimOptions {
+        state_dir: Some(dir.clone()),
+        time_scale: cli.time_scale,
+        ..Default::default()
+    })
+    .await
+    .wrap_err("could not start the simulated cloud")?;
+    let auth = Auth::token_file(&dir.join("token")).map_err(|e| eyre!("{e}"))?;
+    // The simulator answers fast and never throttles for real: poll it at its own pace.
+    let factor = cli.time_scale.clamp(0.001, 1.0);
+    let gke = Gke::connect(auth, Some(cloud.gke_endpoint()))
+        .await
+        .map_err(|e| eyre!("{e}"))?
+        .with_retry(RetryPolicy::scaled(factor));
+    let target = ClusterRef::new(DEMO_PROJECT, DEMO_LOCATION, &config.cluster.name);
+    let info = TargetInfo {
+        place: format!("{DEMO_PROJECT}/{DEMO_LOCATION}"),
+        cluster: config.cluster.name.clone(),
+        managed: true,
+        unmanaged_reason: None,
+        simulated: true,
+    };
+    Ok(Session {
+        backend: Backend::Gke {
+            gke: Arc::new(gke),
+            target,
+            poll: PollPolicy::scaled(factor),
+        },
+        config,
+        info,
+        _sim: Some(cloud),
+    })
+}

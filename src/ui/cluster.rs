@@ -1,0 +1,145 @@
+//! The cluster pane: name, place, status, progress of an operation, pools and endpoint.
+
+use ratatui::Frame;
+use ratatui::layout::Rect;
+use ratatui::text::{Line, Span};
+use ratatui::widgets::Paragraph;
+
+use super::theme::Theme;
+use super::widgets::{duration, pane};
+use crate::app::cluster::ClusterPhase;
+use crate::app::{Action, App};
+
+pub fn draw(frame: &mut Frame, area: Rect, app: &App, theme: &Theme) {
+    let view = &app.cluster;
+    let place = view
+        .target
+        .as_ref()
+        .map(|t| t.place.clone())
+        .unwrap_or_default();
+    let status = view
+        .summary
+        .as_ref()
+        .map(|s| s.status.clone())
+        .unwrap_or_else(|| "…".into());
+    let shown_status = match view.phase() {
+        ClusterPhase::NotCreated => "NOT CREATED".to_string(),
+        ClusterPhase::Deleting => "DELETING".to_string(),
+        ClusterPhase::Checking => "checking…".to_string(),
+        _ => status.clone(),
+    };
+    let mut title = vec![
+        Span::styled(format!(" {} ", view.name()), theme.title()),
+        Span::styled(place, theme.dim()),
+        Span::raw(" "),
+        Span::styled(format!("{shown_status} "), theme.status(&status)),
+    ];
+    if view.target.as_ref().is_some_and(|t| t.simulated) {
+        title.push(Span::styled("(simulated) ", theme.dim()));
+    }
+    let width = area.width.saturating_sub(2) as usize;
+    let mut lines = Vec::new();
+    if let Some(s) = &view.summary
+        && s.status != "NOT_FOUND"
+    {
+        let pools: Vec<String> = s
+            .node_pools
+            .iter()
+            .map(|p| {
+                let gpu = p
+                    .accelerator
+                    .as_ref()
+                    .map(|a| format!(" +{a}"))
+                    .unwrap_or_default();
+                format!(
+                    "{}: {}×{}{gpu}",
+                    p.name, p.initial_node_count, p.machine_type
+                )
+            })
+            .collect();
+        lines.push(Line::from(vec![
+            Span::raw(format!("{} nodes", s.node_count)),
+            Span::styled("  ·  ", theme.dim()),
+            Span::raw(pools.join(", ")),
+            Span::styled("  ·  ", theme.dim()),
+            Span::raw(if s.version.is_empty() {
+                "-".to_string()
+            } else {
+                format!("v{}", s.version)
+            }),
+            Span::styled("  ·  ", theme.dim()),
+            Span::raw(if s.endpoint.is_empty() {
+                "no endpoint yet".to_string()
+            } else {
+                s.endpoint.clone()
+            }),
+        ]));
+    }
+    if let Some(p) = &view.progress {
+        let bar_width = 12usize;
+        let filled = (p.fraction() * bar_width as f64).round() as usize;
+        let stage = p
+            .stage
+            .as_ref()
+            .map(|s| format!("{}/{} {}", s.index, s.total, s.name))
+            .unwrap_or_else(|| p.status.clone());
+        let detail = if p.detail.is_empty() {
+            String::new()
+        } else {
+            format!(" — {}", p.detail)
+        };
+        lines.push(Line::from(vec![
+            Span::styled(format!("{} ", p.kind.as_str()), theme.busy()),
+            Span::styled("█".repeat(filled), theme.busy()),
+            Span::styled("░".repeat(bar_width - filled.min(bar_width)), theme.dim()),
+            Span::raw(format!(" {stage}{detail} · {}", duration(p.elapsed_now()))),
+        ]));
+    } else {
+        match view.phase() {
+            ClusterPhase::NotCreated => {
+                let c = &app.config.cluster;
+                let keys = app.keymap.keys_for(Action::CreateCluster);
+                lines.push(Line::from(vec![
+                    Span::raw("Not created. Press "),
+                    Span::styled(keys, theme.key()),
+                    Span::raw(format!(
+                        " to create it ({} × {}).",
+                        c.node_count, c.machine_type
+                    )),
+                ]));
+            }
+            ClusterPhase::Error => {
+                let msg = view
+                    .summary
+                    .as_ref()
+                    .map(|s| s.status_message.clone())
+                    .unwrap_or_default();
+                lines.push(Line::styled(msg, theme.bad()));
+            }
+            _ => {}
+        }
+    }
+    if let Some(e) = &view.last_error
+        && lines.len() < 2
+    {
+        lines.push(Line::styled(e.clone(), theme.bad()));
+    }
+    let lines: Vec<Line> = lines.into_iter().map(|l| truncate_line(l, width)).collect();
+    let block = pane(Line::from(title), false, theme);
+    frame.render_widget(Paragraph::new(lines).block(block), area);
+}
+
+/// Cuts a line to width; the rest is not drawn (it would only wrap into the next pane).
+pub fn truncate_line(line: Line<'_>, width: usize) -> Line<'_> {
+    let mut left = width;
+    let mut spans = Vec::new();
+    for span in line.spans {
+        if left == 0 {
+            break;
+        }
+        let text = super::widgets::fit(&span.content, left);
+        left = left.saturating_sub(unicode_width::UnicodeWidthStr::width(text.as_str()));
+        spans.push(Span::styled(text, span.style));
+    }
+    Line::from(spans)
+}

@@ -1,0 +1,104 @@
+//! The Job pane: every attempt, its status, failures used of backoffLimit, start and duration.
+
+use ratatui::Frame;
+use ratatui::layout::Rect;
+use ratatui::text::{Line, Span};
+use ratatui::widgets::Paragraph;
+
+use super::theme::Theme;
+use super::widgets::{col, pane};
+use crate::app::{App, Focus};
+use crate::k8s::status::AttemptPhase;
+
+fn phase_word(p: AttemptPhase) -> &'static str {
+    match p {
+        AttemptPhase::Pending => "Pending",
+        AttemptPhase::Running => "Running",
+        AttemptPhase::Succeeded => "Succeeded",
+        AttemptPhase::Failed => "Failed",
+    }
+}
+
+pub fn draw(frame: &mut Frame, area: Rect, app: &App, theme: &Theme, now: jiff::Timestamp) {
+    let attempts = app.jobs.attempts();
+    let current = app.jobs.current().map(|a| a.name.clone());
+    let width = area.width.saturating_sub(2) as usize;
+    let rows = area.height.saturating_sub(2) as usize;
+    let backoff = app.config.job.backoff_limit;
+    let mut lines: Vec<Line> = Vec::new();
+    if attempts.is_empty() {
+        let hint = if app.connected {
+            "No attempt yet: press l to launch."
+        } else {
+            "Waiting for the cluster…"
+        };
+        lines.push(Line::styled(hint, theme.dim()));
+    }
+    // Keep the current attempt in view.
+    let at = app.jobs.current_index().unwrap_or(0);
+    let skip = (at + 1).saturating_sub(rows);
+    // Narrow: name, status, failures; from 44 columns the time it took too.
+    let roomy = width >= 44;
+    let name_w = width
+        .saturating_sub(if roomy { 26 } else { 17 })
+        .clamp(6, 40);
+    for a in attempts.iter().skip(skip).take(rows) {
+        let status = if a.deleting {
+            "Deleting"
+        } else {
+            phase_word(a.status)
+        };
+        let fails = format!("{}/{}", a.failed, backoff);
+        let took = match (a.start_time, a.completion_time) {
+            (Some(s), Some(e)) => super::widgets::duration(std::time::Duration::from_secs(
+                (e - s).get_seconds().max(0) as u64,
+            )),
+            (Some(s), None) => super::widgets::age(Some(s), now),
+            _ => "-".into(),
+        };
+        let mut spans = vec![
+            Span::raw(col(&a.name, name_w)),
+            Span::raw(" "),
+            Span::styled(col(status, 9), theme.status(status)),
+            Span::raw(" "),
+            Span::styled(
+                col(&fails, 5),
+                if a.failed as u32 > backoff {
+                    theme.bad()
+                } else {
+                    theme.dim()
+                },
+            ),
+        ];
+        if roomy {
+            spans.push(Span::raw(" "));
+            spans.push(Span::raw(col(&took, 7)));
+        }
+        if let Some(reason) = &a.reason
+            && roomy
+            && width > name_w + 26 + 4
+        {
+            spans.push(Span::styled(format!(" {reason}"), theme.status(reason)));
+        }
+        let mut line = Line::from(spans);
+        if current.as_deref() == Some(a.name.as_str()) && app.focus == Focus::Jobs {
+            line = line.style(theme.selected());
+        }
+        lines.push(super::cluster::truncate_line(line, width));
+    }
+    let title = Line::from(vec![
+        Span::styled(format!(" Job {} ", app.config.job.name), theme.title()),
+        Span::styled(
+            if area.width >= 46 {
+                "status fails took "
+            } else {
+                "status fails "
+            },
+            theme.dim(),
+        ),
+    ]);
+    frame.render_widget(
+        Paragraph::new(lines).block(pane(title, app.focus == Focus::Jobs, theme)),
+        area,
+    );
+}

@@ -1,0 +1,209 @@
+//! The logs pane: the followed pod's (or every pod's, merged) live tail. Only the lines in view
+//! are laid out, so a frame costs the same with ten lines held or a hundred thousand.
+
+use ratatui::Frame;
+use ratatui::layout::Rect;
+use ratatui::style::Style;
+use ratatui::text::{Line, Span};
+use ratatui::widgets::Paragraph;
+use unicode_width::UnicodeWidthStr;
+
+use super::theme::Theme;
+use super::widgets::{fit, pane};
+use crate::app::logs::{Entry, LogView};
+use crate::app::{App, Focus};
+
+pub fn draw(frame: &mut Frame, area: Rect, app: &App, theme: &Theme) {
+    let view = &app.logs;
+    let width = area.width.saturating_sub(2) as usize;
+    let rows = area.height.saturating_sub(2) as usize;
+    let lines = visible_lines(view, width, rows, theme);
+    let mut title = vec![
+        Span::styled(format!(" Logs {} ", view.source_label()), theme.title()),
+        Span::styled(format!("{} lines ", view.received), theme.dim()),
+        if view.follow {
+            Span::styled("follow ", theme.good())
+        } else {
+            Span::styled(format!("paused ↑{} ", view.scroll), theme.busy())
+        },
+    ];
+    if view.wrap {
+        title.push(Span::styled("wrap ", theme.dim()));
+    }
+    if let Some(q) = &view.search {
+        title.push(Span::styled(format!("/{q} "), theme.highlight()));
+    }
+    if let Some(dir) = &view.saved_to {
+        let room =
+            width.saturating_sub(title.iter().map(|s| s.content.width()).sum::<usize>() + 10);
+        if room > 12 {
+            title.push(Span::styled(format!("→ {} ", fit(dir, room)), theme.dim()));
+        }
+    }
+    let block = pane(Line::from(title), app.focus == Focus::Logs, theme);
+    frame.render_widget(Paragraph::new(lines).block(block), area);
+    if let Some(typed) = &view.typing {
+        let prompt = Rect {
+            x: area.x + 1,
+            y: area.y + area.height.saturating_sub(2),
+            width: area.width.saturating_sub(2),
+            height: 1,
+        };
+        let text = Line::from(vec![
+            Span::styled("/", theme.key()),
+            Span::raw(typed.clone()),
+            Span::styled("█", theme.dim()),
+        ]);
+        frame.render_widget(Paragraph::new(text), prompt);
+    }
+}
+
+/// The lines that fill the pane, bottom-up from the line at the bottom of the view.
+fn visible_lines<'a>(view: &'a LogView, width: usize, rows: usize, theme: &Theme) -> Vec<Line<'a>> {
+    if view.lines.is_empty() {
+        let text = match &view.source {
+            None => "No logs yet.".to_string(),
+            Some(_) => "Waiting for the first line…".to_string(),
+        };
+        return vec![Line::styled(text, theme.dim())];
+    }
+    let merged = view.source.as_ref().is_some_and(|s| s.pod.is_none());
+    let query = view
+        .search
+        .as_ref()
+        .map(|q| q.to_lowercase())
+        .filter(|q| !q.is_empty());
+    let mut out: Vec<Line> = Vec::with_capacity(rows);
+    let bottom = view.bottom_index();
+    for i in (0..=bottom).rev() {
+        if out.len() >= rows {
+            break;
+        }
+        let entry = &view.lines[i];
+        let mut spans = prefix(view, entry, merged, theme);
+        let used: usize = spans.iter().map(|s| s.content.width()).sum();
+        let room = width.saturating_sub(used).max(1);
+        if view.wrap {
+            let pieces = wrap(&entry.text, room);
+            let mut wrapped: Vec<Line> = Vec::new();
+            for (n, piece) in pieces.into_iter().enumerate() {
+                let mut line_spans = if n == 0 {
+                    std::mem::take(&mut spans)
+                } else {
+                    vec![Span::raw(" ".repeat(used))]
+                };
+                line_spans.extend(highlight(piece, query.as_deref(), theme));
+                wrapped.push(Line::from(line_spans));
+            }
+            for line in wrapped.into_iter().rev() {
+                if out.len() < rows {
+                    out.push(line);
+                }
+            }
+        } else {
+            let cut = if entry.text.width() > room {
+                fit(&entry.text, room)
+            } else {
+                entry.text.clone()
+            };
+            spans.extend(highlight(cut, query.as_deref(), theme));
+            out.push(Line::from(spans));
+        }
+    }
+    out.reverse();
+    out
+}
+
+fn prefix<'a>(view: &'a LogView, entry: &'a Entry, merged: bool, theme: &Theme) -> Vec<Span<'a>> {
+    let mut spans = Vec::new();
+    if view.timestamps {
+        spans.push(Span::styled(
+            format!("{} ", entry.time.as_deref().unwrap_or("--:--:--.---")),
+            theme.dim(),
+        ));
+    }
+    if merged {
+        let pod = view
+            .pods
+            .get(entry.pod as usize)
+            .map(String::as_str)
+            .unwrap_or("?");
+        let attempt = view
+            .source
+            .as_ref()
+            .map(|s| s.attempt.as_str())
+            .unwrap_or("");
+        let name = super::pods::short_name(pod, attempt);
+        spans.push(Span::styled(
+            format!("[{}] ", short_pod(name)),
+            theme.pod(entry.pod),
+        ));
+    }
+    spans
+}
+
+/// A pod's name without the Job's prefix when it is long: `…-0-x7k2p`.
+fn short_pod(pod: &str) -> String {
+    if pod.len() <= 24 {
+        return pod.to_string();
+    }
+    let tail: String = pod
+        .chars()
+        .rev()
+        .take(14)
+        .collect::<Vec<_>>()
+        .into_iter()
+        .rev()
+        .collect();
+    format!("…{tail}")
+}
+
+fn wrap(text: &str, width: usize) -> Vec<String> {
+    let mut pieces = Vec::new();
+    let mut current = String::new();
+    let mut used = 0;
+    for c in text.chars() {
+        let w = unicode_width::UnicodeWidthChar::width(c).unwrap_or(0);
+        if used + w > width && !current.is_empty() {
+            pieces.push(std::mem::take(&mut current));
+            used = 0;
+        }
+        current.push(c);
+        used += w;
+    }
+    pieces.push(current);
+    pieces
+}
+
+/// Splits text into spans with every (case-insensitive) match of the query highlighted.
+fn highlight<'a>(text: String, query: Option<&str>, theme: &Theme) -> Vec<Span<'a>> {
+    let Some(q) = query else {
+        return vec![Span::raw(text)];
+    };
+    let lower = text.to_lowercase();
+    // Lower-casing can change byte lengths (rare scripts): then show the line plain.
+    if lower.len() != text.len() {
+        return vec![Span::raw(text)];
+    }
+    let mut spans = Vec::new();
+    let mut at = 0;
+    while let Some(found) = lower[at..].find(q) {
+        let start = at + found;
+        let end = start + q.len();
+        if !text.is_char_boundary(start) || !text.is_char_boundary(end) {
+            break;
+        }
+        if start > at {
+            spans.push(Span::raw(text[at..start].to_string()));
+        }
+        spans.push(Span::styled(
+            text[start..end].to_string(),
+            theme.highlight(),
+        ));
+        at = end;
+    }
+    if at < text.len() {
+        spans.push(Span::styled(text[at..].to_string(), Style::new()));
+    }
+    spans
+}

@@ -1,0 +1,98 @@
+//! Drawing: a pure function of `App`. A compact layout fits every pane in 80×24; from 120
+//! columns and 40 rows the logs get a column of their own.
+
+mod cluster;
+mod events;
+mod jobs;
+mod logs;
+mod overlay;
+mod pods;
+mod status;
+pub mod theme;
+mod widgets;
+
+use ratatui::Frame;
+use ratatui::layout::{Constraint, Layout, Rect};
+
+use crate::app::{App, Overlay};
+pub use pods::status_word;
+use theme::Theme;
+
+/// The rectangles of each pane for a screen size.
+struct Areas {
+    cluster: Rect,
+    jobs: Rect,
+    pods: Rect,
+    logs: Rect,
+    events: Rect,
+    status: Rect,
+}
+
+fn layout(area: Rect) -> Areas {
+    let [main, status] = Layout::vertical([Constraint::Min(0), Constraint::Length(1)]).areas(area);
+    if area.width >= 120 && area.height >= 40 {
+        let [cluster, body] =
+            Layout::vertical([Constraint::Length(4), Constraint::Min(0)]).areas(main);
+        let [left, logs] =
+            Layout::horizontal([Constraint::Percentage(45), Constraint::Percentage(55)])
+                .areas(body);
+        let [jobs, pods, events] = Layout::vertical([
+            Constraint::Length(8),
+            Constraint::Min(6),
+            Constraint::Length(12),
+        ])
+        .areas(left);
+        return Areas {
+            cluster,
+            jobs,
+            pods,
+            logs,
+            events,
+            status,
+        };
+    }
+    let events_rows = if area.height >= 30 { 6 } else { 4 };
+    let lists_rows = if area.height >= 30 { 9 } else { 7 };
+    let [cluster, lists, logs, events] = Layout::vertical([
+        Constraint::Length(4),
+        Constraint::Length(lists_rows),
+        Constraint::Min(3),
+        Constraint::Length(events_rows),
+    ])
+    .areas(main);
+    let jobs_width = if area.width >= 100 { 46 } else { 34 };
+    let [jobs, pods] =
+        Layout::horizontal([Constraint::Length(jobs_width), Constraint::Min(0)]).areas(lists);
+    Areas {
+        cluster,
+        jobs,
+        pods,
+        logs,
+        events,
+        status,
+    }
+}
+
+/// Draws the whole screen. `now` is passed in so a frame is a pure function of its inputs.
+pub fn draw(frame: &mut Frame, app: &App, theme: &Theme, now: jiff::Timestamp) {
+    let areas = layout(frame.area());
+    cluster::draw(frame, areas.cluster, app, theme);
+    jobs::draw(frame, areas.jobs, app, theme, now);
+    pods::draw(frame, areas.pods, app, theme, now);
+    logs::draw(frame, areas.logs, app, theme);
+    events::draw(frame, areas.events, app, theme, now);
+    status::draw(frame, areas.status, app, theme);
+    match &app.overlay {
+        Some(Overlay::Help) => overlay::help(frame, app, theme),
+        Some(Overlay::Confirm(dialog)) => overlay::confirm(frame, dialog, theme),
+        None => {}
+    }
+}
+
+/// Rows the logs pane has for lines at a screen size (for paging).
+pub fn log_rows(width: u16, height: u16) -> usize {
+    layout(Rect::new(0, 0, width, height))
+        .logs
+        .height
+        .saturating_sub(2) as usize
+}

@@ -1,0 +1,120 @@
+//! The pods pane: the current attempt's pods with phase, readiness, restarts, node, age, and
+//! why when waiting or terminated.
+
+use ratatui::Frame;
+use ratatui::layout::Rect;
+use ratatui::text::{Line, Span};
+use ratatui::widgets::Paragraph;
+
+use super::theme::Theme;
+use super::widgets::{age, col, pane};
+use crate::app::{App, Focus};
+use crate::k8s::status::PodSummary;
+
+/// What the STATUS column says: the reason when there is one, as kubectl does.
+pub fn status_word(p: &PodSummary) -> String {
+    if p.deleting {
+        return "Terminating".into();
+    }
+    match (&p.reason, p.exit_code) {
+        (Some(r), Some(code)) if r == "Error" => format!("Error({code})"),
+        (Some(r), _) => r.clone(),
+        (None, Some(code)) if code != 0 => format!("ExitCode:{code}"),
+        _ => p.phase.clone(),
+    }
+}
+
+/// A pod's name without its attempt's prefix (the pane's title names the attempt).
+pub fn short_name<'a>(pod: &'a str, attempt: &str) -> &'a str {
+    match pod
+        .strip_prefix(attempt)
+        .and_then(|rest| rest.strip_prefix('-'))
+    {
+        Some(rest) if !rest.is_empty() && !attempt.is_empty() => rest,
+        _ => pod,
+    }
+}
+
+pub fn draw(frame: &mut Frame, area: Rect, app: &App, theme: &Theme, now: jiff::Timestamp) {
+    let pods = app.jobs.pods();
+    let width = area.width.saturating_sub(2) as usize;
+    let rows = area.height.saturating_sub(2) as usize;
+    let selected = app.jobs.selected_pod().map(|p| p.name.clone());
+    let wide = width >= 90;
+    let name_w = if wide {
+        34
+    } else {
+        width.saturating_sub(30).clamp(8, 30)
+    };
+    let attempt = app
+        .jobs
+        .current()
+        .map(|a| a.name.clone())
+        .unwrap_or_default();
+    let mut lines = vec![Line::styled(
+        format!(
+            "{}{}{}{}{}",
+            col("NAME", name_w + 1),
+            col("READY", 6),
+            col("STATUS", 17),
+            col("RST", 4),
+            if wide {
+                format!("{}AGE", col("NODE", 30))
+            } else {
+                "AGE".into()
+            }
+        ),
+        theme.dim(),
+    )];
+    let at = app.jobs.selected_pod_index().unwrap_or(0);
+    let body = rows.saturating_sub(1);
+    let skip = (at + 1).saturating_sub(body);
+    for p in pods.iter().skip(skip).take(body) {
+        let status = status_word(p);
+        let ready = if p.phase == "Running" && !p.terminated {
+            "1/1"
+        } else {
+            "0/1"
+        };
+        let mut spans = vec![
+            Span::raw(col(
+                if wide {
+                    &p.name
+                } else {
+                    short_name(&p.name, &attempt)
+                },
+                name_w,
+            )),
+            Span::raw(" "),
+            Span::raw(col(ready, 6)),
+            Span::styled(
+                col(&status, 17),
+                theme.status(p.reason.as_deref().unwrap_or(&p.phase)),
+            ),
+            Span::raw(col(&p.restarts.to_string(), 4)),
+        ];
+        if wide {
+            spans.push(Span::styled(
+                col(p.node.as_deref().unwrap_or("<none>"), 30),
+                theme.dim(),
+            ));
+        }
+        spans.push(Span::raw(age(p.created, now)));
+        let mut line = Line::from(spans);
+        if selected.as_deref() == Some(p.name.as_str()) && app.focus == Focus::Pods {
+            line = line.style(theme.selected());
+        }
+        lines.push(super::cluster::truncate_line(line, width));
+    }
+    if pods.is_empty() {
+        lines.push(Line::styled("no pods", theme.dim()));
+    }
+    let title = Line::from(vec![
+        Span::styled(format!(" Pods {attempt} "), theme.title()),
+        Span::styled(format!("{} ", pods.len()), theme.dim()),
+    ]);
+    frame.render_widget(
+        Paragraph::new(lines).block(pane(title, app.focus == Focus::Pods, theme)),
+        area,
+    );
+}

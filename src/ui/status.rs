@@ -1,0 +1,90 @@
+//! The status bar: where Gantry works, READ-ONLY, the last notice or error, and key hints.
+
+use ratatui::Frame;
+use ratatui::layout::Rect;
+use ratatui::text::{Line, Span};
+use ratatui::widgets::Paragraph;
+
+use super::theme::Theme;
+use super::widgets::fit;
+use crate::app::{Action, App, Level};
+
+const HINTS: [(Action, &str); 6] = [
+    (Action::CreateCluster, "create"),
+    (Action::Launch, "launch"),
+    (Action::Retry, "retry"),
+    (Action::Search, "search"),
+    (Action::Help, "help"),
+    (Action::Quit, "quit"),
+];
+
+pub fn draw(frame: &mut Frame, area: Rect, app: &App, theme: &Theme) {
+    let width = area.width as usize;
+    let mut spans = Vec::new();
+    if app.read_only {
+        spans.push(Span::styled(" READ-ONLY ", theme.badge()));
+        spans.push(Span::raw(" "));
+    }
+    let message = match (&app.trouble, &app.notice) {
+        (Some(t), _) => Some(Span::styled(format!("⚠ {t}"), theme.busy())),
+        (None, Some(n)) => Some(Span::styled(
+            n.text.clone(),
+            match n.level {
+                Level::Info => theme.good(),
+                Level::Warning => theme.busy(),
+                Level::Error => theme.bad(),
+            },
+        )),
+        (None, None) => None,
+    };
+    let hints: Vec<Span> = HINTS
+        .iter()
+        .filter(|(a, _)| !(app.read_only && a.mutates()))
+        .flat_map(|(a, label)| {
+            [
+                Span::styled(app.keymap.keys_for(*a), theme.key()),
+                Span::styled(format!(" {label}  "), theme.dim()),
+            ]
+        })
+        .collect();
+    let hints_width: usize = hints
+        .iter()
+        .map(|s| unicode_width::UnicodeWidthStr::width(s.content.as_ref()))
+        .sum();
+    let used: usize = spans
+        .iter()
+        .map(|s| unicode_width::UnicodeWidthStr::width(s.content.as_ref()))
+        .sum();
+    match message {
+        Some(m) => {
+            // The message comes first; hints take what room is left.
+            let room = width.saturating_sub(used + 1);
+            let text = fit(&m.content, room);
+            let left =
+                room.saturating_sub(unicode_width::UnicodeWidthStr::width(text.as_str()) + 2);
+            spans.push(Span::styled(text, m.style));
+            if left >= hints_width {
+                spans.push(Span::raw("  "));
+                spans.extend(hints);
+            }
+        }
+        None => {
+            let context = app
+                .cluster
+                .target
+                .as_ref()
+                .map(|t| t.place.clone())
+                .unwrap_or_default();
+            spans.push(Span::styled(
+                fit(&context, width.saturating_sub(used + hints_width + 2)),
+                theme.dim(),
+            ));
+            spans.push(Span::raw("  "));
+            spans.extend(hints);
+        }
+    }
+    frame.render_widget(
+        Paragraph::new(super::cluster::truncate_line(Line::from(spans), width)),
+        area,
+    );
+}

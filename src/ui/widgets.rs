@@ -1,0 +1,56 @@
+//! Small pieces every pane uses: bordered blocks, text cut to width, ages.
+
+use ratatui::text::Line;
+use ratatui::widgets::{Block, Borders};
+use unicode_width::UnicodeWidthStr;
+
+use super::theme::Theme;
+
+pub fn pane<'a>(title: Line<'a>, focused: bool, theme: &Theme) -> Block<'a> {
+    Block::default()
+        .borders(Borders::ALL)
+        .border_style(if focused {
+            theme.focused_border()
+        } else {
+            theme.border()
+        })
+        .title(title)
+}
+
+/// Text cut to a display width, with an ellipsis when cut.
+pub fn fit(text: &str, width: usize) -> String {
+    if text.width() <= width {
+        return text.to_string();
+    }
+    let mut out = String::new();
+    let mut used = 0;
+    for c in text.chars() {
+        let w = unicode_width::UnicodeWidthChar::width(c).unwrap_or(0);
+        if used + w + 1 > width {
+            break;
+        }
+        out.push(c);
+        used += w;
+    }
+    out.push('…');
+    out
+}
+
+/// Padded (or cut) to exactly `width` columns.
+pub fn col(text: &str, width: usize) -> String {
+    let cut = fit(text, width);
+    let pad = width.saturating_sub(cut.width());
+    format!("{cut}{}", " ".repeat(pad))
+}
+
+/// Age as kubectl prints it, from a timestamp.
+pub fn age(since: Option<jiff::Timestamp>, now: jiff::Timestamp) -> String {
+    match since {
+        Some(t) => crate::sim::kube::meta::human_duration((now - t).get_seconds()),
+        None => "-".into(),
+    }
+}
+
+pub fn duration(d: std::time::Duration) -> String {
+    crate::sim::kube::meta::human_duration(d.as_secs() as i64)
+}
