@@ -4,7 +4,7 @@
 
 mod common;
 
-use std::time::Duration;
+use std::collections::HashMap;
 
 use gantry::cli::JobOverrides;
 use gantry::config::JobConfig;
@@ -12,11 +12,26 @@ use gantry::k8s::logs::{LogTail, StreamEnd, TailEvent, TailOptions, TailTarget};
 use gantry::k8s::status::{AttemptPhase, EventSummary, JobSummary, PodSummary};
 use gantry::k8s::watch::{Change, JobWatchEvent, spawn_job_watchers};
 use gantry::k8s::{self, manifest};
+use gantry::sim::SimCloud;
+use gantry::sim::cloud::{DEMO_LOCATION, DEMO_PROJECT};
+use gantry::sim::kube::cluster::ClusterSpec;
 use k8s_openapi::api::batch::v1::Job;
 use k8s_openapi::api::core::v1::{Pod, Service};
 use kube::api::{Api, ListParams};
 use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
+
+fn client_for(cloud: &SimCloud, endpoint: &str) -> kube::Client {
+    let mut config = kube::Config::new(format!("https://{endpoint}").parse().unwrap());
+    let der = rustls_pemfile::certs(&mut cloud.ca_pem().as_bytes())
+        .next()
+        .unwrap()
+        .unwrap();
+    config.root_cert = Some(vec![der.to_vec()]);
+    config.auth_info.token = Some(cloud.token().into());
+    config.default_namespace = "default".into();
+    kube::Client::try_from(config).unwrap()
+}
 
 fn job_config(name: &str, env: &[(&str, &str)]) -> JobConfig {
     let mut cfg = JobConfig {
@@ -30,54 +45,74 @@ fn job_config(name: &str, env: &[(&str, &str)]) -> JobConfig {
     cfg
 }
 
+/// The watchers' events folded into the latest view, as the TUI would keep it.
 struct Watch {
     rx: mpsc::Receiver<JobWatchEvent>,
+    jobs: HashMap<String, JobSummary>,
+    pods: HashMap<String, PodSummary>,
+    events: Vec<EventSummary>,
     _cancel: tokio_util::sync::DropGuard,
 }
 
 fn watch(client: &kube::Client, cfg: &JobConfig) -> Watch {
     let (tx, rx) = mpsc::channel(256);
     let cancel = CancellationToken::new();
-    let set = spawn_job_watchers(client.clone(), cfg, tx, cancel.clone());
-    std::mem::forget(set.len());
-    // The JoinSet would abort the tasks when dropped: keep them running detached.
-    tokio::spawn(async move {
-        let mut set = set;
-        while set.join_next().await.is_some() {}
-    });
+    let mut set = spawn_job_watchers(client.clone(), cfg, tx, cancel.clone());
+    // The JoinSet aborts its tasks when dropped: let them run until cancelled.
+    tokio::spawn(async move { while set.join_next().await.is_some() {} });
     Watch {
         rx,
+        jobs: HashMap::new(),
+        pods: HashMap::new(),
+        events: Vec::new(),
         _cancel: cancel.drop_guard(),
     }
 }
 
 impl Watch {
+    async fn next(&mut self) {
+        match self.rx.recv().await.expect("watchers run") {
+            JobWatchEvent::Job(Change::Applied(j) | Change::Listed(j)) => {
+                self.jobs.insert(j.name.clone(), j);
+            }
+            JobWatchEvent::Job(Change::Deleted(j)) => {
+                self.jobs.remove(&j.name);
+            }
+            JobWatchEvent::Pod(Change::Applied(p) | Change::Listed(p)) => {
+                self.pods.insert(p.name.clone(), p);
+            }
+            JobWatchEvent::Pod(Change::Deleted(p)) => {
+                self.pods.remove(&p.name);
+            }
+            JobWatchEvent::Event(Change::Applied(e) | Change::Listed(e)) => self.events.push(e),
+            _ => {}
+        }
+    }
+
     async fn job_until(&mut self, pred: impl Fn(&JobSummary) -> bool) -> JobSummary {
         loop {
-            match self.rx.recv().await.expect("watchers run") {
-                JobWatchEvent::Job(Change::Applied(j) | Change::Listed(j)) if pred(&j) => return j,
-                _ => {}
+            if let Some(j) = self.jobs.values().find(|j| pred(j)) {
+                return j.clone();
             }
+            self.next().await;
         }
     }
 
     async fn pod_until(&mut self, pred: impl Fn(&PodSummary) -> bool) -> PodSummary {
         loop {
-            match self.rx.recv().await.expect("watchers run") {
-                JobWatchEvent::Pod(Change::Applied(p) | Change::Listed(p)) if pred(&p) => return p,
-                _ => {}
+            if let Some(p) = self.pods.values().find(|p| pred(p)) {
+                return p.clone();
             }
+            self.next().await;
         }
     }
 
     async fn event_until(&mut self, pred: impl Fn(&EventSummary) -> bool) -> EventSummary {
         loop {
-            match self.rx.recv().await.expect("watchers run") {
-                JobWatchEvent::Event(Change::Applied(e) | Change::Listed(e)) if pred(&e) => {
-                    return e;
-                }
-                _ => {}
+            if let Some(e) = self.events.iter().find(|e| pred(e)) {
+                return e.clone();
             }
+            self.next().await;
         }
     }
 }
@@ -277,8 +312,20 @@ async fn image_pull_backoff_and_failed_scheduling_are_reported() {
 
 #[tokio::test]
 async fn oom_killed_then_retry_with_more_memory_succeeds() {
-    let cloud = common::cloud_with_cluster().await;
-    let client = common::kube_client(&cloud);
+    // 8Gi does not fit the seed's n1-standard-1 nodes: a cluster of bigger ones.
+    let cloud = common::cloud_with(gantry::sim::SimOptions {
+        time_scale: 0.01,
+        ..Default::default()
+    })
+    .await;
+    let mut spec = ClusterSpec::seed(DEMO_PROJECT, DEMO_LOCATION, "big-nodes");
+    spec.node_pools[0].machine_type = "e2-standard-4".into();
+    cloud.gke().create_running(spec).await.unwrap();
+    let endpoint = cloud
+        .cluster(DEMO_PROJECT, DEMO_LOCATION, "big-nodes")
+        .unwrap()
+        .endpoint();
+    let client = client_for(&cloud, &endpoint);
     let mut cfg = job_config(
         "ml-training-job",
         &[("SIM_OOM", "4Gi"), ("SIM_LOG_LINES", "10")],
@@ -405,5 +452,4 @@ async fn an_indexed_job_of_four_workers_logs_from_every_rank() {
     // Deleting every attempt takes the Service too.
     let deleted = k8s::delete(&client, &cfg, None).await.unwrap();
     assert_eq!(deleted.services, ["ml-training-job-workers"]);
-    let _ = Duration::ZERO;
 }

@@ -26,9 +26,9 @@ pub fn draw(frame: &mut Frame, area: Rect, app: &App, theme: &Theme, now: jiff::
             String::new()
         };
         let line = Line::from(vec![
-            Span::raw(col(&age(e.last_seen, now), 5)),
-            Span::styled(col(&e.reason, 18), style),
-            Span::raw(col(&format!("{}/{}", e.kind.to_lowercase(), e.object), 28)),
+            Span::raw(col(&age(e.last_seen, now), 6)),
+            Span::styled(col(&e.reason, 21), style),
+            Span::raw(col(&format!("{}/{}", e.kind.to_lowercase(), e.object), 26)),
             Span::raw(" "),
             Span::raw(format!("{}{count}", e.message)),
         ]);

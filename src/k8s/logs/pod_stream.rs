@@ -142,6 +142,8 @@ impl PodStream {
                     match self.container_done().await {
                         Ok(true) => last_pass = true,
                         Ok(false) => {
+                            self.reconnecting("the stream ended before the container did".into())
+                                .await;
                             if !self.pause(&mut backoff).await {
                                 return StreamEnd::Stopped;
                             }

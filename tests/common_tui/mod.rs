@@ -1,0 +1,500 @@
+//! Shared by the TUI tests: App states built from plain values (the events workers would send),
+//! with fixed timestamps so that what is drawn does not depend on the clock.
+#![allow(dead_code, clippy::unwrap_used, clippy::expect_used)]
+
+use std::time::Duration;
+
+use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
+use gantry::app::{App, Command, Event, Keymap, TargetInfo};
+use gantry::config::Config;
+use gantry::gke::summary::PoolSummary;
+use gantry::gke::{ClusterSummary, OperationKind, ProvisionEvent, Stage};
+use gantry::k8s::logs::{LogLine, TailEvent};
+use gantry::k8s::status::{AttemptPhase, EventSummary, JobSummary, PodSummary};
+use gantry::k8s::watch::{Change, JobWatchEvent};
+
+pub const CLUSTER: &str = "ml-gke-cluster";
+pub const PLACE: &str = "demo-project/us-central1-a";
+/// The first attempt keeps the Job's name; later ones get `-N`.
+pub const ATTEMPT_1: &str = "ml-training-job";
+pub const ATTEMPT_2: &str = "ml-training-job-2";
+pub const FAILED_PODS: [&str; 3] = [
+    "ml-training-job-7q2vd",
+    "ml-training-job-b8kfw",
+    "ml-training-job-zt5nm",
+];
+pub const POD_RUNNING: &str = "ml-training-job-2-4xk9p";
+pub const POD_IMAGE: &str = "ml-training-job-2-9fzq7";
+pub const POD_OOM: &str = "ml-training-job-2-m2c8d";
+pub const NODE: &str = "gke-ml-gke-cluster-default-pool-1a2b3c4d-x1y2";
+pub const LOGS_DIR: &str = "/home/op/.local/state/gantry/logs/ml-gke-cluster/ml-training-job-2";
+
+/// The `now` every frame is drawn at.
+pub fn now() -> jiff::Timestamp {
+    "2025-06-01T12:00:00Z".parse().unwrap()
+}
+
+/// A fixed time `secs` before `now()`.
+pub fn ago(secs: i64) -> Option<jiff::Timestamp> {
+    Some(now() - jiff::SignedDuration::from_secs(secs))
+}
+
+// ---------------------------------------------------------------------------------------------
+// Keys
+
+pub fn key(c: char) -> KeyEvent {
+    let modifiers = if c.is_ascii_uppercase() {
+        KeyModifiers::SHIFT
+    } else {
+        KeyModifiers::NONE
+    };
+    KeyEvent::new(KeyCode::Char(c), modifiers)
+}
+
+pub fn code(code: KeyCode) -> KeyEvent {
+    let modifiers = if code == KeyCode::BackTab {
+        KeyModifiers::SHIFT
+    } else {
+        KeyModifiers::NONE
+    };
+    KeyEvent::new(code, modifiers)
+}
+
+pub fn ctrl(c: char) -> KeyEvent {
+    KeyEvent::new(KeyCode::Char(c), KeyModifiers::CONTROL)
+}
+
+/// Presses each character in turn; returns every command asked for.
+pub fn type_text(app: &mut App, text: &str) -> Vec<Command> {
+    text.chars().flat_map(|c| app.on_key(key(c))).collect()
+}
+
+pub fn notice(app: &App) -> String {
+    app.notice
+        .as_ref()
+        .map(|n| n.text.clone())
+        .unwrap_or_default()
+}
+
+// ---------------------------------------------------------------------------------------------
+// Values the workers send
+
+pub fn target() -> TargetInfo {
+    TargetInfo {
+        place: PLACE.into(),
+        cluster: CLUSTER.into(),
+        managed: true,
+        unmanaged_reason: None,
+        simulated: false,
+    }
+}
+
+pub const CONTEXT_REASON: &str = "the cluster of context gke_demo_training is not managed by Gantry: create and delete it with its own tools";
+
+/// An existing cluster used through a kubeconfig context (`--context`).
+pub fn context_target() -> TargetInfo {
+    TargetInfo {
+        place: "context gke_demo_training".into(),
+        cluster: "gke_demo_training".into(),
+        managed: false,
+        unmanaged_reason: Some(CONTEXT_REASON.into()),
+        simulated: false,
+    }
+}
+
+pub fn cluster_summary(status: &str) -> ClusterSummary {
+    let up = status == "RUNNING";
+    ClusterSummary {
+        name: CLUSTER.into(),
+        project: "demo-project".into(),
+        location: "us-central1-a".into(),
+        status: status.into(),
+        status_message: String::new(),
+        node_count: if up { 3 } else { 0 },
+        machine_type: "n1-standard-1".into(),
+        endpoint: if up {
+            "34.118.12.7".into()
+        } else {
+            String::new()
+        },
+        version: "1.33.2-gke.1111000".into(),
+        node_version: "1.33.2-gke.1111000".into(),
+        node_pools: vec![PoolSummary {
+            name: "default-pool".into(),
+            status: if up { "RUNNING" } else { "PROVISIONING" }.into(),
+            machine_type: "n1-standard-1".into(),
+            initial_node_count: 3,
+            spot: false,
+            accelerator: None,
+            version: "1.33.2-gke.1111000".into(),
+        }],
+        locations: vec!["us-central1-a".into()],
+    }
+}
+
+pub fn not_found_summary() -> ClusterSummary {
+    ClusterSummary {
+        status: "NOT_FOUND".into(),
+        node_count: 0,
+        endpoint: String::new(),
+        version: String::new(),
+        node_version: String::new(),
+        node_pools: Vec::new(),
+        locations: Vec::new(),
+        ..cluster_summary("NOT_FOUND")
+    }
+}
+
+pub fn attempt(name: &str, number: u32, status: AttemptPhase) -> JobSummary {
+    JobSummary {
+        name: name.into(),
+        namespace: "default".into(),
+        attempt: Some(number),
+        status,
+        reason: None,
+        message: None,
+        active: 0,
+        ready: 0,
+        succeeded: 0,
+        failed: 0,
+        completions: None,
+        created: None,
+        start_time: None,
+        completion_time: None,
+        deleting: false,
+    }
+}
+
+/// Attempt 1: failed for good after three pods failed (backoffLimit 2).
+pub fn failed_attempt() -> JobSummary {
+    JobSummary {
+        reason: Some("BackoffLimitExceeded".into()),
+        message: Some("Job has reached the specified backoff limit".into()),
+        failed: 3,
+        created: ago(30 * 60),
+        start_time: ago(30 * 60),
+        completion_time: ago(22 * 60),
+        ..attempt(ATTEMPT_1, 1, AttemptPhase::Failed)
+    }
+}
+
+/// Attempt 2: running, with one pod running, one that cannot pull its image, one OOM-killed.
+pub fn running_attempt() -> JobSummary {
+    JobSummary {
+        active: 2,
+        ready: 1,
+        failed: 1,
+        created: ago(10 * 60),
+        start_time: ago(10 * 60),
+        ..attempt(ATTEMPT_2, 2, AttemptPhase::Running)
+    }
+}
+
+pub fn pod(name: &str, job: &str, phase: &str) -> PodSummary {
+    PodSummary {
+        name: name.into(),
+        namespace: "default".into(),
+        job: job.into(),
+        attempt: None,
+        index: None,
+        phase: phase.into(),
+        reason: None,
+        message: None,
+        exit_code: None,
+        restarts: 0,
+        node: Some(NODE.into()),
+        started: phase != "Pending",
+        terminated: phase == "Succeeded" || phase == "Failed",
+        created: None,
+        deleting: false,
+    }
+}
+
+pub fn failed_pods() -> Vec<PodSummary> {
+    FAILED_PODS
+        .iter()
+        .enumerate()
+        .map(|(i, name)| PodSummary {
+            reason: Some("Error".into()),
+            exit_code: Some(1),
+            attempt: Some(1),
+            created: ago(30 * 60 - 150 * i as i64),
+            ..pod(name, ATTEMPT_1, "Failed")
+        })
+        .collect()
+}
+
+pub fn running_pods() -> Vec<PodSummary> {
+    vec![
+        PodSummary {
+            attempt: Some(2),
+            created: ago(10 * 60),
+            ..pod(POD_RUNNING, ATTEMPT_2, "Running")
+        },
+        PodSummary {
+            attempt: Some(2),
+            reason: Some("ImagePullBackOff".into()),
+            message: Some(
+                "Back-off pulling image \"gcr.io/demo-project/ml-training-job:v2\"".into(),
+            ),
+            created: ago(9 * 60),
+            ..pod(POD_IMAGE, ATTEMPT_2, "Pending")
+        },
+        PodSummary {
+            attempt: Some(2),
+            reason: Some("OOMKilled".into()),
+            exit_code: Some(137),
+            created: ago(8 * 60),
+            ..pod(POD_OOM, ATTEMPT_2, "Failed")
+        },
+    ]
+}
+
+/// `(name, kind, object, type, reason, message, count, seconds ago)`
+type EventRow<'a> = (
+    &'a str,
+    &'a str,
+    &'a str,
+    &'a str,
+    &'a str,
+    &'a str,
+    i32,
+    i64,
+);
+
+pub fn event(row: EventRow<'_>) -> EventSummary {
+    let (name, kind, object, type_, reason, message, count, secs_ago) = row;
+    EventSummary {
+        name: name.into(),
+        kind: kind.into(),
+        object: object.into(),
+        type_: type_.into(),
+        reason: reason.into(),
+        message: message.into(),
+        count,
+        last_seen: ago(secs_ago),
+    }
+}
+
+pub fn events() -> Vec<EventSummary> {
+    let created = format!("Created pod: {POD_RUNNING}");
+    [
+        (
+            "e1",
+            "Job",
+            ATTEMPT_1,
+            "Warning",
+            "BackoffLimitExceeded",
+            "Job has reached the specified backoff limit",
+            1,
+            22 * 60,
+        ),
+        (
+            "e2",
+            "Job",
+            ATTEMPT_2,
+            "Normal",
+            "SuccessfulCreate",
+            created.as_str(),
+            1,
+            10 * 60,
+        ),
+        (
+            "e3",
+            "Pod",
+            POD_RUNNING,
+            "Normal",
+            "Started",
+            "Started container ml-training-container",
+            1,
+            9 * 60 + 30,
+        ),
+        (
+            "e4",
+            "Pod",
+            POD_IMAGE,
+            "Warning",
+            "Failed",
+            "Error: ImagePullBackOff",
+            6,
+            60,
+        ),
+        (
+            "e5",
+            "Pod",
+            POD_OOM,
+            "Warning",
+            "OOMKilling",
+            "Memory cgroup out of memory: Killed process 4242 (python)",
+            1,
+            7 * 60,
+        ),
+    ]
+    .into_iter()
+    .map(event)
+    .collect()
+}
+
+pub fn line(text: &str) -> LogLine {
+    LogLine {
+        ts: None,
+        bytes: bytes::Bytes::from(text.to_string()),
+        continues: false,
+    }
+}
+
+/// A line stamped `secs` before `now()`.
+pub fn stamped(text: &str, secs_ago: i64) -> LogLine {
+    LogLine {
+        ts: ago(secs_ago).map(|t| t.as_nanosecond()),
+        ..line(text)
+    }
+}
+
+pub fn job_event(change: Change<JobSummary>) -> Event {
+    Event::Job(JobWatchEvent::Job(change))
+}
+
+pub fn pod_event(change: Change<PodSummary>) -> Event {
+    Event::Job(JobWatchEvent::Pod(change))
+}
+
+/// The lines of the followed tail (current generation).
+pub fn tail_lines(app: &mut App, pod: &str, lines: Vec<LogLine>) -> Vec<Command> {
+    let generation = app.logs.generation;
+    app.on_event(Event::Tail {
+        generation,
+        event: TailEvent::Lines {
+            pod: pod.into(),
+            lines,
+        },
+    })
+}
+
+// ---------------------------------------------------------------------------------------------
+// App states
+
+pub fn new_app(read_only: bool) -> App {
+    App::new(Config::default(), Keymap::default(), read_only)
+}
+
+/// The cluster does not exist yet (GKE said NOT_FOUND).
+pub fn not_created(read_only: bool) -> App {
+    let mut app = new_app(read_only);
+    app.on_event(Event::Target(target()));
+    app.on_event(Event::Cluster(not_found_summary()));
+    app
+}
+
+/// Create sent: GKE's operation is at stage 2 of 4, twelve minutes in.
+pub fn provisioning(read_only: bool) -> App {
+    let mut app = not_created(read_only);
+    app.on_event(Event::Provision(ProvisionEvent::Started {
+        kind: OperationKind::Create,
+        operation: "operation-1717243200000-5f2a".into(),
+    }));
+    app.on_event(Event::Provision(ProvisionEvent::Cluster(cluster_summary(
+        "PROVISIONING",
+    ))));
+    app.on_event(Event::Provision(ProvisionEvent::Progress {
+        kind: OperationKind::Create,
+        status: "RUNNING".into(),
+        detail: "Creating node pool default-pool (1 of 3 nodes ready)".into(),
+        stage: Some(Stage {
+            name: "CLUSTER_DEPLOYING".into(),
+            status: "RUNNING".into(),
+            index: 2,
+            total: 4,
+        }),
+        metrics: vec![("nodes_done".into(), "1".into())],
+        // Shown as "12m": whole minutes from ten minutes on, so the few milliseconds the pane's
+        // own Instant adds cannot change a digit (see the report on `Progress::elapsed_now`).
+        elapsed: Duration::from_secs(12 * 60 + 5),
+    }));
+    app
+}
+
+/// RUNNING and connected; no attempt yet.
+pub fn running(read_only: bool) -> App {
+    let mut app = new_app(read_only);
+    app.on_event(Event::Target(target()));
+    app.on_event(Event::Cluster(cluster_summary("RUNNING")));
+    app.on_event(Event::Connected);
+    app
+}
+
+/// RUNNING with only the failed first attempt (and its three failed pods).
+pub fn with_failed_attempt(read_only: bool) -> App {
+    let mut app = running(read_only);
+    app.on_event(job_event(Change::Applied(failed_attempt())));
+    for p in failed_pods() {
+        app.on_event(pod_event(Change::Applied(p)));
+    }
+    app
+}
+
+/// RUNNING with a failed attempt and a running one (pods Running, ImagePullBackOff,
+/// OOMKilled), their events, and the running attempt's merged logs being followed.
+pub fn with_attempts(read_only: bool) -> App {
+    let mut app = with_failed_attempt(read_only);
+    app.on_event(job_event(Change::Applied(running_attempt())));
+    for p in running_pods() {
+        app.on_event(pod_event(Change::Applied(p)));
+    }
+    for e in events() {
+        app.on_event(Event::Job(JobWatchEvent::Event(Change::Applied(e))));
+    }
+    let generation = app.logs.generation;
+    app.on_event(Event::LogsSavedTo {
+        generation,
+        dir: LOGS_DIR.into(),
+    });
+    tail_lines(&mut app, POD_OOM, oom_lines());
+    tail_lines(&mut app, POD_RUNNING, training_lines());
+    app.notice = None;
+    app.dirty = false;
+    app
+}
+
+pub fn oom_lines() -> Vec<LogLine> {
+    vec![
+        stamped("loading dataset shard 0/8 from gs://demo-bucket/train", 530),
+        stamped("epoch 1/10 step 100 loss=2.3012 acc=0.112", 500),
+        stamped(
+            "RuntimeError: CUDA out of memory. Tried to allocate 2.00 GiB (GPU 0; 14.75 GiB total capacity)",
+            470,
+        ),
+    ]
+}
+
+pub fn training_lines() -> Vec<LogLine> {
+    let mut lines = vec![stamped(
+        "loading dataset shard 0/8 from gs://demo-bucket/train",
+        560,
+    )];
+    for (n, (loss, acc)) in [
+        (2.2871, 0.131),
+        (1.9044, 0.318),
+        (1.5123, 0.472),
+        (1.2210, 0.561),
+        (0.9875, 0.644),
+        (0.8120, 0.702),
+    ]
+    .into_iter()
+    .enumerate()
+    {
+        let epoch = n + 1;
+        lines.push(stamped(
+            &format!(
+                "epoch {epoch}/10 step {} loss={loss:.4} acc={acc:.3}",
+                epoch * 100
+            ),
+            500 - 60 * n as i64,
+        ));
+    }
+    lines.push(stamped(
+        "checkpoint saved to gs://demo-bucket/ckpt/epoch-6.pt",
+        150,
+    ));
+    lines
+}

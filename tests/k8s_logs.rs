@@ -1,0 +1,242 @@
+//! The log tailer under faults: dropped watches, cut log streams, 410 Gone and API server
+//! restarts during a follow; every line must be saved exactly once, byte for byte, and hostile
+//! output must be stored as it is.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+mod common;
+
+use std::collections::BTreeSet;
+use std::path::Path;
+use std::time::Duration;
+
+use futures::AsyncReadExt;
+use gantry::config::JobConfig;
+use gantry::k8s;
+use gantry::k8s::logs::{LogTail, StreamEnd, TailEvent, TailOptions, TailTarget};
+use gantry::sim::faults::Fault;
+use k8s_openapi::api::core::v1::Pod;
+use kube::api::{Api, ListParams, LogParams};
+use kube::runtime::wait::{await_condition, conditions};
+
+fn config(env: &[(&str, &str)], workers: Option<u32>) -> JobConfig {
+    let mut cfg = JobConfig::default();
+    for (k, v) in env {
+        cfg.env.insert(k.to_string(), v.to_string());
+    }
+    if let Some(n) = workers {
+        cfg.parallelism = Some(n);
+        cfg.completions = Some(n);
+        cfg.indexed = true;
+    }
+    cfg
+}
+
+/// Follows the attempt's pods until `expected` streams ended; returns the pods and how many
+/// times a stream had to resume.
+async fn follow(
+    client: &kube::Client,
+    job: &str,
+    dir: &Path,
+    expected: usize,
+) -> (Vec<String>, usize) {
+    let mut tail = LogTail::follow(
+        client.clone(),
+        TailTarget {
+            namespace: "default".into(),
+            job: job.into(),
+            container: Some("ml-training-container".into()),
+        },
+        TailOptions {
+            save_dir: Some(dir.to_path_buf()),
+            ..TailOptions::default()
+        },
+    );
+    let mut ended = BTreeSet::new();
+    let mut resumed = 0;
+    while ended.len() < expected {
+        match tail.next().await.unwrap() {
+            TailEvent::Reconnecting { .. } => resumed += 1,
+            TailEvent::PodEnded { pod, why } => {
+                assert_eq!(why, StreamEnd::Completed, "{pod}");
+                ended.insert(pod);
+            }
+            TailEvent::SaveFailed { pod, error } => panic!("{pod}: {error}"),
+            _ => {}
+        }
+    }
+    tail.handle().cancel();
+    (ended.into_iter().collect(), resumed)
+}
+
+/// A plain, non-follow GET of a pod's log: the container's bytes, as `kubectl logs` has them.
+async fn plain_log(client: &kube::Client, pod: &str) -> Result<Vec<u8>, String> {
+    let pods: Api<Pod> = Api::default_namespaced(client.clone());
+    let mut body = Vec::new();
+    pods.log_stream(pod, &LogParams::default())
+        .await
+        .map_err(|e| e.to_string())?
+        .read_to_end(&mut body)
+        .await
+        .map_err(|e| e.to_string())?;
+    Ok(body)
+}
+
+/// Retries a request through the downtime of a restarting API server.
+async fn through_restarts<T, F: std::future::Future<Output = Result<T, E>>, E: std::fmt::Debug>(
+    mut f: impl FnMut() -> F,
+) -> T {
+    let mut tries = 0;
+    loop {
+        match f().await {
+            Ok(t) => return t,
+            Err(e) if tries < 50 => {
+                tries += 1;
+                tracing::debug!(?e, "retrying through a restart");
+                tokio::time::sleep(Duration::from_millis(100)).await;
+            }
+            Err(e) => panic!("{e:?}"),
+        }
+    }
+}
+
+async fn run_with_fault(fault: Option<Fault>, env: &[(&str, &str)], workers: Option<u32>) -> usize {
+    // The restart fault is read when the API server (re)starts: it must be there from the start.
+    let restart = matches!(fault, Some(Fault::Restart(_)));
+    let cloud = common::cloud_with(gantry::sim::SimOptions {
+        time_scale: 0.01,
+        clusters: vec![common::CLUSTER.into()],
+        faults: fault.clone().filter(|_| restart).into_iter().collect(),
+        ..Default::default()
+    })
+    .await;
+    let client = common::kube_client(&cloud);
+    let cfg = config(env, workers);
+    let dir = tempfile::tempdir().unwrap();
+    let launched = through_restarts(|| k8s::launch(&client, &cfg, Some("demo-project"))).await;
+    if let Some(f) = fault.filter(|_| !restart) {
+        cloud.faults().set(f);
+    }
+    let (pods, resumed) = follow(
+        &client,
+        &launched.job,
+        dir.path(),
+        workers.unwrap_or(1) as usize,
+    )
+    .await;
+    cloud.faults().clear();
+    let jobs = Api::default_namespaced(client.clone());
+    through_restarts(|| {
+        await_condition(jobs.clone(), &launched.job, conditions::is_job_completed())
+    })
+    .await;
+    let listed: Api<Pod> = Api::default_namespaced(client.clone());
+    let selector = ListParams::default().labels(&format!("job-name={}", launched.job));
+    let all = through_restarts(|| listed.list(&selector)).await;
+    assert_eq!(all.items.len(), pods.len());
+    for pod in &pods {
+        let saved = std::fs::read(dir.path().join(format!("{pod}.log"))).unwrap();
+        let served = through_restarts(|| plain_log(&client, pod)).await;
+        assert!(!served.is_empty());
+        assert!(
+            saved == served,
+            "{pod}: saved {} bytes / {} lines, the server has {} bytes / {} lines",
+            saved.len(),
+            saved.iter().filter(|b| **b == b'\n').count(),
+            served.len(),
+            served.iter().filter(|b| **b == b'\n').count()
+        );
+    }
+    resumed
+}
+
+/// About three wall-clock seconds of logging at time scale 0.01, so faults strike mid-stream.
+const STEADY: &[(&str, &str)] = &[("SIM_LOG_LINES", "1500"), ("SIM_LINES_PER_SECOND", "5")];
+
+#[tokio::test]
+async fn watch_drop_during_a_follow_saves_every_line_once() {
+    run_with_fault(
+        Some(Fault::WatchDrop(Duration::from_millis(200))),
+        STEADY,
+        Some(2),
+    )
+    .await;
+}
+
+#[tokio::test]
+async fn log_cut_during_a_follow_saves_every_line_once() {
+    let resumed = run_with_fault(
+        Some(Fault::LogCut(Duration::from_millis(150))),
+        STEADY,
+        Some(2),
+    )
+    .await;
+    assert!(resumed > 0, "the fault never cut a stream");
+}
+
+#[tokio::test]
+async fn watch_gone_during_a_follow_saves_every_line_once() {
+    run_with_fault(Some(Fault::WatchGone), STEADY, Some(2)).await;
+}
+
+#[tokio::test]
+async fn api_server_restarts_during_a_follow_save_every_line_once() {
+    let resumed = run_with_fault(
+        Some(Fault::Restart(Duration::from_millis(700))),
+        STEADY,
+        Some(2),
+    )
+    .await;
+    assert!(resumed > 0, "the restarts never dropped a stream");
+}
+
+#[tokio::test]
+async fn hostile_output_is_stored_byte_for_byte() {
+    // 1010 lines include the 1 MiB line (line 1008) and every escape-sequence kind.
+    run_with_fault(
+        Some(Fault::LogCut(Duration::from_millis(300))),
+        &[
+            ("SIM_HOSTILE_OUTPUT", "1"),
+            ("SIM_LOG_LINES", "1010"),
+            ("SIM_LINES_PER_SECOND", "0"),
+        ],
+        None,
+    )
+    .await;
+}
+
+#[tokio::test]
+async fn stopping_a_pod_ends_its_stream() {
+    let cloud = common::cloud_with_cluster().await;
+    let client = common::kube_client(&cloud);
+    let cfg = config(
+        &[("SIM_LOG_LINES", "100000"), ("SIM_LINES_PER_SECOND", "5")],
+        None,
+    );
+    let launched = k8s::launch(&client, &cfg, Some("demo-project"))
+        .await
+        .unwrap();
+    let mut tail = LogTail::follow(
+        client.clone(),
+        TailTarget {
+            namespace: "default".into(),
+            job: launched.job.clone(),
+            container: None,
+        },
+        TailOptions::default(),
+    );
+    let pod = loop {
+        if let Some(TailEvent::Lines { pod, .. }) = tail.next().await {
+            break pod;
+        }
+    };
+    tail.handle().stop_pod(&pod);
+    loop {
+        if let Some(TailEvent::PodEnded { pod: p, why }) = tail.next().await {
+            assert_eq!((p, why), (pod, StreamEnd::Stopped));
+            break;
+        }
+    }
+    tail.handle().cancel();
+    while tail.next().await.is_some() {}
+    k8s::delete(&client, &cfg, None).await.unwrap();
+}
