@@ -254,20 +254,14 @@ async fn backoff_limit_exhausted_then_retry_with_an_override_succeeds() {
     // Delete without a name: every attempt; their pods go with them (background propagation).
     let deleted = k8s::delete(&client, &cfg, None).await.unwrap();
     assert_eq!(deleted.jobs, ["ml-training-job", "ml-training-job-2"]);
-    loop {
-        match w.rx.recv().await.unwrap() {
-            JobWatchEvent::Pod(_) => {
-                let left = pods
-                    .list(&ListParams::default().labels("job=ml-training-job-training"))
-                    .await
-                    .unwrap();
-                if left.items.is_empty() {
-                    break;
-                }
-            }
-            _ => {}
-        }
+    while !w.pods.is_empty() || !w.jobs.is_empty() {
+        w.next().await;
     }
+    let left = pods
+        .list(&ListParams::default().labels("job=ml-training-job-training"))
+        .await
+        .unwrap();
+    assert!(left.items.is_empty());
 }
 
 #[tokio::test]

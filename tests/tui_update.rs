@@ -514,10 +514,7 @@ fn delete_cluster_when_there_is_none_or_it_is_going_is_refused() {
 
 #[test]
 fn cluster_keys_on_a_context_cluster_say_why() {
-    let mut app = new_app(false);
-    app.on_event(Event::Target(context_target()));
-    app.on_event(Event::Cluster(cluster_summary("RUNNING")));
-    app.on_event(Event::Connected);
+    let mut app = context_cluster(false);
     assert_eq!(refused(&mut app, key('X')), CONTEXT_REASON);
     assert_eq!(refused(&mut app, key('c')), CONTEXT_REASON);
     // The Job keys still work there.

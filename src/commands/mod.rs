@@ -6,6 +6,7 @@ pub mod down;
 pub mod launch;
 pub mod logs;
 pub mod retry;
+pub mod show_config;
 pub mod sim;
 pub mod status;
 pub mod up;
@@ -24,9 +25,6 @@ pub async fn run(command: Command, target: &TargetArgs, read_only: bool) -> Resu
         Command::Retry(args) => Ok(retry::run(args, target, read_only).await),
         Command::Logs(args) => Ok(logs::run(args, target).await),
         Command::Delete(args) => Ok(delete::run(args, target, read_only).await),
-        other => {
-            eprintln!("gantry: {other:?} is not available yet");
-            Ok(2)
-        }
+        Command::Config => Ok(show_config::run(target)),
     }
 }

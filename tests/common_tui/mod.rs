@@ -132,6 +132,25 @@ pub fn cluster_summary(status: &str) -> ClusterSummary {
     }
 }
 
+/// What the workers report for a kubeconfig context's cluster: the server in `location`, the
+/// API server's version and the nodes; no pools, no endpoint.
+pub fn context_summary() -> ClusterSummary {
+    ClusterSummary {
+        name: "gke_demo_training".into(),
+        project: String::new(),
+        location: "https://34.118.12.7".into(),
+        status: "RUNNING".into(),
+        status_message: String::new(),
+        node_count: 3,
+        machine_type: String::new(),
+        endpoint: String::new(),
+        version: "1.33.2-gke.1111000".into(),
+        node_version: String::new(),
+        node_pools: Vec::new(),
+        locations: Vec::new(),
+    }
+}
+
 pub fn not_found_summary() -> ClusterSummary {
     ClusterSummary {
         status: "NOT_FOUND".into(),
@@ -411,6 +430,15 @@ pub fn provisioning(read_only: bool) -> App {
         // own Instant adds cannot change a digit (see the report on `Progress::elapsed_now`).
         elapsed: Duration::from_secs(12 * 60 + 5),
     }));
+    app
+}
+
+/// An existing cluster used through `--context`: RUNNING and connected, no attempt yet.
+pub fn context_cluster(read_only: bool) -> App {
+    let mut app = new_app(read_only);
+    app.on_event(Event::Target(context_target()));
+    app.on_event(Event::Cluster(context_summary()));
+    app.on_event(Event::Connected);
     app
 }
 

@@ -1,0 +1,212 @@
+//! What the operator sees: every pane and overlay drawn on a `TestBackend` at 80×24 (the compact
+//! layout, over SSH) and 200×50 (the roomy one), with the plain theme and a fixed `now`.
+
+mod common_tui;
+
+use std::time::Instant;
+
+use common_tui::*;
+use crossterm::event::KeyCode;
+use gantry::app::{App, Focus};
+use gantry::ui::theme::Theme;
+use ratatui::Terminal;
+use ratatui::backend::TestBackend;
+use ratatui::style::Modifier;
+
+const SIZES: [(u16, u16); 2] = [(80, 24), (200, 50)];
+
+fn render(app: &App, width: u16, height: u16) -> Terminal<TestBackend> {
+    let mut terminal = Terminal::new(TestBackend::new(width, height)).unwrap();
+    terminal
+        .draw(|frame| gantry::ui::draw(frame, app, &Theme::plain(), now()))
+        .unwrap();
+    terminal
+}
+
+/// Snapshots `<name>_80x24` and `<name>_200x50`.
+fn snapshot(name: &str, app: &mut App) {
+    for (width, height) in SIZES {
+        app.log_rows = gantry::ui::log_rows(width, height);
+        // The cluster pane's elapsed counter adds `Instant::now() - reported_at` to the elapsed
+        // time reported (ui/cluster.rs draws `Progress::elapsed_now`, not from `now`): report it
+        // afresh so only the reported, fixed elapsed time is drawn.
+        if let Some(p) = app.cluster.progress.as_mut() {
+            p.reported_at = Instant::now();
+        }
+        let terminal = render(app, width, height);
+        insta::assert_snapshot!(format!("{name}_{width}x{height}"), terminal.backend());
+    }
+}
+
+#[test]
+fn not_created() {
+    snapshot("not_created", &mut common_tui::not_created(false));
+}
+
+#[test]
+fn provisioning() {
+    snapshot("provisioning", &mut common_tui::provisioning(false));
+}
+
+#[test]
+fn running_with_a_failed_and_a_running_attempt() {
+    snapshot("running_attempts", &mut with_attempts(false));
+}
+
+#[test]
+fn failed_attempt_selected_in_the_jobs_pane() {
+    let mut app = with_attempts(false);
+    app.focus = Focus::Jobs;
+    app.on_key(key('k'));
+    tail_lines(
+        &mut app,
+        FAILED_PODS[2],
+        vec![
+            line("Traceback (most recent call last):"),
+            line("  File \"/app/train.py\", line 88, in <module>"),
+            line("FileNotFoundError: gs://demo-bucket/train/shard-0.tfrecord"),
+        ],
+    );
+    snapshot("failed_attempt_selected", &mut app);
+}
+
+#[test]
+fn one_pod_with_timestamps_and_wrap() {
+    let mut app = with_attempts(false);
+    app.on_key(key('j'));
+    app.on_key(key('j'));
+    app.on_key(code(KeyCode::Enter));
+    tail_lines(&mut app, POD_OOM, oom_lines());
+    app.on_key(key('t'));
+    app.on_key(key('w'));
+    snapshot("logs_one_pod_timestamps_wrap", &mut app);
+}
+
+fn searched() -> App {
+    let mut app = with_attempts(false);
+    app.focus = Focus::Logs;
+    app.on_key(key('/'));
+    type_text(&mut app, "loss");
+    app.on_key(code(KeyCode::Enter));
+    app
+}
+
+#[test]
+fn logs_with_a_search() {
+    snapshot("logs_search", &mut searched());
+}
+
+#[test]
+fn logs_while_typing_a_search() {
+    let mut app = with_attempts(false);
+    app.focus = Focus::Logs;
+    app.on_key(key('/'));
+    type_text(&mut app, "acc=0.");
+    snapshot("logs_search_typing", &mut app);
+}
+
+/// Each row's cells as (symbol, reversed).
+fn cells(terminal: &Terminal<TestBackend>) -> Vec<Vec<(String, bool)>> {
+    let buffer = terminal.backend().buffer();
+    (0..buffer.area.height)
+        .map(|y| {
+            (0..buffer.area.width)
+                .map(|x| {
+                    let cell = &buffer[(x, y)];
+                    (
+                        cell.symbol().to_string(),
+                        cell.modifier.contains(Modifier::REVERSED),
+                    )
+                })
+                .collect()
+        })
+        .collect()
+}
+
+#[test]
+fn search_matches_are_highlighted_and_nothing_else_on_their_lines() {
+    let app = searched();
+    for (width, height) in SIZES {
+        let terminal = render(&app, width, height);
+        let rows = cells(&terminal);
+        let mut matches = 0;
+        for row in &rows {
+            let text: Vec<&str> = row.iter().map(|(s, _)| s.as_str()).collect();
+            if !text.concat().contains("loss=") {
+                continue;
+            }
+            for at in 0..row.len() - 4 {
+                let word = text[at..at + 4].concat();
+                if word == "loss" {
+                    matches += 1;
+                    assert!(
+                        row[at..at + 4].iter().all(|(_, rev)| *rev),
+                        "{width}x{height}: match at column {at} is not highlighted: {}",
+                        text.concat()
+                    );
+                    assert!(!row[at + 4].1, "the highlight ends with the match");
+                    assert!(!row[at - 1].1, "the highlight starts with the match");
+                }
+            }
+            let lit = row.iter().filter(|(_, rev)| *rev).count();
+            let found = text.concat().matches("loss").count();
+            assert_eq!(
+                lit,
+                4 * found,
+                "{width}x{height}: only matches are highlighted: {}",
+                text.concat()
+            );
+        }
+        // Seven lines say loss=; at 80×24 the pane shows the last few of them.
+        assert!(matches >= 3, "{width}x{height}: {matches} matches drawn");
+    }
+}
+
+#[test]
+fn help_overlay() {
+    let mut app = with_attempts(false);
+    app.on_key(key('?'));
+    snapshot("help", &mut app);
+}
+
+#[test]
+fn confirm_create() {
+    let mut app = common_tui::not_created(false);
+    app.on_key(key('c'));
+    snapshot("confirm_create", &mut app);
+}
+
+#[test]
+fn confirm_delete_cluster_while_typing_its_name() {
+    let mut app = with_attempts(false);
+    app.on_key(key('X'));
+    type_text(&mut app, "ml-gke");
+    snapshot("confirm_delete_cluster", &mut app);
+}
+
+#[test]
+fn confirm_delete_pod() {
+    let mut app = with_attempts(false);
+    app.on_key(key('j'));
+    app.on_key(key('d'));
+    snapshot("confirm_delete_pod", &mut app);
+}
+
+#[test]
+fn read_only_badge() {
+    snapshot("read_only", &mut with_attempts(true));
+}
+
+#[test]
+fn read_only_refusal_in_the_status_bar() {
+    let mut app = common_tui::not_created(true);
+    app.on_key(key('c'));
+    snapshot("read_only_refused", &mut app);
+}
+
+#[test]
+fn context_cluster_says_why_cluster_keys_are_unavailable() {
+    let mut app = common_tui::context_cluster(false);
+    app.on_key(key('X'));
+    snapshot("context_cluster", &mut app);
+}
