@@ -7,6 +7,7 @@ pub mod config;
 pub mod connect;
 pub mod gke;
 pub mod k8s;
+pub mod kubeconfig;
 pub mod logging;
 pub mod sanitize;
 pub mod sim;

@@ -68,6 +68,9 @@ async fn run_with(args: &[String], home: &Path, vars: &[(&str, &str)]) -> Output
     let child = command
         .args(args)
         .env("XDG_CONFIG_HOME", home.join("config"))
+        .env("XDG_STATE_HOME", home.join("state"))
+        .env("HOME", home)
+        .env("KUBECONFIG", home.join("kube").join("config"))
         .env("CLOUDSDK_CONFIG", home.join("gcloud"))
         .env_remove("GOOGLE_CLOUD_PROJECT")
         .env_remove("CLOUDSDK_CORE_PROJECT")
@@ -279,4 +282,68 @@ async fn failures_have_exit_codes() {
     let out = env.gantry(&["status", "--json"]).await;
     assert_eq!(out.status.code(), Some(1));
     assert!(text(&out.stderr).contains("403"), "{}", text(&out.stderr));
+}
+
+#[tokio::test]
+async fn up_writes_a_kubeconfig_context_that_kubectl_uses() {
+    let env = Env::start(vec![]).await;
+    let kubeconfig = env.dir.path().join("kube").join("config");
+    std::fs::create_dir_all(kubeconfig.parent().unwrap()).unwrap();
+    let other = "apiVersion: v1\nkind: Config\nclusters:\n- name: other\n  cluster:\n    server: https://10.9.9.9\ncontexts:\n- name: other\n  context:\n    cluster: other\n    user: other\nusers:\n- name: other\n  user:\n    username: someone\ncurrent-context: other\n";
+    std::fs::write(&kubeconfig, other).unwrap();
+    let up = env.gantry(&["up", "--wait"]).await;
+    assert_eq!(up.status.code(), Some(0), "{}", text(&up.stderr));
+    let context = "gke_demo-project_us-central1-a_ml-gke-cluster";
+    assert!(text(&up.stdout).contains(context), "{}", text(&up.stdout));
+    use std::os::unix::fs::PermissionsExt;
+    assert_eq!(
+        std::fs::metadata(&kubeconfig).unwrap().permissions().mode() & 0o777,
+        0o600
+    );
+    let written: Value =
+        serde_yaml::from_str(&std::fs::read_to_string(&kubeconfig).unwrap()).unwrap();
+    let before: Value = serde_yaml::from_str(other).unwrap();
+    for list in ["clusters", "contexts", "users"] {
+        assert_eq!(
+            written[list][0], before[list][0],
+            "{list}: the other entry is kept"
+        );
+    }
+    // No token in the file: the user reads Gantry's token file.
+    let token = std::fs::read_to_string(env.token_file()).unwrap();
+    assert!(
+        !std::fs::read_to_string(&kubeconfig)
+            .unwrap()
+            .contains(token.trim())
+    );
+    let has_kubectl = std::process::Command::new("kubectl")
+        .args(["version", "--client"])
+        .output()
+        .is_ok_and(|o| o.status.success());
+    if !has_kubectl {
+        assert!(
+            std::env::var("GANTRY_REQUIRE_KUBECTL").as_deref() != Ok("1"),
+            "kubectl is required"
+        );
+        eprintln!("skipping the kubectl part: kubectl is not installed");
+        return;
+    }
+    // Asynchronously: the simulator serves on this test's runtime.
+    let out = tokio::process::Command::new("kubectl")
+        .env("KUBECONFIG", &kubeconfig)
+        .args(["--context", context, "get", "nodes", "--cache-dir"])
+        .arg(env.dir.path().join("kube-cache"))
+        .output()
+        .await
+        .unwrap();
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    assert_eq!(
+        text(&out.stdout)
+            .lines()
+            .filter(|l| l.contains(" Ready "))
+            .count(),
+        3,
+        "{}",
+        text(&out.stdout)
+    );
 }

@@ -1,5 +1,7 @@
 //! What the operator sees: every pane and overlay drawn on a `TestBackend` at 80×24 (the compact
 //! layout, over SSH) and 200×50 (the roomy one), with the plain theme and a fixed `now`.
+// Helpers outside #[test] functions unwrap too (clippy.toml allows it only inside them).
+#![allow(clippy::unwrap_used, clippy::expect_used)]
 
 mod common_tui;
 

@@ -71,7 +71,7 @@ impl App {
                 }
             }
             Focus::Pods => self.jobs.move_pod(delta),
-            Focus::Logs | Focus::Events => self.logs.scroll_by(-delta),
+            Focus::Logs | Focus::Events => self.logs.scroll_by(delta),
         }
         Vec::new()
     }

@@ -59,6 +59,28 @@ pub(super) async fn print_events(mut rx: UnboundedReceiver<ProvisionEvent>) {
     }
 }
 
+/// Adds the cluster's context to the kubeconfig (unless `--no-kubeconfig`); a failure to write
+/// it is reported but does not undo the cluster.
+fn write_kubeconfig(
+    target: &TargetArgs,
+    cluster: &crate::gke::ClusterRef,
+    running: &google_cloud_container_v1::model::Cluster,
+) -> i32 {
+    let Some(credential) = crate::kubeconfig::credential_for(target) else {
+        return 0;
+    };
+    match crate::kubeconfig::write_for_cluster(&credential, cluster, running) {
+        Ok((context, path)) => {
+            println!("kubeconfig: context {context} in {}", path.display());
+            0
+        }
+        Err(e) => {
+            eprintln!("gantry: {e}");
+            1
+        }
+    }
+}
+
 pub async fn run(args: UpArgs, target: &TargetArgs, read_only: bool) -> i32 {
     if read_only {
         return refuse_read_only("create a cluster (`gantry up`)");
@@ -76,6 +98,11 @@ pub async fn run(args: UpArgs, target: &TargetArgs, read_only: bool) -> i32 {
     let printer = tokio::spawn(print_events(rx));
     if args.wait {
         let result = gke::up(&gke, &cluster, &config.cluster, PollPolicy::default(), &tx).await;
+        // The CA for the kubeconfig comes with the full cluster, read while the client is here.
+        let running = match &result {
+            Ok(_) => gke.get_cluster(&cluster).await.ok().flatten(),
+            Err(_) => None,
+        };
         drop((tx, gke));
         let _ = printer.await;
         match result {
@@ -93,7 +120,10 @@ pub async fn run(args: UpArgs, target: &TargetArgs, read_only: bool) -> i32 {
                     outcome.cluster.version,
                     outcome.cluster.endpoint
                 );
-                0
+                match running {
+                    Some(c) => write_kubeconfig(target, &cluster, &c),
+                    None => 0,
+                }
             }
             Err(e) => fail(&e, e.exit_code()),
         }

@@ -28,6 +28,11 @@ pub fn draw(frame: &mut Frame, area: Rect, app: &App, theme: &Theme) {
         ClusterPhase::Checking => "checking…".to_string(),
         _ => status.clone(),
     };
+    let place = if view.managed() {
+        place
+    } else {
+        "kubeconfig context".to_string()
+    };
     let mut title = vec![
         Span::styled(format!(" {} ", view.name()), theme.title()),
         Span::styled(place, theme.dim()),
@@ -40,6 +45,17 @@ pub fn draw(frame: &mut Frame, area: Rect, app: &App, theme: &Theme) {
     let width = area.width.saturating_sub(2) as usize;
     let mut lines = Vec::new();
     if let Some(s) = &view.summary
+        && s.status != "NOT_FOUND"
+        && !view.managed()
+    {
+        lines.push(Line::from(vec![
+            Span::raw(format!("{} nodes", s.node_count)),
+            Span::styled("  ·  ", theme.dim()),
+            Span::raw(format!("v{}", s.version)),
+            Span::styled("  ·  ", theme.dim()),
+            Span::raw(s.location.clone()),
+        ]));
+    } else if let Some(s) = &view.summary
         && s.status != "NOT_FOUND"
     {
         let pools: Vec<String> = s
@@ -92,10 +108,16 @@ pub fn draw(frame: &mut Frame, area: Rect, app: &App, theme: &Theme) {
             Span::styled(format!("{} ", p.kind.as_str()), theme.busy()),
             Span::styled("█".repeat(filled), theme.busy()),
             Span::styled("░".repeat(bar_width - filled.min(bar_width)), theme.dim()),
-            Span::raw(format!(" {stage}{detail} · {}", duration(p.elapsed_now()))),
+            Span::raw(format!(" {} · {stage}{detail}", duration(p.elapsed_now()))),
         ]));
     } else {
         match view.phase() {
+            ClusterPhase::NotCreated if app.read_only => {
+                lines.push(Line::styled(
+                    "Not created (read-only: Gantry will not create it).",
+                    theme.dim(),
+                ));
+            }
             ClusterPhase::NotCreated => {
                 let c = &app.config.cluster;
                 let keys = app.keymap.keys_for(Action::CreateCluster);

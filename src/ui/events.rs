@@ -13,6 +13,11 @@ pub fn draw(frame: &mut Frame, area: Rect, app: &App, theme: &Theme, now: jiff::
     let events = app.jobs.events();
     let width = area.width.saturating_sub(2) as usize;
     let rows = area.height.saturating_sub(2) as usize;
+    let attempt = app
+        .jobs
+        .current()
+        .map(|a| a.name.clone())
+        .unwrap_or_default();
     let mut lines = Vec::new();
     for e in events.iter().take(rows) {
         let style = if e.type_ == "Warning" {
@@ -28,7 +33,14 @@ pub fn draw(frame: &mut Frame, area: Rect, app: &App, theme: &Theme, now: jiff::
         let line = Line::from(vec![
             Span::raw(col(&age(e.last_seen, now), 6)),
             Span::styled(col(&e.reason, 21), style),
-            Span::raw(col(&format!("{}/{}", e.kind.to_lowercase(), e.object), 26)),
+            Span::raw(col(
+                &format!(
+                    "{}/{}",
+                    e.kind.to_lowercase(),
+                    super::pods::short_name(&e.object, &attempt)
+                ),
+                26,
+            )),
             Span::raw(" "),
             Span::raw(format!("{}{count}", e.message)),
         ]);
@@ -41,7 +53,13 @@ pub fn draw(frame: &mut Frame, area: Rect, app: &App, theme: &Theme, now: jiff::
     let title = Line::from(vec![
         Span::styled(" Events ", theme.title()),
         if warnings > 0 {
-            Span::styled(format!("{warnings} warnings "), theme.bad())
+            Span::styled(
+                format!(
+                    "{warnings} warning{} ",
+                    if warnings == 1 { "" } else { "s" }
+                ),
+                theme.bad(),
+            )
         } else {
             Span::raw("")
         },

@@ -19,6 +19,14 @@ fn phase_word(p: AttemptPhase) -> &'static str {
     }
 }
 
+/// An attempt as the pane names it: its Job name when there is room, else `#N`.
+fn attempt_label(a: &crate::k8s::status::JobSummary, roomy: bool) -> String {
+    match a.attempt {
+        Some(n) if !roomy => format!("#{n}"),
+        _ => a.name.clone(),
+    }
+}
+
 pub fn draw(frame: &mut Frame, area: Rect, app: &App, theme: &Theme, now: jiff::Timestamp) {
     let attempts = app.jobs.attempts();
     let current = app.jobs.current().map(|a| a.name.clone());
@@ -28,9 +36,12 @@ pub fn draw(frame: &mut Frame, area: Rect, app: &App, theme: &Theme, now: jiff::
     let mut lines: Vec<Line> = Vec::new();
     if attempts.is_empty() {
         let hint = if app.connected {
-            "No attempt yet: press l to launch."
+            format!(
+                "No attempt yet: {} launches.",
+                app.keymap.keys_for(crate::app::Action::Launch)
+            )
         } else {
-            "Waiting for the cluster…"
+            "Waiting for the cluster…".to_string()
         };
         lines.push(Line::styled(hint, theme.dim()));
     }
@@ -39,9 +50,11 @@ pub fn draw(frame: &mut Frame, area: Rect, app: &App, theme: &Theme, now: jiff::
     let skip = (at + 1).saturating_sub(rows);
     // Narrow: name, status, failures; from 44 columns the time it took too.
     let roomy = width >= 44;
-    let name_w = width
-        .saturating_sub(if roomy { 26 } else { 17 })
-        .clamp(6, 40);
+    let name_w = if roomy {
+        width.saturating_sub(26).clamp(6, 40)
+    } else {
+        4
+    };
     for a in attempts.iter().skip(skip).take(rows) {
         let status = if a.deleting {
             "Deleting"
@@ -57,7 +70,7 @@ pub fn draw(frame: &mut Frame, area: Rect, app: &App, theme: &Theme, now: jiff::
             _ => "-".into(),
         };
         let mut spans = vec![
-            Span::raw(col(&a.name, name_w)),
+            Span::raw(col(&attempt_label(a, roomy), name_w)),
             Span::raw(" "),
             Span::styled(col(status, 9), theme.status(status)),
             Span::raw(" "),
@@ -75,8 +88,7 @@ pub fn draw(frame: &mut Frame, area: Rect, app: &App, theme: &Theme, now: jiff::
             spans.push(Span::raw(col(&took, 7)));
         }
         if let Some(reason) = &a.reason
-            && roomy
-            && width > name_w + 26 + 4
+            && width >= name_w + if roomy { 26 } else { 17 } + 8
         {
             spans.push(Span::styled(format!(" {reason}"), theme.status(reason)));
         }
@@ -92,7 +104,7 @@ pub fn draw(frame: &mut Frame, area: Rect, app: &App, theme: &Theme, now: jiff::
             if area.width >= 46 {
                 "status fails took "
             } else {
-                "status fails "
+                ""
             },
             theme.dim(),
         ),

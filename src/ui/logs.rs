@@ -54,6 +54,7 @@ pub fn draw(frame: &mut Frame, area: Rect, app: &App, theme: &Theme) {
             Span::raw(typed.clone()),
             Span::styled("█", theme.dim()),
         ]);
+        frame.render_widget(ratatui::widgets::Clear, prompt);
         frame.render_widget(Paragraph::new(text), prompt);
     }
 }

@@ -23,14 +23,18 @@ fn centered(area: Rect, width: u16, height: u16) -> Rect {
 pub fn help(frame: &mut Frame, app: &App, theme: &Theme) {
     let rows = app.keymap.help_rows();
     let area = frame.area();
-    let two_columns = area.width >= 100;
+    let two_columns = area.width >= 76;
     let per_column = if two_columns {
         rows.len().div_ceil(2)
     } else {
         rows.len()
     };
-    let height = (per_column as u16 + 3).min(area.height);
-    let width = if two_columns { 96 } else { area.width.min(60) };
+    let height = (per_column as u16 + 2).min(area.height);
+    let width = if two_columns {
+        area.width.min(96)
+    } else {
+        area.width.min(60)
+    };
     let rect = centered(area, width, height);
     frame.render_widget(Clear, rect);
     let title = Line::from(vec![
@@ -54,7 +58,7 @@ pub fn help(frame: &mut Frame, app: &App, theme: &Theme) {
             .take(per_column)
             .map(|(keys, what)| {
                 Line::from(vec![
-                    Span::styled(format!("{keys:>10}  "), theme.key()),
+                    Span::styled(format!("{keys:>9} "), theme.key()),
                     Span::raw(*what),
                 ])
             })

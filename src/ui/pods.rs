@@ -24,6 +24,15 @@ pub fn status_word(p: &PodSummary) -> String {
     }
 }
 
+/// A GKE node's name without the `gke-<cluster>-` every node of the cluster starts with.
+fn short_node<'a>(node: &'a str, cluster: &str) -> &'a str {
+    node.strip_prefix("gke-")
+        .and_then(|rest| rest.strip_prefix(cluster))
+        .and_then(|rest| rest.strip_prefix('-'))
+        .filter(|rest| !rest.is_empty())
+        .unwrap_or(node)
+}
+
 /// A pod's name without its attempt's prefix (the pane's title names the attempt).
 pub fn short_name<'a>(pod: &'a str, attempt: &str) -> &'a str {
     match pod
@@ -40,11 +49,13 @@ pub fn draw(frame: &mut Frame, area: Rect, app: &App, theme: &Theme, now: jiff::
     let width = area.width.saturating_sub(2) as usize;
     let rows = area.height.saturating_sub(2) as usize;
     let selected = app.jobs.selected_pod().map(|p| p.name.clone());
-    let wide = width >= 90;
+    let wide = width >= 80;
+    // NODE takes what NAME, READY, STATUS, RST and AGE leave.
+    let node_w = width.saturating_sub(29 + 6 + 17 + 4 + 5).clamp(8, 40);
     let name_w = if wide {
-        34
+        28
     } else {
-        width.saturating_sub(30).clamp(8, 30)
+        width.saturating_sub(33).clamp(6, 30)
     };
     let attempt = app
         .jobs
@@ -59,7 +70,7 @@ pub fn draw(frame: &mut Frame, area: Rect, app: &App, theme: &Theme, now: jiff::
             col("STATUS", 17),
             col("RST", 4),
             if wide {
-                format!("{}AGE", col("NODE", 30))
+                format!("{}AGE", col("NODE", node_w))
             } else {
                 "AGE".into()
             }
@@ -95,11 +106,17 @@ pub fn draw(frame: &mut Frame, area: Rect, app: &App, theme: &Theme, now: jiff::
         ];
         if wide {
             spans.push(Span::styled(
-                col(p.node.as_deref().unwrap_or("<none>"), 30),
+                col(
+                    short_node(p.node.as_deref().unwrap_or("<none>"), app.cluster.name()),
+                    node_w,
+                ),
                 theme.dim(),
             ));
         }
-        spans.push(Span::raw(age(p.created, now)));
+        spans.push(Span::raw(col(&age(p.created, now), 5)));
+        if wide && let Some(message) = &p.message {
+            spans.push(Span::styled(format!(" {message}"), theme.dim()));
+        }
         let mut line = Line::from(spans);
         if selected.as_deref() == Some(p.name.as_str()) && app.focus == Focus::Pods {
             line = line.style(theme.selected());

@@ -40,6 +40,7 @@ pub fn draw(frame: &mut Frame, area: Rect, app: &App, theme: &Theme) {
     let hints: Vec<Span> = HINTS
         .iter()
         .filter(|(a, _)| !(app.read_only && a.mutates()))
+        .filter(|(a, _)| app.cluster.managed() || !matches!(a, Action::CreateCluster))
         .flat_map(|(a, label)| {
             [
                 Span::styled(app.keymap.keys_for(*a), theme.key()),

@@ -64,10 +64,17 @@ async fn supervise(
             // The serving future owns the listener: leaving this block drops it, closing the port.
             let serving = serve(listener, tls.clone(), router.clone(), incarnation.clone());
             tokio::pin!(serving);
+            // The fault can be set at run time: look for it while serving.
             let restart = async {
-                match restart_after {
-                    Some(d) => tokio::time::sleep(d).await,
-                    None => std::future::pending().await,
+                let mut after = restart_after;
+                loop {
+                    match after {
+                        Some(d) => break tokio::time::sleep(d).await,
+                        None => {
+                            tokio::time::sleep(Duration::from_millis(100)).await;
+                            after = faults.restart();
+                        }
+                    }
                 }
             };
             tokio::select! {

@@ -1,0 +1,235 @@
+#!/usr/bin/env bash
+# Gantry side by side with kubectl, on one simulated cloud, in one run. Prints `name: value` lines:
+#
+#   log_throughput_ratio_vs_kubectl      gantry logs --follow vs kubectl logs -f -l ... --prefix
+#                                        --max-log-requests 8, same kind of Job (8 pods at
+#                                        SIM_LINES_PER_SECOND=0), alternated, median of ratios
+#   log_throughput_fraction_of_emitted   Gantry's lines/s over the simulator's emission rate
+#   tui_bytes_to_terminal_per_line       the TUI in tmux following 1,000 lines/s
+#   tui_idle_cpu_percent                 the same TUI, 30 s with nothing changing
+#   tui_idle_terminal_bytes_per_s
+#   tui_rss_mb_5000_pods_100k_lines      peak RSS (VmHWM) of the TUI following 5,000 pods
+#   frame_render_ms_p99                  from the `tui` benchmark's percentile loop
+#
+# Everything runs on 127.0.0.1 in a temporary directory and is stopped on exit.
+# Needs: cargo, kubectl, tmux, jq, curl. Takes a few minutes.
+# Knobs (environment): RUNS (5), LINES_PER_POD (150000), IDLE_SECS (30), BIG_PODS (5000).
+
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+RUNS=${RUNS:-5}
+LINES_PER_POD=${LINES_PER_POD:-150000}
+IDLE_SECS=${IDLE_SECS:-30}
+BIG_PODS=${BIG_PODS:-5000}
+
+log() { echo "# $*" >&2; }
+
+for tool in cargo kubectl tmux jq curl; do
+    command -v "$tool" >/dev/null || { echo "compare.sh: $tool is needed" >&2; exit 2; }
+done
+
+log "building (release)"
+cargo build --release --quiet --bin gantry
+cargo bench --quiet --bench tui --no-run 2>/dev/null
+BIN=$PWD/target/release/gantry
+
+WORK=$(mktemp -d /tmp/gantry-compare.XXXXXX)
+TMUX_SOCKET="gantry-compare-$$"
+SIM_PID=""
+cleanup() {
+    set +e
+    tmux -L "$TMUX_SOCKET" kill-server 2>/dev/null
+    if [ -n "$SIM_PID" ]; then
+        kill "$SIM_PID" 2>/dev/null
+        wait "$SIM_PID" 2>/dev/null
+    fi
+    rm -rf "$WORK"
+}
+trap cleanup EXIT INT TERM
+
+# Every file Gantry writes (saved logs, kubeconfig entries) stays in the temp directory.
+export HOME="$WORK/home" XDG_STATE_HOME="$WORK/state"
+mkdir -p "$HOME" "$XDG_STATE_HOME"
+# Only loopback: no proxy, ever.
+unset http_proxy https_proxy HTTP_PROXY HTTPS_PROXY ALL_PROXY all_proxy
+export NO_PROXY=127.0.0.1,localhost no_proxy=127.0.0.1,localhost
+
+SIM="$WORK/sim"
+"$BIN" --time-scale 0.01 sim --state-dir "$SIM" >"$WORK/sim.log" 2>&1 &
+SIM_PID=$!
+for _ in $(seq 100); do [ -s "$SIM/endpoints.json" ] && break; sleep 0.1; done
+GKE=$(jq -r .gke "$SIM/endpoints.json")
+case "$GKE" in http://127.0.0.1:*) ;; *) echo "compare.sh: unexpected GKE endpoint $GKE" >&2; exit 1;; esac
+G=("$BIN" --gke-endpoint "$GKE" --access-token-file "$SIM/token"
+   --project demo-project --location us-central1-a --no-kubeconfig)
+
+# The seed's cluster name, but big enough for 5,000 pods (110 pods a node): 60 × n1-standard-16.
+log "creating ml-gke-cluster (60 x n1-standard-16) through the GKE API"
+curl -sf -X POST -H "Authorization: Bearer $(cat "$SIM/token")" -H 'Content-Type: application/json' \
+    "$GKE/v1/projects/demo-project/zones/us-central1-a/clusters" \
+    -d '{"cluster": {"name": "ml-gke-cluster", "nodePools": [{"name": "default-pool",
+         "initialNodeCount": 60, "config": {"machineType": "n1-standard-16"}}]}}' >/dev/null
+for _ in $(seq 600); do
+    status=$("${G[@]}" status --json 2>/dev/null | jq -r .cluster.status || true)
+    [ "$status" = RUNNING ] && break
+    sleep 0.2
+done
+[ "$status" = RUNNING ] || { echo "compare.sh: cluster not RUNNING ($status)" >&2; exit 1; }
+export KUBECONFIG="$SIM/kubeconfig"
+grep -q 'server: https://127.0.0.1:' "$KUBECONFIG" || { echo "compare.sh: kubeconfig not on loopback" >&2; exit 1; }
+for _ in $(seq 100); do kubectl get nodes >/dev/null 2>&1 && break; sleep 0.1; done
+
+now_ns() { date +%s%N; }
+
+# Deletes every attempt and waits until their pods are gone.
+clean_jobs() {
+    "${G[@]}" delete job --yes >/dev/null 2>&1 || true
+    kubectl wait --for=delete pod -l job=ml-training --timeout=60s >/dev/null 2>&1 || true
+}
+
+# Launches a Job of $1 pods (Indexed), extra `gantry launch` arguments after.
+launch() {
+    local n=$1; shift
+    "${G[@]}" launch --indexed --parallelism "$n" --completions "$n" --cpu 10m --memory 16Mi "$@" >/dev/null
+}
+
+wait_running() { # $1 pods
+    for _ in $(seq 600); do
+        local r
+        r=$(kubectl get pods -l job=ml-training --field-selector=status.phase!=Pending -o name 2>/dev/null | wc -l)
+        [ "$r" -ge "$1" ] && return 0
+        sleep 0.1
+    done
+    return 1
+}
+
+# The emission window of the current pods: first and last kubelet timestamp, in ns.
+emission_window() {
+    local first=99999999999999999999 last=0 pod f l
+    for pod in $(kubectl get pods -l job=ml-training -o name); do
+        f=$(kubectl logs "$pod" --timestamps | head -1 | cut -d' ' -f1)
+        l=$(kubectl logs "$pod" --timestamps | tail -1 | cut -d' ' -f1)
+        f=$(date -d "$f" +%s%N); l=$(date -d "$l" +%s%N)
+        [ "$f" -lt "$first" ] && first=$f
+        [ "$l" -gt "$last" ] && last=$l
+    done
+    echo "$first $last"
+}
+
+# One follow of a fresh 8-pod Job by $1 (gantry|kubectl); prints "lines rate emit_rate".
+follow_run() {
+    clean_jobs
+    launch 8 --env SIM_LINES_PER_SECOND=0 --env "SIM_LOG_LINES=$LINES_PER_POD"
+    wait_running 8
+    local out="$WORK/follow.out" start end
+    start=$(now_ns)
+    if [ "$1" = gantry ]; then
+        "${G[@]}" logs --follow >"$out" 2>"$WORK/follow.err" || true
+    else
+        kubectl logs -f -l job=ml-training --prefix --max-log-requests 8 --tail=-1 >"$out" 2>"$WORK/follow.err" || true
+    fi
+    end=$(now_ns)
+    local lines
+    lines=$(wc -l <"$out")
+    read -r first last < <(emission_window)
+    # Both tools start once the pods run; time is counted from the first line written, so that
+    # a follower that keeps up finishes when the last line is written.
+    local t0=$(( first < start ? first : start ))
+    awk -v n="$lines" -v a="$t0" -v b="$end" -v f="$first" -v l="$last" -v total=$((8 * LINES_PER_POD)) \
+        'BEGIN { printf "%d %.0f %.0f\n", n, n / ((b - a) / 1e9), total / ((l - f) / 1e9) }'
+}
+
+log "log throughput: $RUNS runs each of gantry and kubectl, alternated, 8 pods x $LINES_PER_POD lines"
+ratios=()
+fractions=()
+for run in $(seq "$RUNS"); do
+    if [ $((run % 2)) -eq 1 ]; then order="gantry kubectl"; else order="kubectl gantry"; fi
+    declare -A rate=()
+    for tool in $order; do
+        read -r lines r emit < <(follow_run "$tool")
+        log "run $run $tool: $lines lines, $r lines/s (simulator emitted $emit lines/s)"
+        [ "$lines" -eq $((8 * LINES_PER_POD)) ] || log "  $tool printed $lines of $((8 * LINES_PER_POD)) lines"
+        rate[$tool]=$r
+        [ "$tool" = gantry ] && fractions+=("$(awk -v a="$r" -v b="$emit" 'BEGIN{printf "%.3f", a / b}')")
+    done
+    ratios+=("$(awk -v a="${rate[gantry]}" -v b="${rate[kubectl]}" 'BEGIN{printf "%.3f", a / b}')")
+    unset rate
+done
+median() { printf '%s\n' "$@" | sort -g | awk '{v[NR]=$1} END {print (NR%2) ? v[(NR+1)/2] : (v[NR/2]+v[NR/2+1])/2}'; }
+echo "log_throughput_ratio_vs_kubectl: $(median "${ratios[@]}")"
+echo "log_throughput_fraction_of_emitted: $(median "${fractions[@]}")"
+log "ratios: ${ratios[*]}; fractions: ${fractions[*]}"
+
+# ---------------------------------------------------------------------------------------------
+# The TUI in tmux (200x50), its output to the terminal copied to a file by pipe-pane.
+
+tui_start() { # $1 session name; prints the gantry pid
+    tmux -L "$TMUX_SOCKET" new-session -d -s "$1" -x 200 -y 50 \
+        "exec env TERM=xterm-256color $(printf '%q ' "${G[@]}") 2>$WORK/$1.err"
+    tmux -L "$TMUX_SOCKET" pipe-pane -o -t "$1" "cat >>$WORK/$1.tty"
+    tmux -L "$TMUX_SOCKET" display -p -t "$1" '#{pane_pid}'
+}
+tty_bytes() { stat -c %s "$WORK/$1.tty" 2>/dev/null || echo 0; }
+cpu_ticks() { awk '{print $14 + $15}' "/proc/$1/stat"; }
+saved_lines() { # lines Gantry saved for the current attempt's pods
+    cat "$XDG_STATE_HOME"/gantry/logs/*/*/*.log 2>/dev/null | wc -l
+}
+screen_has() { tmux -L "$TMUX_SOCKET" capture-pane -p -t "$1" | grep -q "$2"; }
+
+log "TUI following 1,000 lines/s (8 pods x 125 lines/s)"
+clean_jobs
+rm -rf "$XDG_STATE_HOME/gantry/logs"
+TUI=$(tui_start follow)
+sleep 3
+# 125 wall lines/s per pod at --time-scale 0.01 is 1.25 simulated lines/s; 25 s of it.
+launch 8 --env SIM_LINES_PER_SECOND=1.25 --env SIM_LOG_LINES=3125
+wait_running 8
+sleep 5
+b0=$(tty_bytes follow); l0=$(saved_lines); t0=$(now_ns)
+sleep 10
+b1=$(tty_bytes follow); l1=$(saved_lines); t1=$(now_ns)
+awk -v b=$((b1 - b0)) -v l=$((l1 - l0)) -v t=$((t1 - t0)) 'BEGIN {
+    printf "# %d bytes to the terminal for %d lines in %.1f s (%.0f lines/s, %.0f bytes/s)\n", b, l, t / 1e9, l / (t / 1e9), b / (t / 1e9) > "/dev/stderr"
+    printf "tui_bytes_to_terminal_per_line: %.1f\n", b / l }'
+
+log "TUI idle: waiting for the Job to end, then ${IDLE_SECS} s with nothing changing"
+kubectl wait --for=condition=complete job -l job=ml-training --timeout=120s >/dev/null 2>&1 || true
+sleep 3
+c0=$(cpu_ticks "$TUI"); b0=$(tty_bytes follow); t0=$(now_ns)
+sleep "$IDLE_SECS"
+c1=$(cpu_ticks "$TUI"); b1=$(tty_bytes follow); t1=$(now_ns)
+hz=$(getconf CLK_TCK)
+awk -v c=$((c1 - c0)) -v hz="$hz" -v b=$((b1 - b0)) -v t=$((t1 - t0)) 'BEGIN {
+    printf "tui_idle_cpu_percent: %.3f\n", 100 * (c / hz) / (t / 1e9)
+    printf "tui_idle_terminal_bytes_per_s: %.1f\n", b / (t / 1e9) }'
+tmux -L "$TMUX_SOCKET" send-keys -t follow q
+sleep 1
+
+log "TUI following $BIG_PODS pods until 100,000 lines are held"
+clean_jobs
+rm -rf "$XDG_STATE_HOME/gantry/logs"
+# 20 lines a pod, one a wall second (0.01 simulated lines/s at --time-scale 0.01): all pods
+# stream at once for about 20 s.
+launch "$BIG_PODS" --env SIM_LINES_PER_SECOND=0.01 --env SIM_LOG_LINES=$((100000 / BIG_PODS))
+TUI=$(tui_start big)
+wanted=$(( (100000 / BIG_PODS) * BIG_PODS ))
+for _ in $(seq 900); do
+    held=$(saved_lines)
+    [ "$held" -ge "$wanted" ] && break
+    sleep 0.2
+done
+sleep 2
+running=$(kubectl get pods -l job=ml-training --no-headers 2>/dev/null | wc -l)
+log "$held lines saved by the TUI; $running pods in the Job"
+screen_has big " $wanted lines " || log "the logs pane does not show $wanted lines: $(tmux -L "$TMUX_SOCKET" capture-pane -p -t big | grep -o '[0-9]* lines' | head -1)"
+hwm=$(awk '/VmHWM/ {print $2}' "/proc/$TUI/status")
+rss=$(awk '/VmRSS/ {print $2}' "/proc/$TUI/status")
+log "VmHWM ${hwm} kB, VmRSS ${rss} kB"
+awk -v k="$hwm" 'BEGIN { printf "tui_rss_mb_5000_pods_100k_lines: %.1f\n", k / 1024 }'
+tmux -L "$TMUX_SOCKET" send-keys -t big q
+sleep 1
+
+log "frame percentiles (cargo bench --bench tui, percentile loop only)"
+GANTRY_BENCH_PERCENTILES_ONLY=1 cargo bench --quiet --bench tui 2>/dev/null | grep -E '^\[tui\]|^frame_render_ms_p99:' |
+    while read -r line; do case "$line" in \[*) echo "# $line" >&2;; *) echo "$line";; esac; done

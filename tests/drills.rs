@@ -1,0 +1,622 @@
+//! Fault drills: an Indexed Job of 4 workers logging 20,000 lines each, followed at once by the
+//! TUI's state machine (`App` fed by the Job watchers and a `LogTail`, as `tui::workers` does)
+//! and by the real `gantry logs --follow`, while one of the simulated cloud's faults fires.
+//!
+//! Each drill checks that the App's picture of the Job and its pods converges to what a plain
+//! list says; that every line each pod wrote is saved exactly once (the saved files equal a plain
+//! GET of each pod's log, byte for byte, for the App and for the CLI) and shown exactly once
+//! (the App's line count, the CLI's stdout); that nothing panicked; and that a trouble notice
+//! showed while a fault the client can see was on, and none is left after.
+//!
+//! The fault window is defined by progress, not by time: it opens once every pod has delivered
+//! some lines to the App and closes once every pod is past a third of its log and the notice
+//! has been seen. Waits are on events; the only clock is a hang guard.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+mod common;
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::{Path, PathBuf};
+use std::process::Stdio;
+use std::time::Duration;
+
+use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
+use futures::AsyncReadExt;
+use gantry::app::{App, Command, Event, Focus, Keymap, TargetInfo};
+use gantry::config::{Config, JobConfig};
+use gantry::gke::{self, Auth, ClusterRef, ClusterSummary, Gke};
+use gantry::k8s;
+use gantry::k8s::logs::{LogTail, StreamEnd, TailEvent, TailOptions, TailTarget};
+use gantry::k8s::status::{AttemptPhase, JobSummary, PodSummary};
+use gantry::sim::cloud::{DEMO_LOCATION, DEMO_PROJECT};
+use gantry::sim::faults::Fault;
+use gantry::sim::{SimCloud, SimOptions};
+use k8s_openapi::api::batch::v1::Job;
+use k8s_openapi::api::core::v1::Pod;
+use kube::api::{Api, DeleteParams, ListParams, LogParams};
+use tokio::sync::mpsc;
+use tokio_util::sync::CancellationToken;
+
+const WORKERS: u32 = 4;
+const LINES: u64 = 20_000;
+/// Lines per simulated second; at time scale 0.01 a pod writes its log in about 5 s of wall time.
+const PACE: &str = "40";
+/// Only against a hung drill: nothing is asserted about time.
+const HANG_GUARD: Duration = Duration::from_secs(40);
+
+#[derive(Debug, Clone, Copy, PartialEq)]
+enum Drill {
+    WatchDrop,
+    WatchGone,
+    LogCut,
+    Restart,
+    Http429,
+    Http503,
+    TokenExpiry,
+    Slow,
+    PodReplaced,
+}
+
+impl Drill {
+    fn fault(self) -> Option<Fault> {
+        Some(match self {
+            Drill::WatchDrop => Fault::WatchDrop(Duration::from_millis(300)),
+            Drill::WatchGone => Fault::WatchGone,
+            Drill::LogCut => Fault::LogCut(Duration::from_millis(300)),
+            Drill::Restart => Fault::Restart(Duration::from_millis(700)),
+            Drill::Http429 => Fault::Http429(30),
+            Drill::Http503 => Fault::Http503(30),
+            Drill::TokenExpiry => Fault::TokenExpiry(Duration::from_millis(400)),
+            Drill::Slow => Fault::Slow(Duration::from_millis(150)),
+            Drill::PodReplaced => return None,
+        })
+    }
+
+    /// Whether the client can see the fault (a request or a stream fails), so the operator
+    /// should be told. Slow answers still answer; a token refreshed after a 401 and retried is
+    /// invisible by design; a deleted pod is news, not trouble.
+    fn visible(self) -> bool {
+        !matches!(self, Drill::Slow | Drill::TokenExpiry | Drill::PodReplaced)
+    }
+}
+
+fn job_config() -> JobConfig {
+    let mut cfg = JobConfig::default();
+    cfg.env.insert("SIM_LOG_LINES".into(), LINES.to_string());
+    cfg.env.insert("SIM_LINES_PER_SECOND".into(), PACE.into());
+    cfg.parallelism = Some(WORKERS);
+    cfg.completions = Some(WORKERS);
+    cfg.indexed = true;
+    cfg.backoff_limit = 2;
+    cfg
+}
+
+fn key(c: char) -> KeyEvent {
+    KeyEvent::new(KeyCode::Char(c), KeyModifiers::NONE)
+}
+
+/// Retries through a fault's aftermath (a restarting API server, a rotated token).
+async fn settle<T, E: std::fmt::Debug, F: std::future::Future<Output = Result<T, E>>>(
+    mut f: impl FnMut() -> F,
+) -> T {
+    let mut tries = 0;
+    loop {
+        match f().await {
+            Ok(t) => return t,
+            Err(e) if tries < 100 => {
+                tries += 1;
+                tracing::debug!(?e, "retrying");
+                tokio::time::sleep(Duration::from_millis(100)).await;
+            }
+            Err(e) => panic!("{e:?}"),
+        }
+    }
+}
+
+/// A plain, non-follow GET of a pod's log.
+async fn plain_log(client: &kube::Client, pod: &str) -> Result<Vec<u8>, String> {
+    let pods: Api<Pod> = Api::default_namespaced(client.clone());
+    let mut body = Vec::new();
+    pods.log_stream(pod, &LogParams::default())
+        .await
+        .map_err(|e| e.to_string())?
+        .read_to_end(&mut body)
+        .await
+        .map_err(|e| e.to_string())?;
+    Ok(body)
+}
+
+fn count_lines(b: &[u8]) -> usize {
+    b.iter().filter(|c| **c == b'\n').count()
+}
+
+/// What the simulator says, through a plain list: the attempts and the training pods.
+async fn truth(
+    client: &kube::Client,
+    cfg: &JobConfig,
+) -> Result<(Vec<JobSummary>, Vec<PodSummary>), kube::Error> {
+    let jobs: Api<Job> = Api::default_namespaced(client.clone());
+    let pods: Api<Pod> = Api::default_namespaced(client.clone());
+    let job_sel = ListParams::default().labels(&k8s::names::managed_selector(&cfg.name));
+    let mut pod_sel: Vec<String> = cfg.labels.iter().map(|(k, v)| format!("{k}={v}")).collect();
+    pod_sel.push(k8s::names::managed_selector(&cfg.name));
+    let pod_sel = ListParams::default().labels(&pod_sel.join(","));
+    let j = jobs.list(&job_sel).await?;
+    let p = pods.list(&pod_sel).await?;
+    let mut j: Vec<JobSummary> = j.items.iter().map(JobSummary::of).collect();
+    let mut p: Vec<PodSummary> = p.items.iter().map(PodSummary::of).collect();
+    j.sort_by(|a, b| a.name.cmp(&b.name));
+    p.sort_by(|a, b| a.name.cmp(&b.name));
+    Ok((j, p))
+}
+
+fn app_picture(app: &App) -> (Vec<JobSummary>, Vec<PodSummary>) {
+    (
+        app.jobs.attempts.items.values().cloned().collect(),
+        app.jobs.pods.items.values().cloned().collect(),
+    )
+}
+
+/// The `gantry logs --follow` child, through GKE with the simulator's token file.
+struct Cli {
+    child: tokio::process::Child,
+    home: tempfile::TempDir,
+    /// Read as it comes, so a full pipe never slows the follow down.
+    stdout: tokio::task::JoinHandle<Vec<u8>>,
+    stderr: tokio::task::JoinHandle<Vec<u8>>,
+}
+
+fn drain(
+    mut r: impl tokio::io::AsyncRead + Unpin + Send + 'static,
+) -> tokio::task::JoinHandle<Vec<u8>> {
+    tokio::spawn(async move {
+        use tokio::io::AsyncReadExt as _;
+        let mut out = Vec::new();
+        let _ = r.read_to_end(&mut out).await;
+        out
+    })
+}
+
+impl Cli {
+    fn start(cloud: &SimCloud, sim_dir: &Path) -> Cli {
+        let home = tempfile::tempdir().unwrap();
+        let mut child = tokio::process::Command::new(env!("CARGO_BIN_EXE_gantry"))
+            .args(["--gke-endpoint", cloud.gke_endpoint()])
+            .arg("--access-token-file")
+            .arg(sim_dir.join("token"))
+            .args(["--project", DEMO_PROJECT, "--location", DEMO_LOCATION])
+            .args(["logs", "--follow"])
+            .env("HOME", home.path())
+            .env("XDG_CONFIG_HOME", home.path().join("config"))
+            .env("XDG_STATE_HOME", home.path().join("state"))
+            .env("KUBECONFIG", home.path().join("kubeconfig"))
+            .env_remove("GOOGLE_CLOUD_PROJECT")
+            .env_remove("RUST_LOG")
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .kill_on_drop(true)
+            .spawn()
+            .unwrap();
+        let stdout = drain(child.stdout.take().unwrap());
+        let stderr = drain(child.stderr.take().unwrap());
+        Cli {
+            child,
+            home,
+            stdout,
+            stderr,
+        }
+    }
+
+    async fn finish(&mut self) -> ChildOutput {
+        let status = self.child.wait().await.unwrap();
+        ChildOutput {
+            code: status.code(),
+            stdout: (&mut self.stdout).await.unwrap(),
+            stderr: (&mut self.stderr).await.unwrap(),
+        }
+    }
+
+    fn saved_dir(&self, job: &str) -> PathBuf {
+        self.home
+            .path()
+            .join("state/gantry/logs")
+            .join(common::CLUSTER)
+            .join(job)
+    }
+}
+
+/// What one drill found, for the report.
+#[derive(Debug)]
+struct Found {
+    drill: Drill,
+    lines_checked: usize,
+    trouble_seen: Vec<String>,
+    reconnects: usize,
+    watch_troubles: usize,
+}
+
+async fn run(drill: Drill) -> Found {
+    tokio::time::timeout(HANG_GUARD, run_inner(drill))
+        .await
+        .unwrap_or_else(|_| panic!("{drill:?}: the drill hung"))
+}
+
+async fn run_inner(drill: Drill) -> Found {
+    let sim_dir = tempfile::tempdir().unwrap();
+    let cloud = common::cloud_with(SimOptions {
+        time_scale: 0.01,
+        clusters: vec![common::CLUSTER.into()],
+        state_dir: Some(sim_dir.path().to_path_buf()),
+        ..Default::default()
+    })
+    .await;
+    let cfg = job_config();
+    let config = Config {
+        project: Some(DEMO_PROJECT.into()),
+        location: Some(DEMO_LOCATION.into()),
+        job: cfg.clone(),
+        ..Default::default()
+    };
+
+    // The TUI's way in: GKE says where the cluster is, the token comes from the token file.
+    let auth = Auth::token_file(&sim_dir.path().join("token")).unwrap();
+    let gke = Gke::connect(auth, Some(cloud.gke_endpoint()))
+        .await
+        .unwrap();
+    let target = ClusterRef::new(DEMO_PROJECT, DEMO_LOCATION, common::CLUSTER);
+    let cluster = gke.get_cluster(&target).await.unwrap().unwrap();
+    let client = gke::kube::kube_client(&target, &cluster, gke.auth()).unwrap();
+
+    let mut app = App::new(config, Keymap::default(), false);
+    app.on_event(Event::Target(TargetInfo {
+        place: format!("{DEMO_PROJECT}/{DEMO_LOCATION}"),
+        cluster: common::CLUSTER.into(),
+        managed: true,
+        unmanaged_reason: None,
+        simulated: true,
+    }));
+    app.on_event(Event::Cluster(ClusterSummary::from_cluster(
+        &target, &cluster,
+    )));
+    let stop = CancellationToken::new();
+    let _stop_guard = stop.clone().drop_guard();
+    let (wtx, mut wrx) = mpsc::channel(256);
+    let _watchers = k8s::watch::spawn_job_watchers(client.clone(), &cfg, wtx, stop.clone());
+    app.on_event(Event::Connected);
+
+    // `l`: the App asks for the launch; carry it out as the workers do.
+    assert_eq!(app.on_key(key('l')), vec![Command::LaunchJob]);
+    let launched = k8s::launch(&client, &cfg, Some(DEMO_PROJECT))
+        .await
+        .unwrap();
+    let mut cli = Cli::start(&cloud, sim_dir.path());
+
+    let app_dir = tempfile::tempdir().unwrap();
+    let mut tail: Option<(u64, mpsc::Receiver<TailEvent>, k8s::logs::TailHandle)> = None;
+    let mut lines_per_pod: BTreeMap<String, u64> = BTreeMap::new();
+    let mut ended: BTreeMap<String, StreamEnd> = BTreeMap::new();
+    #[derive(PartialEq, Debug)]
+    enum Phase {
+        Before,
+        On,
+        Over,
+    }
+    let mut phase = Phase::Before;
+    let mut trouble_seen: Vec<String> = Vec::new();
+    let mut reconnects = 0;
+    let mut watch_troubles = 0;
+    let mut replaced: Option<(String, Vec<u8>)> = None;
+
+    loop {
+        if std::env::var_os("DRILL_DEBUG").is_some() {
+            eprintln!(
+                "{drill:?} {phase:?} tail={} lines={lines_per_pod:?} ended={ended:?} trouble={:?} attempts={:?}",
+                tail.is_some(),
+                app.trouble,
+                app.jobs.newest().map(|a| (a.name.clone(), a.status))
+            );
+        }
+        // Events in: watchers and the tail, into the App as the UI task folds them.
+        let commands = tokio::select! {
+            Some(e) = wrx.recv() => {
+                if let k8s::watch::JobWatchEvent::Job(k8s::watch::Change::Trouble(_))
+                | k8s::watch::JobWatchEvent::Pod(k8s::watch::Change::Trouble(_))
+                | k8s::watch::JobWatchEvent::Event(k8s::watch::Change::Trouble(_)) = &e {
+                    watch_troubles += 1;
+                }
+                app.on_event(Event::Job(e))
+            }
+            Some(e) = async {
+                match tail.as_mut() {
+                    Some((_, rx, _)) => rx.recv().await,
+                    None => std::future::pending().await,
+                }
+            } => {
+                let generation = tail.as_ref().map(|t| t.0).unwrap_or(0);
+                match &e {
+                    TailEvent::Lines { pod, lines } => {
+                        *lines_per_pod.entry(pod.clone()).or_default() +=
+                            lines.iter().filter(|l| !l.continues).count() as u64;
+                    }
+                    TailEvent::PodEnded { pod, why } => {
+                        ended.insert(pod.clone(), why.clone());
+                    }
+                    TailEvent::Reconnecting { .. } => reconnects += 1,
+                    TailEvent::SaveFailed { pod, error } => panic!("{drill:?}: {pod}: {error}"),
+                    TailEvent::PodStarted { .. } => {}
+                }
+                app.on_event(Event::Tail { generation, event: e })
+            }
+        };
+        for command in commands {
+            match command {
+                Command::FollowLogs {
+                    attempt,
+                    pod,
+                    previous,
+                    generation,
+                } => {
+                    assert_eq!(attempt, launched.job);
+                    assert!(pod.is_none() && !previous);
+                    let save_dir = app_dir.path().join(&attempt);
+                    app.on_event(Event::LogsSavedTo {
+                        generation,
+                        dir: save_dir.display().to_string(),
+                    });
+                    let (rx, handle) = LogTail::follow(
+                        client.clone(),
+                        TailTarget {
+                            namespace: cfg.namespace.clone(),
+                            job: attempt,
+                            container: None,
+                        },
+                        TailOptions {
+                            save_dir: Some(save_dir),
+                            ..Default::default()
+                        },
+                    )
+                    .into_parts();
+                    if let Some((_, _, old)) = tail.replace((generation, rx, handle)) {
+                        old.cancel();
+                    }
+                }
+                other => panic!("{drill:?}: unexpected command {other:?}"),
+            }
+        }
+        if phase == Phase::On
+            && let Some(t) = &app.trouble
+            && trouble_seen.len() < 5
+            && !trouble_seen.contains(t)
+        {
+            trouble_seen.push(t.clone());
+        }
+
+        let progress = |min: u64| {
+            lines_per_pod.len() >= WORKERS as usize && lines_per_pod.values().all(|n| *n >= min)
+        };
+        match phase {
+            Phase::Before if progress(1_000) => {
+                phase = Phase::On;
+                match drill.fault() {
+                    Some(f) => cloud.faults().set(f),
+                    None => {
+                        // Delete the first worker's pod from the Pods pane: `d`, then `y`.
+                        app.focus = Focus::Pods;
+                        let pod = app.jobs.selected_pod().unwrap().name.clone();
+                        let snapshot = plain_log(&client, &pod).await.unwrap();
+                        assert!(app.on_key(key('d')).is_empty());
+                        assert_eq!(app.on_key(key('y')), vec![Command::DeletePod(pod.clone())]);
+                        Api::<Pod>::default_namespaced(client.clone())
+                            .delete(&pod, &DeleteParams::background())
+                            .await
+                            .unwrap();
+                        replaced = Some((pod, snapshot));
+                    }
+                }
+            }
+            Phase::On if progress(LINES / 3) && (!drill.visible() || !trouble_seen.is_empty()) => {
+                phase = Phase::Over;
+                cloud.faults().clear();
+            }
+            _ => {}
+        }
+
+        // Done when the attempt has succeeded, every pod's stream has ended, and the App's
+        // picture is the simulator's.
+        let finished = app
+            .jobs
+            .newest()
+            .is_some_and(|a| a.status == AttemptPhase::Succeeded);
+        let streams_done = finished
+            && app
+                .jobs
+                .pods
+                .items
+                .values()
+                .filter(|p| p.job == launched.job)
+                .all(|p| ended.get(&p.name) == Some(&StreamEnd::Completed));
+        if phase == Phase::Over && streams_done {
+            let truth = settle(|| truth(&client, &cfg)).await;
+            if app_picture(&app) == truth {
+                break;
+            }
+        }
+    }
+    assert_eq!(
+        phase,
+        Phase::Over,
+        "{drill:?}: the run ended before the fault window closed"
+    );
+
+    // Every pod's log: saved once by the App and by the CLI, shown once by both.
+    let cli_out = cli.finish().await;
+    let (jobs, pods) = settle(|| truth(&client, &cfg)).await;
+    assert_eq!(jobs.len(), 1);
+    let pod_names: BTreeSet<String> = pods.iter().map(|p| p.name.clone()).collect();
+    let expected_pods = WORKERS as usize;
+    assert_eq!(
+        pods.iter().filter(|p| p.phase == "Succeeded").count(),
+        expected_pods
+    );
+    let cli_stdout = cli_out.stdout;
+    assert_eq!(
+        cli_out.code,
+        Some(0),
+        "{drill:?}: gantry logs --follow: {}",
+        String::from_utf8_lossy(&cli_out.stderr)
+    );
+    let cli_stderr = String::from_utf8_lossy(&cli_out.stderr).into_owned();
+    assert!(!cli_stderr.contains("panicked"), "{cli_stderr}");
+    let mut per_pod_stdout: BTreeMap<String, Vec<u8>> = BTreeMap::new();
+    for line in cli_stdout.split_inclusive(|b| *b == b'\n') {
+        let text = line.strip_prefix(b"[").unwrap();
+        let close = text.iter().position(|b| *b == b']').unwrap();
+        let pod = String::from_utf8(text[..close].to_vec()).unwrap();
+        per_pod_stdout
+            .entry(pod)
+            .or_default()
+            .extend_from_slice(&text[close + 2..]);
+    }
+    let mut lines_checked = 0;
+    for pod in &pod_names {
+        let served = settle(|| plain_log(&client, pod)).await;
+        assert_eq!(count_lines(&served) as u64, LINES, "{drill:?}: {pod}");
+        let app_saved = std::fs::read(
+            app_dir
+                .path()
+                .join(&launched.job)
+                .join(format!("{pod}.log")),
+        )
+        .unwrap();
+        let cli_saved =
+            std::fs::read(cli.saved_dir(&launched.job).join(format!("{pod}.log"))).unwrap();
+        for (who, got) in [
+            ("App saved", &app_saved),
+            ("CLI saved", &cli_saved),
+            ("CLI printed", per_pod_stdout.get(pod).unwrap()),
+        ] {
+            assert!(
+                *got == served,
+                "{drill:?}: {who} {pod}: {} bytes / {} lines, the server has {} / {}",
+                got.len(),
+                count_lines(got),
+                served.len(),
+                count_lines(&served)
+            );
+        }
+        lines_checked += 3 * count_lines(&served);
+    }
+    // The replaced pod's log went with it: what was saved holds what it had written when it was
+    // deleted, then more, each line once.
+    let mut replaced_lines = 0;
+    if let Some((pod, snapshot)) = &replaced {
+        assert!(!pod_names.contains(pod));
+        for (who, got) in [
+            (
+                "App saved",
+                std::fs::read(
+                    app_dir
+                        .path()
+                        .join(&launched.job)
+                        .join(format!("{pod}.log")),
+                )
+                .unwrap(),
+            ),
+            (
+                "CLI saved",
+                std::fs::read(cli.saved_dir(&launched.job).join(format!("{pod}.log"))).unwrap(),
+            ),
+            (
+                "CLI printed",
+                per_pod_stdout.get(pod).cloned().unwrap_or_default(),
+            ),
+        ] {
+            assert!(
+                got.starts_with(snapshot) && got.ends_with(b"\n"),
+                "{drill:?}: {who} {pod}: {} bytes, snapshot {}",
+                got.len(),
+                snapshot.len()
+            );
+            let lines: Vec<&[u8]> = got.split(|b| *b == b'\n').collect();
+            let unique: BTreeSet<&[u8]> = lines.iter().copied().collect();
+            assert_eq!(
+                unique.len(),
+                lines.len(),
+                "{drill:?}: {who} {pod}: a line twice"
+            );
+            replaced_lines = count_lines(&got);
+            lines_checked += replaced_lines;
+        }
+        assert_eq!(ended.get(pod), Some(&StreamEnd::PodDeleted));
+    }
+    // Shown once: every line reached the logs pane exactly once.
+    assert_eq!(
+        app.logs.received,
+        LINES * WORKERS as u64 + replaced_lines as u64,
+        "{drill:?}: lines shown"
+    );
+    // The operator was told while the fault was visible, and nothing is left after.
+    if drill.visible() {
+        assert!(
+            !trouble_seen.is_empty(),
+            "{drill:?}: no notice while the fault was on"
+        );
+    }
+    assert_eq!(app.trouble, None, "{drill:?}: a notice outlived the fault");
+    assert!(
+        app.notice.is_none()
+            || app
+                .notice
+                .as_ref()
+                .is_some_and(|n| n.level != gantry::app::Level::Error),
+        "{drill:?}: {:?}",
+        app.notice
+    );
+    if let Some((_, _, handle)) = &tail {
+        handle.cancel();
+    }
+    Found {
+        drill,
+        lines_checked,
+        trouble_seen,
+        reconnects,
+        watch_troubles,
+    }
+}
+
+struct ChildOutput {
+    code: Option<i32>,
+    stdout: Vec<u8>,
+    stderr: Vec<u8>,
+}
+
+fn report(found: &Found) {
+    eprintln!(
+        "drill {:?}: {} lines checked, {} stream resumes, {} watch failures, notices: {:?}",
+        found.drill,
+        found.lines_checked,
+        found.reconnects,
+        found.watch_troubles,
+        found.trouble_seen
+    );
+}
+
+macro_rules! drill {
+    ($name:ident, $drill:expr) => {
+        #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+        async fn $name() {
+            report(&run($drill).await);
+        }
+    };
+}
+
+drill!(watch_drop, Drill::WatchDrop);
+drill!(watch_gone, Drill::WatchGone);
+drill!(log_cut, Drill::LogCut);
+drill!(api_server_restart, Drill::Restart);
+drill!(http_429, Drill::Http429);
+drill!(http_503, Drill::Http503);
+drill!(token_expiry, Drill::TokenExpiry);
+drill!(slow_answers, Drill::Slow);
+drill!(pod_replaced_mid_follow, Drill::PodReplaced);
