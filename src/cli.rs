@@ -127,6 +127,25 @@ pub enum Command {
     },
 }
 
+impl Command {
+    /// What the command would change in the cloud, for the read-only refusal; None when it
+    /// only reads.
+    pub fn mutation(&self) -> Option<&'static str> {
+        match self {
+            Command::Up(_) => Some("create a cluster (`gantry up`)"),
+            Command::Down(_) => Some("delete the cluster (`gantry down`)"),
+            Command::Launch(_) => Some("launch the training Job (`gantry launch`)"),
+            Command::Retry(_) => Some("start a new attempt (`gantry retry`)"),
+            Command::Delete(_) => Some("delete the training Job (`gantry delete job`)"),
+            Command::Sim(_)
+            | Command::Status(_)
+            | Command::Logs(_)
+            | Command::Config
+            | Command::Completions { .. } => None,
+        }
+    }
+}
+
 #[derive(Debug, Args)]
 pub struct UpArgs {
     /// Print progress and exit when the cluster is RUNNING.

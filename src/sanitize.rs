@@ -7,6 +7,10 @@
 /// keeps what follows it (as a terminal would show a progress line), tabs become spaces, and any
 /// other control character is shown as `^X`. The result contains no C0 or C1 control character.
 pub fn sanitize(bytes: &[u8]) -> String {
+    // The usual line: printable ASCII only, nothing to change.
+    if bytes.iter().all(|b| (0x20..0x7f).contains(b)) {
+        return String::from_utf8_lossy(bytes).into_owned();
+    }
     let text = String::from_utf8_lossy(bytes);
     // A carriage return overwrites the line on a terminal: show what the operator would see last.
     let text = match text.rfind('\r') {
@@ -14,6 +18,9 @@ pub fn sanitize(bytes: &[u8]) -> String {
         _ => text.as_ref(),
     };
     let mut out = String::with_capacity(text.len());
+    // Characters in `out` at the last tab, and `out`'s length in bytes then: tab stops are
+    // counted in characters without walking the whole line again at every tab.
+    let (mut counted_chars, mut counted_bytes) = (0, 0);
     let mut chars = text.chars().peekable();
     while let Some(c) = chars.next() {
         match c {
@@ -22,8 +29,11 @@ pub fn sanitize(bytes: &[u8]) -> String {
             '\u{9b}' => skip_csi(&mut chars),
             '\u{90}' | '\u{98}' | '\u{9d}' | '\u{9e}' | '\u{9f}' => skip_string(&mut chars),
             '\t' => {
-                let pad = 4 - (out.chars().count() % 4);
+                counted_chars += out[counted_bytes..].chars().count();
+                let pad = 4 - (counted_chars % 4);
                 out.extend(std::iter::repeat_n(' ', pad));
+                counted_chars += pad;
+                counted_bytes = out.len();
             }
             '\r' | '\n' => {}
             c if (c as u32) < 0x20 || c == '\u{7f}' => {
@@ -105,6 +115,10 @@ mod tests {
             (b"bell\x07nul\x00", "bell^Gnul^@"),
             (b"10%\r100%", "100%"),
             (b"a\tb", "a   b"),
+            (
+                b"\ta\x1b[1m\xc3\xa9\x1b[0m\tb\t\tc",
+                "    a\u{e9}  b       c",
+            ),
         ] {
             assert_eq!(sanitize(input), want, "{input:?}");
         }

@@ -15,8 +15,9 @@ pub const DISPLAY_CHARS: usize = 4096;
 pub struct Entry {
     /// Index into `LogView::pods`.
     pub pod: u32,
-    /// RFC 3339 time the kubelet stamped, when known.
-    pub time: Option<String>,
+    /// When the kubelet stamped the line, in nanoseconds since the Unix epoch (None if the
+    /// server did not say); formatted only for the lines drawn, with `time_of_day`.
+    pub ts: Option<i64>,
     /// Sanitised text: safe to draw.
     pub text: String,
 }
@@ -112,36 +113,39 @@ impl LogView {
         let mut added = 0;
         for line in lines {
             let piece = sanitize(&line.bytes);
-            let open = self.continuing.contains(&index);
-            let last = self
-                .lines
-                .iter_mut()
-                .rev()
-                .take(64)
-                .find(|e| e.pod == index);
+            // Only a pod in the middle of a very long line has an entry to extend.
+            let open = match self.continuing.iter().position(|p| *p == index) {
+                Some(at) => {
+                    self.continuing.swap_remove(at);
+                    true
+                }
+                None => false,
+            };
+            let last = if open {
+                self.lines
+                    .iter_mut()
+                    .rev()
+                    .take(64)
+                    .find(|e| e.pod == index)
+            } else {
+                None
+            };
             match last {
-                Some(entry) if open => {
+                Some(entry) => {
                     let room = DISPLAY_CHARS.saturating_sub(entry.text.chars().count());
                     entry.text.extend(piece.chars().take(room));
                 }
-                _ => {
-                    let text = if piece.len() > DISPLAY_CHARS {
-                        piece.chars().take(DISPLAY_CHARS).collect()
-                    } else {
-                        piece
-                    };
+                None => {
+                    let text = truncate_chars(piece, DISPLAY_CHARS);
                     self.lines.push_back(Entry {
                         pod: index,
-                        time: line
-                            .timestamp()
-                            .map(|t| t.strftime("%H:%M:%S%.3f").to_string()),
+                        ts: line.ts.and_then(|t| i64::try_from(t).ok()),
                         text,
                     });
                     self.received += 1;
                     added += 1;
                 }
             }
-            self.continuing.retain(|p| *p != index);
             if line.continues {
                 self.continuing.push(index);
             }
@@ -228,6 +232,22 @@ impl LogView {
             }
         }
     }
+}
+
+/// The first `max` characters of `text` (all of it when shorter), without copying it again.
+fn truncate_chars(mut text: String, max: usize) -> String {
+    if text.len() > max
+        && let Some((at, _)) = text.char_indices().nth(max)
+    {
+        text.truncate(at);
+    }
+    text
+}
+
+/// `HH:MM:SS.mmm` (UTC) of a kubelet timestamp in nanoseconds, as the logs pane shows it.
+pub fn time_of_day(ts: i64) -> Option<String> {
+    let t = jiff::Timestamp::from_nanosecond(i128::from(ts)).ok()?;
+    Some(t.strftime("%H:%M:%S%.3f").to_string())
 }
 
 #[cfg(test)]

@@ -6,13 +6,10 @@ use crate::cli::{DeleteArgs, DeleteWhat, TargetArgs};
 use crate::k8s;
 
 use super::launch::{connect, job_error};
-use super::up::{fail, refuse_read_only};
+use super::up::fail;
 
-pub async fn run(args: DeleteArgs, target: &TargetArgs, read_only: bool) -> i32 {
+pub async fn run(args: DeleteArgs, target: &TargetArgs) -> i32 {
     let DeleteWhat::Job { name, yes } = args.what;
-    if read_only {
-        return refuse_read_only("delete the training Job (`gantry delete job`)");
-    }
     let t = match connect(target).await {
         Ok(t) => t,
         Err(code) => return code,

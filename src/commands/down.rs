@@ -4,14 +4,11 @@ use std::io::IsTerminal;
 
 use tokio::sync::mpsc::unbounded_channel;
 
-use super::up::{Prepared, fail, prepare, print_events, refuse_read_only};
+use super::up::{Prepared, fail, prepare, print_events};
 use crate::cli::{TargetArgs, YesArgs};
 use crate::gke::{self, DownOutcome, PollPolicy};
 
-pub async fn run(args: YesArgs, target: &TargetArgs, read_only: bool) -> i32 {
-    if read_only {
-        return refuse_read_only("delete the cluster (`gantry down`)");
-    }
+pub async fn run(args: YesArgs, target: &TargetArgs) -> i32 {
     let Prepared { cluster, gke, .. } = match prepare(target).await {
         Ok(p) => p,
         Err(code) => return code,

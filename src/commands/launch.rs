@@ -5,7 +5,7 @@ use crate::cli::{LaunchArgs, TargetArgs};
 use crate::config::Config;
 use crate::k8s::{self, K8sError, manifest};
 
-use super::up::{fail, refuse_read_only};
+use super::up::fail;
 
 /// What every Job command needs: the configuration and a client for the training cluster.
 pub(super) struct JobTarget {
@@ -62,10 +62,7 @@ pub(super) fn job_error(e: &K8sError) -> i32 {
     fail(e, code)
 }
 
-pub async fn run(args: LaunchArgs, target: &TargetArgs, read_only: bool) -> i32 {
-    if read_only {
-        return refuse_read_only("launch the training Job (`gantry launch`)");
-    }
+pub async fn run(args: LaunchArgs, target: &TargetArgs) -> i32 {
     let mut t = match connect(target).await {
         Ok(t) => t,
         Err(code) => return code,

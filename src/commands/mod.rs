@@ -15,16 +15,24 @@ use color_eyre::eyre::Result;
 
 use crate::cli::{Command, TargetArgs};
 
+/// The one read-only gate of the command line: every command that would change the cloud is
+/// refused here, before it connects to anything.
 pub async fn run(command: Command, target: &TargetArgs, read_only: bool) -> Result<i32> {
+    if read_only && let Some(what) = command.mutation() {
+        eprintln!(
+            "gantry: --read-only: refusing to {what}; run without --read-only to change anything"
+        );
+        return Ok(2);
+    }
     match command {
         Command::Sim(_) | Command::Completions { .. } => Ok(0),
-        Command::Up(args) => Ok(up::run(args, target, read_only).await),
+        Command::Up(args) => Ok(up::run(args, target).await),
         Command::Status(args) => Ok(status::run(args, target).await),
-        Command::Down(args) => Ok(down::run(args, target, read_only).await),
-        Command::Launch(args) => Ok(launch::run(args, target, read_only).await),
-        Command::Retry(args) => Ok(retry::run(args, target, read_only).await),
+        Command::Down(args) => Ok(down::run(args, target).await),
+        Command::Launch(args) => Ok(launch::run(args, target).await),
+        Command::Retry(args) => Ok(retry::run(args, target).await),
         Command::Logs(args) => Ok(logs::run(args, target).await),
-        Command::Delete(args) => Ok(delete::run(args, target, read_only).await),
+        Command::Delete(args) => Ok(delete::run(args, target).await),
         Command::Config => Ok(show_config::run(target)),
     }
 }

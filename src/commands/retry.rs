@@ -5,12 +5,8 @@ use crate::cli::{RetryArgs, TargetArgs};
 use crate::k8s;
 
 use super::launch::{connect, job_error, print_launched};
-use super::up::refuse_read_only;
 
-pub async fn run(args: RetryArgs, target: &TargetArgs, read_only: bool) -> i32 {
-    if read_only {
-        return refuse_read_only("start a new attempt (`gantry retry`)");
-    }
+pub async fn run(args: RetryArgs, target: &TargetArgs) -> i32 {
     let t = match connect(target).await {
         Ok(t) => t,
         Err(code) => return code,

@@ -36,14 +36,6 @@ pub(super) fn fail(e: &dyn std::fmt::Display, code: i32) -> i32 {
     code
 }
 
-/// The message and exit code (2) for a mutating command in a read-only session.
-pub(super) fn refuse_read_only(what: &str) -> i32 {
-    eprintln!(
-        "gantry: --read-only: refusing to {what}; run without --read-only to change anything"
-    );
-    2
-}
-
 /// Prints progress events, one line each, until the sender is dropped.
 pub(super) async fn print_events(mut rx: UnboundedReceiver<ProvisionEvent>) {
     let mut last_status = String::new();
@@ -81,10 +73,7 @@ fn write_kubeconfig(
     }
 }
 
-pub async fn run(args: UpArgs, target: &TargetArgs, read_only: bool) -> i32 {
-    if read_only {
-        return refuse_read_only("create a cluster (`gantry up`)");
-    }
+pub async fn run(args: UpArgs, target: &TargetArgs) -> i32 {
     let Prepared {
         config,
         cluster,

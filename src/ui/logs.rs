@@ -119,7 +119,14 @@ fn prefix<'a>(view: &'a LogView, entry: &'a Entry, merged: bool, theme: &Theme) 
     let mut spans = Vec::new();
     if view.timestamps {
         spans.push(Span::styled(
-            format!("{} ", entry.time.as_deref().unwrap_or("--:--:--.---")),
+            format!(
+                "{} ",
+                entry
+                    .ts
+                    .and_then(crate::app::logs::time_of_day)
+                    .as_deref()
+                    .unwrap_or("--:--:--.---")
+            ),
             theme.dim(),
         ));
     }
