@@ -18,6 +18,8 @@ mod common;
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 use std::process::Stdio;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
 
 use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
@@ -75,6 +77,13 @@ impl Drill {
     /// Whether the client can see the fault (a request or a stream fails), so the operator
     /// should be told. Slow answers still answer; a token refreshed after a 401 and retried is
     /// invisible by design; a deleted pod is news, not trouble.
+    /// Faults read when a stream opens (a watch, a log follow): on before anything is opened.
+    /// The others strike any request at any time: on once both followers are streaming, so
+    /// that the launch and the CLI's start are not what they hit.
+    fn early(self) -> bool {
+        matches!(self, Drill::WatchDrop | Drill::WatchGone | Drill::LogCut)
+    }
+
     fn visible(self) -> bool {
         !matches!(self, Drill::Slow | Drill::TokenExpiry | Drill::PodReplaced)
     }
@@ -164,15 +173,25 @@ struct Cli {
     /// Read as it comes, so a full pipe never slows the follow down.
     stdout: tokio::task::JoinHandle<Vec<u8>>,
     stderr: tokio::task::JoinHandle<Vec<u8>>,
+    /// Lines printed so far.
+    printed: Arc<AtomicUsize>,
 }
 
 fn drain(
     mut r: impl tokio::io::AsyncRead + Unpin + Send + 'static,
+    lines: Arc<AtomicUsize>,
 ) -> tokio::task::JoinHandle<Vec<u8>> {
     tokio::spawn(async move {
         use tokio::io::AsyncReadExt as _;
         let mut out = Vec::new();
-        let _ = r.read_to_end(&mut out).await;
+        let mut buf = vec![0u8; 64 * 1024];
+        while let Ok(n) = r.read(&mut buf).await {
+            if n == 0 {
+                break;
+            }
+            lines.fetch_add(count_lines(&buf[..n]), Ordering::Relaxed);
+            out.extend_from_slice(&buf[..n]);
+        }
         out
     })
 }
@@ -198,13 +217,16 @@ impl Cli {
             .kill_on_drop(true)
             .spawn()
             .unwrap();
-        let stdout = drain(child.stdout.take().unwrap());
-        let stderr = drain(child.stderr.take().unwrap());
+        let printed = Arc::new(AtomicUsize::new(0));
+        let printed = Arc::new(AtomicUsize::new(0));
+        let stdout = drain(child.stdout.take().unwrap(), printed.clone());
+        let stderr = drain(child.stderr.take().unwrap(), Arc::default());
         Cli {
             child,
             home,
             stdout,
             stderr,
+            printed,
         }
     }
 
@@ -279,6 +301,11 @@ async fn run_inner(drill: Drill) -> Found {
     app.on_event(Event::Cluster(ClusterSummary::from_cluster(
         &target, &cluster,
     )));
+    if drill.early()
+        && let Some(f) = drill.fault()
+    {
+        cloud.faults().set(f);
+    }
     let stop = CancellationToken::new();
     let _stop_guard = stop.clone().drop_guard();
     let (wtx, mut wrx) = mpsc::channel(256);
@@ -396,7 +423,8 @@ async fn run_inner(drill: Drill) -> Found {
             lines_per_pod.len() >= WORKERS as usize && lines_per_pod.values().all(|n| *n >= min)
         };
         match phase {
-            Phase::Before if progress(1_000) => {
+            Phase::Before if drill.early() => phase = Phase::On,
+            Phase::Before if progress(1_000) && cli.printed.load(Ordering::Relaxed) >= 4_000 => {
                 phase = Phase::On;
                 match drill.fault() {
                     Some(f) => cloud.faults().set(f),

@@ -1,0 +1,144 @@
+//! The scriptable commands as a script would run them: a `gantry sim` in the foreground, and
+//! `gantry up/launch/logs/status/retry/delete/down` reaching it with only `--gke-endpoint` and
+//! `--access-token-file`, as they would reach Google.
+
+use std::io::{BufRead, BufReader};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Output, Stdio};
+
+struct Sim {
+    child: Child,
+    dir: tempfile::TempDir,
+    gke: String,
+}
+
+impl Sim {
+    fn start() -> Sim {
+        let dir = tempfile::tempdir().unwrap();
+        let mut child = Command::new(env!("CARGO_BIN_EXE_gantry"))
+            .args(["sim", "--time-scale", "0.005", "--state-dir"])
+            .arg(dir.path().join("sim"))
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        let mut lines = BufReader::new(child.stderr.take().unwrap()).lines();
+        let mut gke = String::new();
+        for line in lines.by_ref() {
+            let line = line.unwrap();
+            if let Some(url) = line.strip_prefix("gantry sim: GKE API on ") {
+                gke = url.trim().to_string();
+            }
+            if line.contains("state in") {
+                break;
+            }
+        }
+        std::thread::spawn(move || for _ in lines {});
+        Sim { child, dir, gke }
+    }
+
+    fn home(&self) -> &Path {
+        self.dir.path()
+    }
+
+    fn token_file(&self) -> PathBuf {
+        self.home().join("sim").join("token")
+    }
+
+    fn gantry(&self, args: &[&str]) -> Output {
+        let home = self.home();
+        Command::new(env!("CARGO_BIN_EXE_gantry"))
+            .args(args)
+            .args([
+                "--project",
+                "demo-project",
+                "--location",
+                "us-central1-a",
+                "--gke-endpoint",
+                &self.gke,
+                "--access-token-file",
+            ])
+            .arg(self.token_file())
+            .env("HOME", home)
+            .env("XDG_CONFIG_HOME", home.join("config"))
+            .env("XDG_STATE_HOME", home.join("state"))
+            .env("KUBECONFIG", home.join("kube").join("config"))
+            .env("CLOUDSDK_CONFIG", home.join("gcloud"))
+            .env_remove("GOOGLE_CLOUD_PROJECT")
+            .env_remove("GOOGLE_APPLICATION_CREDENTIALS")
+            .stdin(Stdio::null())
+            .output()
+            .unwrap()
+    }
+
+    fn ok(&self, args: &[&str]) -> String {
+        let out = self.gantry(args);
+        let stdout = String::from_utf8_lossy(&out.stdout).to_string();
+        assert_eq!(
+            out.status.code(),
+            Some(0),
+            "gantry {args:?}: {}{stdout}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        stdout
+    }
+}
+
+impl Drop for Sim {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+#[test]
+fn a_whole_training_run_from_the_command_line() {
+    let sim = Sim::start();
+    assert!(sim.ok(&["up", "--wait"]).contains("is RUNNING"));
+    let launched = sim.ok(&[
+        "launch",
+        "--env",
+        "SIM_LOG_LINES=30",
+        "--env",
+        "SIM_FAIL_ATTEMPTS=3",
+    ]);
+    assert!(launched.contains("ml-training-job"), "{launched}");
+    // backoffLimit 2: three pods fail, the attempt fails, and a follow says so with exit 1.
+    let failed = sim.gantry(&["logs", "--follow"]);
+    assert_eq!(
+        failed.status.code(),
+        Some(1),
+        "{}",
+        String::from_utf8_lossy(&failed.stderr)
+    );
+    let followed = String::from_utf8_lossy(&failed.stdout).to_string();
+    assert!(
+        followed.lines().all(|l| l.starts_with('[')),
+        "every line is prefixed with its pod"
+    );
+    assert!(followed.contains("epoch"), "{followed}");
+    let status: serde_json::Value = serde_json::from_str(&sim.ok(&["status", "--json"])).unwrap();
+    assert_eq!(status["cluster"]["status"], "RUNNING");
+    let attempts = status["job"]["attempts"].as_array().unwrap();
+    assert_eq!(attempts.len(), 1);
+    assert_eq!(attempts[0]["status"], "Failed");
+    assert_eq!(attempts[0]["pods"].as_array().unwrap().len(), 3);
+    sim.ok(&["retry", "--env", "SIM_FAIL_ATTEMPTS=0"]);
+    let succeeded = sim.gantry(&["logs", "--follow"]);
+    assert_eq!(
+        succeeded.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&succeeded.stderr)
+    );
+    let status: serde_json::Value = serde_json::from_str(&sim.ok(&["status", "--json"])).unwrap();
+    let attempts = status["job"]["attempts"].as_array().unwrap();
+    assert_eq!(
+        (attempts.len(), attempts[1]["status"].as_str()),
+        (2, Some("Succeeded")),
+        "{status:#}"
+    );
+    sim.ok(&["delete", "job", "--yes"]);
+    assert!(sim.ok(&["down", "--yes"]).contains("deleted"));
+    let gone: serde_json::Value = serde_json::from_str(&sim.ok(&["status", "--json"])).unwrap();
+    assert_eq!(gone["cluster"]["status"], "NOT_FOUND");
+}
