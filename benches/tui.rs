@@ -214,12 +214,19 @@ fn ingest(c: &mut Criterion) {
         // The buffer is full (100,000 lines): every line pushed drops the oldest, as in a long run.
         let mut app = app_with_lines(gantry::app::logs::DEFAULT_CAPACITY);
         let lines = batch(make, 0);
+        let generation = app.logs.generation;
         let mut pod = 0;
         group.bench_function(name, |b| {
             b.iter_batched(
                 || {
                     pod = (pod + 1) % 8;
-                    tail_event(&app, pod, lines.clone())
+                    Event::Tail {
+                        generation,
+                        event: TailEvent::Lines {
+                            pod: pod_name(pod),
+                            lines: lines.clone(),
+                        },
+                    }
                 },
                 |event| black_box(app.on_event(event)),
                 BatchSize::SmallInput,

@@ -20,6 +20,8 @@ pub struct Config {
     pub project: Option<String>,
     /// Zone (`us-central1-a`) or region (`us-central1`).
     pub location: Option<String>,
+    /// Refuse every change to the cloud, as `--read-only` does (for monitoring setups).
+    pub read_only: bool,
     pub cluster: ClusterConfig,
     pub job: JobConfig,
     /// Key bindings: action name → key (e.g. `launch = "L"`).
@@ -291,6 +293,7 @@ impl Config {
         if j.indexed && j.completions.is_none() {
             return Err("job.indexed = true needs job.completions (the number of workers)".into());
         }
+        crate::app::Keymap::with_overrides(&self.keys)?;
         Ok(())
     }
 }

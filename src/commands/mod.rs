@@ -18,6 +18,9 @@ use crate::cli::{Command, TargetArgs};
 /// The one read-only gate of the command line: every command that would change the cloud is
 /// refused here, before it connects to anything.
 pub async fn run(command: Command, target: &TargetArgs, read_only: bool) -> Result<i32> {
+    // The config file can ask for read-only too; a file that cannot be read is the command's
+    // own error to report.
+    let read_only = read_only || crate::connect::load_config(target).is_ok_and(|c| c.read_only);
     if read_only && let Some(what) = command.mutation() {
         eprintln!(
             "gantry: --read-only: refusing to {what}; run without --read-only to change anything"

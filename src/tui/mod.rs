@@ -48,7 +48,8 @@ pub async fn run(cli: &Cli) -> Result<i32> {
     };
     let (tx, rx) = mpsc::unbounded_channel();
     let workers = workers::Workers::start(session, tx);
-    let app = App::new(config, keymap, cli.read_only);
+    let read_only = cli.read_only || config.read_only;
+    let app = App::new(config, keymap, read_only);
     let mut terminal = ratatui::try_init().map_err(|e| eyre!("cannot use this terminal: {e}"))?;
     let result = event_loop(&mut terminal, app, workers, rx).await;
     ratatui::restore();
