@@ -152,6 +152,36 @@ fn upsert(root: &mut Mapping, list: &str, name: &str, field: &str, value: Value)
     }
 }
 
+/// The credential kubectl should use, from Gantry's own flags: None when `--no-kubeconfig`.
+pub fn credential_for(target: &crate::cli::TargetArgs) -> Option<Credential> {
+    if target.no_kubeconfig {
+        return None;
+    }
+    Some(match &target.access_token_file {
+        Some(file) => {
+            Credential::TokenFile(std::path::absolute(file).unwrap_or_else(|_| file.clone()))
+        }
+        None => Credential::GcloudPlugin,
+    })
+}
+
+/// Writes the context for a RUNNING GKE cluster; returns the context name and the file.
+pub fn write_for_cluster(
+    credential: &Credential,
+    target: &crate::gke::ClusterRef,
+    cluster: &google_cloud_container_v1::model::Cluster,
+) -> Result<(String, PathBuf), KubeconfigError> {
+    let path = default_path().ok_or(KubeconfigError::NoPath)?;
+    let name = crate::sim::cloud::context_name(&target.project, &target.location, &target.name);
+    let ca = cluster
+        .master_auth
+        .as_ref()
+        .map(|m| m.cluster_ca_certificate.clone())
+        .unwrap_or_default();
+    merge_context(&path, &name, &cluster.endpoint, &ca, credential)?;
+    Ok((name, path))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -202,34 +232,4 @@ mod tests {
             0o600
         );
     }
-}
-
-/// The credential kubectl should use, from Gantry's own flags: None when `--no-kubeconfig`.
-pub fn credential_for(target: &crate::cli::TargetArgs) -> Option<Credential> {
-    if target.no_kubeconfig {
-        return None;
-    }
-    Some(match &target.access_token_file {
-        Some(file) => {
-            Credential::TokenFile(std::path::absolute(file).unwrap_or_else(|_| file.clone()))
-        }
-        None => Credential::GcloudPlugin,
-    })
-}
-
-/// Writes the context for a RUNNING GKE cluster; returns the context name and the file.
-pub fn write_for_cluster(
-    credential: &Credential,
-    target: &crate::gke::ClusterRef,
-    cluster: &google_cloud_container_v1::model::Cluster,
-) -> Result<(String, PathBuf), KubeconfigError> {
-    let path = default_path().ok_or(KubeconfigError::NoPath)?;
-    let name = crate::sim::cloud::context_name(&target.project, &target.location, &target.name);
-    let ca = cluster
-        .master_auth
-        .as_ref()
-        .map(|m| m.cluster_ca_certificate.clone())
-        .unwrap_or_default();
-    merge_context(&path, &name, &cluster.endpoint, &ca, credential)?;
-    Ok((name, path))
 }

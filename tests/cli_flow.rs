@@ -1,6 +1,7 @@
 //! The scriptable commands as a script would run them: a `gantry sim` in the foreground, and
 //! `gantry up/launch/logs/status/retry/delete/down` reaching it with only `--gke-endpoint` and
 //! `--access-token-file`, as they would reach Google.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
 
 use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};

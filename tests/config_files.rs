@@ -1,6 +1,7 @@
 //! Config files through the real binary: every file in tests/valid_configs parses (`gantry
 //! config` prints it, exit 0); every file in tests/invalid_configs fails with exit 2 and the
 //! message its first line expects (`# expect: ...`), naming the file.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
 
 use std::path::Path;
 use std::process::Command;

@@ -107,8 +107,10 @@ fn bad_input_is_refused_before_anything_is_sent() {
     cfg.resources.memory = Some("lots".into());
     let e = manifest::training_job(&cfg, Some("p"), 1).unwrap_err();
     assert!(e.to_string().contains("not a quantity"), "{e}");
-    let mut cfg = JobConfig::default();
-    cfg.name = "a".repeat(62);
+    let cfg = JobConfig {
+        name: "a".repeat(62),
+        ..Default::default()
+    };
     assert!(manifest::training_job(&cfg, Some("p"), 1).is_ok());
     let e = manifest::training_job(&cfg, Some("p"), 2).unwrap_err();
     assert!(e.to_string().contains("RFC 1123"), "{e}");

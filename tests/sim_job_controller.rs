@@ -1,5 +1,6 @@
 //! Job controller details beyond the happy path: deadlines, TTL after finishing, foreground
 //! deletion, log time filters, and watch bookmarks and timeouts.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
 
 mod common;
 

@@ -1,5 +1,6 @@
 //! The real binary in a terminal (tmux), keys in, screen out, against `--sim --time-scale 0.01`.
 //! Skipped, saying so, where tmux is missing.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
 
 use std::path::Path;
 use std::process::Command;
