@@ -29,6 +29,8 @@ pub struct Session {
     pub backend: Backend,
     pub config: Config,
     pub info: TargetInfo,
+    /// How kubectl should reach a cluster Gantry creates or adopts (None: leave the kubeconfig).
+    pub kubeconfig: Option<crate::kubeconfig::Credential>,
     /// The simulated cloud, alive as long as the session.
     _sim: Option<SimCloud>,
 }
@@ -73,6 +75,7 @@ pub async fn open(cli: &Cli, config: Config) -> Result<Session> {
             },
             config,
             info,
+            kubeconfig: None,
             _sim: None,
         });
     }
@@ -99,6 +102,7 @@ pub async fn open(cli: &Cli, config: Config) -> Result<Session> {
         },
         config,
         info,
+        kubeconfig: crate::kubeconfig::credential_for(&cli.target),
         _sim: None,
     })
 }
@@ -137,6 +141,8 @@ async fn open_sim(cli: &Cli, config: Config) -> Result<Session> {
         },
         config,
         info,
+        // The simulator keeps its own kubeconfig in its state directory.
+        kubeconfig: None,
         _sim: Some(cloud),
     })
 }

@@ -334,7 +334,18 @@ async fn connect(
         return;
     };
     match gke::kube::kube_client(target, cluster, gke.auth()) {
-        Ok(client) => *connection = Some(start_watchers(shared, client)),
+        Ok(client) => {
+            *connection = Some(start_watchers(shared, client));
+            if let Some(credential) = &shared.session.kubeconfig {
+                let what = "kubeconfig".to_string();
+                let result = crate::kubeconfig::write_for_cluster(credential, target, cluster)
+                    .map(|(context, path)| {
+                        format!("kubectl context {context} written to {}", path.display())
+                    })
+                    .map_err(|e| e.to_string());
+                let _ = shared.tx.send(Event::Done { what, result });
+            }
+        }
         Err(e) => {
             let _ = shared
                 .tx
