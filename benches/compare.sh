@@ -106,13 +106,13 @@ wait_running() { # $1 pods
 
 # The emission window of the current pods: first and last kubelet timestamp, in ns.
 emission_window() {
-    local first=99999999999999999999 last=0 pod f l
+    local first=0 last=0 pod f l
     for pod in $(kubectl get pods -l job=ml-training -o name); do
-        f=$(kubectl logs "$pod" --timestamps | head -1 | cut -d' ' -f1)
-        l=$(kubectl logs "$pod" --timestamps | tail -1 | cut -d' ' -f1)
+        f=$(kubectl logs "$pod" --timestamps --limit-bytes=64 | cut -d' ' -f1)
+        l=$(kubectl logs "$pod" --timestamps --tail=1 | cut -d' ' -f1)
         f=$(date -d "$f" +%s%N); l=$(date -d "$l" +%s%N)
-        [ "$f" -lt "$first" ] && first=$f
-        [ "$l" -gt "$last" ] && last=$l
+        if [ "$first" -eq 0 ] || [ "$f" -lt "$first" ]; then first=$f; fi
+        if [ "$l" -gt "$last" ]; then last=$l; fi
     done
     echo "$first $last"
 }
@@ -173,7 +173,7 @@ tui_start() { # $1 session name; prints the gantry pid
 tty_bytes() { stat -c %s "$WORK/$1.tty" 2>/dev/null || echo 0; }
 cpu_ticks() { awk '{print $14 + $15}' "/proc/$1/stat"; }
 saved_lines() { # lines Gantry saved for the current attempt's pods
-    cat "$XDG_STATE_HOME"/gantry/logs/*/*/*.log 2>/dev/null | wc -l
+    { cat "$XDG_STATE_HOME"/gantry/logs/*/*/*.log 2>/dev/null || true; } | wc -l
 }
 screen_has() { tmux -L "$TMUX_SOCKET" capture-pane -p -t "$1" | grep -q "$2"; }
 
@@ -220,7 +220,7 @@ for _ in $(seq 900); do
     sleep 0.2
 done
 sleep 2
-running=$(kubectl get pods -l job=ml-training --no-headers 2>/dev/null | wc -l)
+running=$({ kubectl get pods -l job=ml-training --no-headers 2>/dev/null || true; } | wc -l)
 log "$held lines saved by the TUI; $running pods in the Job"
 screen_has big " $wanted lines " || log "the logs pane does not show $wanted lines: $(tmux -L "$TMUX_SOCKET" capture-pane -p -t big | grep -o '[0-9]* lines' | head -1)"
 hwm=$(awk '/VmHWM/ {print $2}' "/proc/$TUI/status")
@@ -231,5 +231,7 @@ tmux -L "$TMUX_SOCKET" send-keys -t big q
 sleep 1
 
 log "frame percentiles (cargo bench --bench tui, percentile loop only)"
-GANTRY_BENCH_PERCENTILES_ONLY=1 cargo bench --quiet --bench tui 2>/dev/null | grep -E '^\[tui\]|^frame_render_ms_p99:' |
-    while read -r line; do case "$line" in \[*) echo "# $line" >&2;; *) echo "$line";; esac; done
+GANTRY_BENCH_PERCENTILES_ONLY=1 cargo bench --quiet --bench tui >"$WORK/bench.out" 2>"$WORK/bench.err" ||
+    { echo "compare.sh: cargo bench --bench tui failed:" >&2; tail -20 "$WORK/bench.err" >&2; exit 1; }
+grep -E '^\[tui\]' "$WORK/bench.out" | sed 's/^/# /' >&2 || true
+grep -E '^frame_render_ms_p99:' "$WORK/bench.out"

@@ -165,11 +165,16 @@ impl Sim {
     async fn wait_phase(&self, phase: &str, n: usize, limit: Duration) {
         let started = Instant::now();
         while self.count_phase(phase) < n {
-            assert!(
-                started.elapsed() < limit,
-                "only {} of {n} pods {phase} after {limit:?}",
-                self.count_phase(phase)
-            );
+            if started.elapsed() > limit {
+                let (pods, _) = self.state.store.list(Kind::Pod, Some("default"), |p| {
+                    p.pointer("/status/phase").and_then(Value::as_str) != Some(phase)
+                });
+                let sample: Vec<&Value> = pods.iter().take(2).map(|p| p.as_ref()).collect();
+                panic!(
+                    "only {} of {n} pods {phase} after {limit:?}; others: {sample:#?}",
+                    self.count_phase(phase)
+                );
+            }
             tokio::time::sleep(Duration::from_millis(100)).await;
         }
     }

@@ -157,23 +157,48 @@ fn start_index(stream: &LogStream, params: &Params) -> Result<usize, ApiError> {
 
 /// RFC 3339 with nanoseconds, trailing zeros trimmed, as Go's RFC3339Nano prints it.
 pub fn format_timestamp(ts_nanos: i128) -> String {
+    let mut out = Vec::with_capacity(32);
+    write_timestamp(&mut out, ts_nanos, &mut None);
+    String::from_utf8_lossy(&out).into_owned()
+}
+
+/// The date and time to the second, kept from one line to the next: a log's lines mostly share
+/// their second, and formatting it is most of the cost of `timestamps=true`.
+type SecondCache = Option<(i128, String)>;
+
+/// `format_timestamp`, appended to `out`.
+fn write_timestamp(out: &mut Vec<u8>, ts_nanos: i128, cache: &mut SecondCache) {
     let secs = ts_nanos.div_euclid(1_000_000_000);
     let nanos = ts_nanos.rem_euclid(1_000_000_000);
-    let base = jiff::Timestamp::from_second(secs as i64)
-        .map(|t| t.strftime("%Y-%m-%dT%H:%M:%S").to_string())
-        .unwrap_or_default();
-    if nanos == 0 {
-        format!("{base}Z")
-    } else {
-        let frac = format!("{nanos:09}");
-        format!("{base}.{}Z", frac.trim_end_matches('0'))
+    let base = match cache {
+        Some((s, base)) if *s == secs => base,
+        _ => {
+            let base = jiff::Timestamp::from_second(secs as i64)
+                .map(|t| t.strftime("%Y-%m-%dT%H:%M:%S").to_string())
+                .unwrap_or_default();
+            &cache.insert((secs, base)).1
+        }
+    };
+    out.extend_from_slice(base.as_bytes());
+    if nanos != 0 {
+        let mut digits = [b'0'; 9];
+        let mut n = nanos;
+        for d in digits.iter_mut().rev() {
+            *d = b'0' + (n % 10) as u8;
+            n /= 10;
+        }
+        let len = digits.iter().rposition(|d| *d != b'0').map_or(0, |i| i + 1);
+        out.push(b'.');
+        out.extend_from_slice(&digits[..len]);
     }
+    out.push(b'Z');
 }
 
 fn encode(lines: &[LogLine], timestamps: bool, out: &mut Vec<u8>) {
+    let mut cache = None;
     for l in lines {
         if timestamps {
-            out.extend_from_slice(format_timestamp(l.ts).as_bytes());
+            write_timestamp(out, l.ts, &mut cache);
             out.push(b' ');
         }
         out.extend_from_slice(&l.text);
@@ -272,6 +297,20 @@ mod tests {
         assert_eq!(
             format_timestamp(1_700_000_000_000_000_001),
             "2023-11-14T22:13:20.000000001Z"
+        );
+        let mut out = Vec::new();
+        let mut cache = None;
+        for ts in [
+            1_700_000_000_999_999_999,
+            1_700_000_001_000_000_000,
+            1_700_000_001_000_000_500,
+        ] {
+            write_timestamp(&mut out, ts, &mut cache);
+            out.push(b' ');
+        }
+        assert_eq!(
+            String::from_utf8_lossy(&out),
+            "2023-11-14T22:13:20.999999999Z 2023-11-14T22:13:21Z 2023-11-14T22:13:21.0000005Z "
         );
     }
 }

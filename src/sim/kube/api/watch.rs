@@ -12,7 +12,7 @@ use serde_json::{Value, json};
 use tokio::sync::broadcast::error::RecvError;
 use tokio::sync::mpsc;
 
-use super::objects::Filter;
+use super::objects::{self, Filter};
 use super::stream_body::{self, Chunk};
 use super::{Params, Target, namespace_of, param, table};
 use crate::sim::kube::cluster::ClusterState;
@@ -61,14 +61,15 @@ impl WatchSpec {
     }
 
     fn encode(&self, kind: &str, obj: &Value, first: &mut bool, out: &mut Vec<u8>) {
-        let object = if self.table {
+        let envelope = json!({"type": kind, "object": Value::Null});
+        if self.table {
             let with_columns = std::mem::take(first);
-            table::watch_row(self.resource, obj, with_columns, &self.params)
+            let row = table::watch_row(self.resource, obj, with_columns, &self.params);
+            objects::write_json_with(out, &envelope, "object", &row);
         } else {
-            obj.clone()
-        };
-        let line = json!({"type": kind, "object": object});
-        let _ = serde_json::to_writer(&mut *out, &line);
+            // Written in place: copying every object of a watch's initial list is costly.
+            objects::write_json_with(out, &envelope, "object", obj);
+        }
         out.push(b'\n');
     }
 }

@@ -38,8 +38,17 @@ struct Tracked {
     started: Option<Instant>,
 }
 
-pub async fn run(state: Arc<ClusterState>) {
-    let mut rx = state.store.subscribe();
+/// Subscribes to the store at once, before the task runs, so that nothing stored after the
+/// cluster starts (a pod created the moment its API is up) is missed.
+pub fn run(state: Arc<ClusterState>) -> impl std::future::Future<Output = ()> + Send + 'static {
+    let rx = state.store.subscribe();
+    control_loop(state, rx)
+}
+
+async fn control_loop(
+    state: Arc<ClusterState>,
+    mut rx: tokio::sync::broadcast::Receiver<Arc<crate::sim::kube::store::Change>>,
+) {
     let (poke_tx, mut poke_rx) = mpsc::unbounded_channel::<JobKey>();
     let mut tracked: HashMap<String, Tracked> = HashMap::new();
     loop {

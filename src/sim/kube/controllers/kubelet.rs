@@ -21,8 +21,17 @@ use crate::sim::kube::workload::{self, WorkloadSpec};
 /// Shortest real wait of a retry loop, so a time scale of 0 cannot spin.
 const MIN_RETRY_WAIT: Duration = Duration::from_millis(20);
 
-pub async fn run(state: Arc<ClusterState>) {
-    let mut rx = state.store.subscribe();
+/// Subscribes to the store at once, before the task runs, so that nothing stored after the
+/// cluster starts (a pod created the moment its API is up) is missed.
+pub fn run(state: Arc<ClusterState>) -> impl std::future::Future<Output = ()> + Send + 'static {
+    let rx = state.store.subscribe();
+    control_loop(state, rx)
+}
+
+async fn control_loop(
+    state: Arc<ClusterState>,
+    mut rx: tokio::sync::broadcast::Receiver<Arc<crate::sim::kube::store::Change>>,
+) {
     let mut running: HashMap<String, CancellationToken> = HashMap::new();
     loop {
         let change = tokio::select! {
