@@ -13,7 +13,9 @@
 #
 # Everything runs on 127.0.0.1 in a temporary directory and is stopped on exit.
 # Needs: cargo, kubectl, tmux, jq, curl. Takes a few minutes.
-# Knobs (environment): RUNS (5), LINES_PER_POD (150000), IDLE_SECS (30), BIG_PODS (5000).
+# Knobs (environment): RUNS (5), LINES_PER_POD (150000), IDLE_SECS (30), BIG_PODS (5000),
+# SECTIONS ("throughput tui rss frames": the parts to run), TUI_WRAPPER (a profiler to run the
+# TUI under, e.g. "heaptrack -o /tmp/gantry-tui"; its figures are then not the TUI's).
 
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -22,6 +24,8 @@ RUNS=${RUNS:-5}
 LINES_PER_POD=${LINES_PER_POD:-150000}
 IDLE_SECS=${IDLE_SECS:-30}
 BIG_PODS=${BIG_PODS:-5000}
+SECTIONS=${SECTIONS:-throughput tui rss frames}
+want() { [[ " $SECTIONS " == *" $1 "* ]]; }
 
 log() { echo "# $*" >&2; }
 
@@ -31,7 +35,7 @@ done
 
 log "building (release)"
 cargo build --release --quiet --bin gantry
-cargo bench --quiet --bench tui --no-run 2>/dev/null
+if want frames; then cargo bench --quiet --bench tui --no-run 2>/dev/null; fi
 BIN=$PWD/target/release/gantry
 
 WORK=$(mktemp -d /tmp/gantry-compare.XXXXXX)
@@ -140,6 +144,7 @@ follow_run() {
         'BEGIN { printf "%d %.0f %.0f\n", n, n / ((b - a) / 1e9), total / ((l - f) / 1e9) }'
 }
 
+if want throughput; then
 log "log throughput: $RUNS runs each of gantry and kubectl, alternated, 8 pods x $LINES_PER_POD lines"
 ratios=()
 fractions=()
@@ -161,12 +166,14 @@ echo "log_throughput_ratio_vs_kubectl: $(median "${ratios[@]}")"
 echo "log_throughput_fraction_of_emitted: $(median "${fractions[@]}")"
 log "ratios: ${ratios[*]}; fractions: ${fractions[*]}"
 
+fi
+
 # ---------------------------------------------------------------------------------------------
 # The TUI in tmux (200x50), its output to the terminal copied to a file by pipe-pane.
 
 tui_start() { # $1 session name; prints the gantry pid
     tmux -L "$TMUX_SOCKET" new-session -d -s "$1" -x 200 -y 50 \
-        "exec env TERM=xterm-256color $(printf '%q ' "${G[@]}") 2>$WORK/$1.err"
+        "exec env TERM=xterm-256color ${TUI_WRAPPER:-} $(printf '%q ' "${G[@]}") 2>$WORK/$1.err"
     tmux -L "$TMUX_SOCKET" pipe-pane -o -t "$1" "cat >>$WORK/$1.tty"
     tmux -L "$TMUX_SOCKET" display -p -t "$1" '#{pane_pid}'
 }
@@ -177,6 +184,7 @@ saved_lines() { # lines Gantry saved for the current attempt's pods
 }
 screen_has() { tmux -L "$TMUX_SOCKET" capture-pane -p -t "$1" | grep -q "$2"; }
 
+if want tui; then
 log "TUI following 1,000 lines/s (8 pods x 125 lines/s)"
 clean_jobs
 rm -rf "$XDG_STATE_HOME/gantry/logs"
@@ -206,6 +214,9 @@ awk -v c=$((c1 - c0)) -v hz="$hz" -v b=$((b1 - b0)) -v t=$((t1 - t0)) 'BEGIN {
 tmux -L "$TMUX_SOCKET" send-keys -t follow q
 sleep 1
 
+fi
+
+if want rss; then
 log "TUI following $BIG_PODS pods until 100,000 lines are held"
 clean_jobs
 rm -rf "$XDG_STATE_HOME/gantry/logs"
@@ -230,8 +241,12 @@ awk -v k="$hwm" 'BEGIN { printf "tui_rss_mb_5000_pods_100k_lines: %.1f\n", k / 1
 tmux -L "$TMUX_SOCKET" send-keys -t big q
 sleep 1
 
+fi
+
+if want frames; then
 log "frame percentiles (cargo bench --bench tui, percentile loop only)"
 GANTRY_BENCH_PERCENTILES_ONLY=1 cargo bench --quiet --bench tui >"$WORK/bench.out" 2>"$WORK/bench.err" ||
     { echo "compare.sh: cargo bench --bench tui failed:" >&2; tail -20 "$WORK/bench.err" >&2; exit 1; }
 grep -E '^\[tui\]' "$WORK/bench.out" | sed 's/^/# /' >&2 || true
 grep -E '^frame_render_ms_p99:' "$WORK/bench.out"
+fi

@@ -210,3 +210,48 @@ fn since_rounds_down_to_the_second() {
     assert_eq!(c.since().unwrap().as_nanosecond(), BASE);
     assert_eq!(Cursor::decode(&c.encode()), Some(c));
 }
+
+proptest! {
+    /// The cached parse agrees with a full RFC 3339 parse on every shape the kubelet writes
+    /// (trailing zeros trimmed) and on near misses, whatever came before.
+    #[test]
+    fn timestamp_cache_agrees_with_a_full_parse(
+        stamps in prop::collection::vec((0i128..4_000_000_000_000_000_000, 0usize..4), 1..40),
+    ) {
+        let mut cache = gantry::k8s::logs::timestamp::TimestampCache::default();
+        for (ts, shape) in stamps {
+            let text = match shape {
+                0 => stamp(ts),
+                1 => stamp(ts - ts.rem_euclid(1_000_000_000)),
+                2 => stamp(ts).replace('Z', "+00:00"),
+                _ => format!("{}x", stamp(ts)),
+            };
+            let expected = text.parse::<jiff::Timestamp>().ok().map(|t| t.as_nanosecond());
+            prop_assert_eq!(cache.parse(text.as_bytes()), expected, "{}", text);
+        }
+    }
+}
+
+#[test]
+fn timestamp_cache_reads_fractions_of_any_length() {
+    let mut cache = gantry::k8s::logs::timestamp::TimestampCache::default();
+    let second = "2026-12-03T01:02:03Z"
+        .parse::<jiff::Timestamp>()
+        .unwrap()
+        .as_nanosecond();
+    assert_eq!(cache.parse(b"2026-12-03T01:02:03Z"), Some(second));
+    assert_eq!(
+        cache.parse(b"2026-12-03T01:02:03.5Z"),
+        Some(second + 500_000_000)
+    );
+    assert_eq!(
+        cache.parse(b"2026-12-03T01:02:03.000000001Z"),
+        Some(second + 1)
+    );
+    assert_eq!(cache.parse(b"2026-12-03T01:02:03.1234567890Z"), None);
+    assert_eq!(cache.parse(b"2026-12-03T01:02:03.12a4Z"), None);
+    assert_eq!(
+        cache.parse(b"2026-12-03T01:02:04Z"),
+        Some(second + 1_000_000_000)
+    );
+}

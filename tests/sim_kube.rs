@@ -323,6 +323,54 @@ async fn indexed_job_of_four_workers() {
     assert_eq!(ranks, ["0", "1", "2", "3"]);
 }
 
+#[tokio::test]
+async fn lists_page_with_limit_and_continue() {
+    let cloud = common::cloud_with_cluster().await;
+    let client = common::kube_client(&cloud);
+    let nodes: Api<Node> = Api::all(client.clone());
+    let first = nodes.list(&ListParams::default().limit(2)).await.unwrap();
+    assert_eq!(first.items.len(), 2);
+    assert_eq!(first.metadata.remaining_item_count, Some(1));
+    let token = first.metadata.continue_.clone().expect("a continue token");
+    let rest = nodes
+        .list(&ListParams::default().limit(2).continue_token(&token))
+        .await
+        .unwrap();
+    assert_eq!(rest.items.len(), 1);
+    assert_eq!(rest.metadata.continue_, None);
+    assert_eq!(
+        rest.metadata.resource_version,
+        first.metadata.resource_version
+    );
+    let mut names: Vec<_> = first
+        .items
+        .iter()
+        .chain(&rest.items)
+        .map(|n| n.metadata.name.clone().unwrap())
+        .collect();
+    names.dedup();
+    assert_eq!(names.len(), 3, "{names:?}");
+
+    // kube's watcher pages its initial list and still sees every node.
+    let config = kube::runtime::watcher::Config::default().page_size(1);
+    let seen: Vec<Node> = kube::runtime::watcher(nodes.clone(), config)
+        .applied_objects()
+        .take(3)
+        .try_collect()
+        .await
+        .unwrap();
+    assert_eq!(seen.len(), 3);
+
+    let refused = nodes
+        .list(&ListParams::default().limit(2).continue_token("not-a-token"))
+        .await
+        .unwrap_err();
+    assert!(
+        matches!(refused, kube::Error::Api(ref s) if s.code == 400),
+        "{refused:?}"
+    );
+}
+
 async fn wait_for_pod(client: &kube::Client, job: &str, pred: impl Fn(&Pod) -> bool) -> Pod {
     let pods: Api<Pod> = Api::default_namespaced(client.clone());
     let wc = kube::runtime::watcher::Config::default().labels(&format!("job-name={job}"));

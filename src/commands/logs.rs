@@ -158,20 +158,27 @@ impl Printer {
     fn show(&mut self, event: &TailEvent) -> bool {
         match event {
             TailEvent::Lines { pod, lines } => {
-                let mut out = std::io::stdout().lock();
-                let mut buf = Vec::new();
+                let prefix = format!("[{pod}] ");
+                let mut mid_line = self.mid_line.contains(pod);
+                let mut buf = Vec::with_capacity(
+                    lines.iter().map(|l| prefix.len() + l.bytes.len() + 1).sum(),
+                );
                 for line in lines {
-                    if !self.mid_line.contains(pod) {
-                        buf.extend_from_slice(format!("[{pod}] ").as_bytes());
+                    if !mid_line {
+                        buf.extend_from_slice(prefix.as_bytes());
                     }
                     buf.extend_from_slice(&line.bytes);
-                    if line.continues {
-                        self.mid_line.insert(pod.clone());
-                    } else {
-                        self.mid_line.remove(pod);
+                    mid_line = line.continues;
+                    if !line.continues {
                         buf.push(b'\n');
                     }
                 }
+                if mid_line {
+                    self.mid_line.insert(pod.clone());
+                } else {
+                    self.mid_line.remove(pod);
+                }
+                let mut out = std::io::stdout().lock();
                 out.write_all(&buf).and_then(|()| out.flush()).is_ok()
             }
             TailEvent::PodEnded {

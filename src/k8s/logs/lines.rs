@@ -11,6 +11,7 @@
 use bytes::Bytes;
 
 use super::LogLine;
+use super::timestamp::TimestampCache;
 
 /// Longer lines are delivered in fragments of this size, so memory stays bounded.
 pub const FRAGMENT_BYTES: usize = 256 * 1024;
@@ -166,6 +167,7 @@ pub struct LineReader {
     state: State,
     head: Vec<u8>,
     body: Vec<u8>,
+    clock: TimestampCache,
 }
 
 impl LineReader {
@@ -181,6 +183,7 @@ impl LineReader {
             state: State::Head,
             head: Vec::new(),
             body: Vec::new(),
+            clock: TimestampCache::default(),
         }
     }
 
@@ -269,10 +272,7 @@ impl LineReader {
     }
 
     fn start_line(&mut self) {
-        let parsed = std::str::from_utf8(&self.head)
-            .ok()
-            .and_then(|s| s.parse::<jiff::Timestamp>().ok());
-        let Some(ts) = parsed.map(|t| t.as_nanosecond()) else {
+        let Some(ts) = self.clock.parse(&self.head) else {
             // Not a timestamp: the head is part of an untimed line.
             let mut body = std::mem::take(&mut self.head);
             body.push(b' ');

@@ -12,6 +12,7 @@ pub mod lines;
 pub mod pod_stream;
 pub mod sink;
 pub mod tail;
+pub mod timestamp;
 
 use std::path::PathBuf;
 

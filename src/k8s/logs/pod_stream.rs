@@ -4,7 +4,7 @@
 
 use std::path::PathBuf;
 
-use futures::AsyncReadExt;
+use futures::AsyncBufReadExt;
 use k8s_openapi::api::core::v1::Pod;
 use kube::api::{Api, LogParams};
 use tokio::sync::mpsc;
@@ -14,8 +14,6 @@ use super::lines::{LineReader, Output};
 use super::sink::PodSink;
 use super::{StreamEnd, TailEvent};
 use crate::k8s::backoff::Backoff;
-
-const READ_BUFFER: usize = 64 * 1024;
 
 pub(crate) struct PodStream {
     pub api: Api<Pod>,
@@ -178,21 +176,24 @@ impl PodStream {
         sink: &mut Option<PodSink>,
         backoff: &mut Backoff,
     ) -> Pass {
+        // Lines are parsed straight out of the response's own chunk buffer: a copy buffer per
+        // pod would cost its size times the number of pods followed.
         let mut stream = std::pin::pin!(stream);
-        let mut buf = vec![0u8; READ_BUFFER];
         loop {
+            let mut out = Output::default();
             let read = tokio::select! {
                 _ = self.cancel.cancelled() => return Pass::Stopped,
-                read = stream.read(&mut buf) => read,
+                read = stream.fill_buf() => read.map(|chunk| {
+                    reader.push(chunk, &mut out);
+                    chunk.len()
+                }),
             };
-            let n = match read {
+            match read {
                 Ok(0) => return Pass::Ended,
-                Ok(n) => n,
+                Ok(n) => stream.consume_unpin(n),
                 Err(e) => return Pass::Dropped(e.to_string()),
-            };
+            }
             backoff.reset();
-            let mut out = Output::default();
-            reader.push(&buf[..n], &mut out);
             if !self.deliver(out, reader, sink).await {
                 return Pass::Stopped;
             }

@@ -1,60 +1,124 @@
-//! A pod's log on disk: `<dir>/<pod>.log` holds exactly the container's bytes; `.<pod>.cursor`
-//! beside it says how far that is, so a later session appends only what the file lacks.
+//! A pod's log on disk: `<pod>.log` holds exactly the container's bytes; `.<pod>.cursor` beside
+//! it says how far that is, and how long the file was then, so a later session appends only what
+//! the file lacks.
+//!
+//! The cursor is written at most every [`CURSOR_INTERVAL`] and when the sink is dropped, not
+//! after every append: a fast log would otherwise cost a file write and a rename per chunk. A
+//! session that dies between two cursor writes leaves bytes past the recorded length; the next
+//! one cuts the file back to that length and reads those lines again, so nothing is lost and
+//! nothing is saved twice.
 
 use std::fs::{File, OpenOptions};
 use std::io::Write;
 use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
 
 use super::lines::Cursor;
+
+pub const CURSOR_INTERVAL: Duration = Duration::from_millis(250);
 
 #[derive(Debug)]
 pub struct PodSink {
     file: File,
     path: PathBuf,
     cursor_path: PathBuf,
+    /// Bytes in the file.
+    len: u64,
+    /// The cursor of the bytes written since the cursor file was last written.
+    pending: Option<Cursor>,
+    cursor_written: Instant,
 }
 
 impl PodSink {
     /// Opens (creating) the pod's file and reads how far it got. A file without a readable
-    /// cursor is started again from empty: the stream brings the whole log anyway.
+    /// cursor, or shorter than its cursor says, is started again from empty: the stream brings
+    /// the whole log anyway.
     pub fn open(dir: &Path, pod: &str) -> std::io::Result<(Self, Cursor)> {
         std::fs::create_dir_all(dir)?;
         let pod = crate::k8s::names::path_component(pod);
         let path = dir.join(format!("{pod}.log"));
         let cursor_path = dir.join(format!(".{pod}.cursor"));
-        let cursor = std::fs::read_to_string(&cursor_path)
+        let recorded = std::fs::read_to_string(&cursor_path)
             .ok()
-            .and_then(|t| Cursor::decode(&t));
-        let file = match cursor {
-            Some(_) => OpenOptions::new().create(true).append(true).open(&path)?,
-            None => OpenOptions::new()
-                .create(true)
-                .write(true)
-                .truncate(true)
-                .open(&path)?,
+            .and_then(|t| decode(&t));
+        let file = OpenOptions::new()
+            .create(true)
+            .read(true)
+            .write(true)
+            .truncate(false)
+            .open(&path)?;
+        let on_disk = file.metadata()?.len();
+        let (cursor, len) = match recorded {
+            // A cursor from before lengths were recorded vouches for the whole file.
+            Some((cursor, None)) => (cursor, on_disk),
+            Some((cursor, Some(len))) if len <= on_disk => (cursor, len),
+            _ => (Cursor::default(), 0),
         };
-        Ok((
-            Self {
-                file,
-                path,
-                cursor_path,
-            },
-            cursor.unwrap_or_default(),
-        ))
+        file.set_len(len)?;
+        let mut sink = Self {
+            file,
+            path,
+            cursor_path,
+            len,
+            pending: None,
+            cursor_written: Instant::now(),
+        };
+        use std::io::Seek;
+        sink.file.seek(std::io::SeekFrom::End(0))?;
+        Ok((sink, cursor))
     }
 
     pub fn path(&self) -> &Path {
         &self.path
     }
 
-    /// Appends `bytes`, then records `cursor` (written aside and renamed, so it is never torn).
+    /// Appends `bytes`, which bring the file to `cursor`.
     pub fn append(&mut self, bytes: &[u8], cursor: Cursor) -> std::io::Result<()> {
         if bytes.is_empty() {
             return Ok(());
         }
         self.file.write_all(bytes)?;
-        let tmp = self.cursor_path.with_extension("cursor.tmp");
-        std::fs::write(&tmp, cursor.encode())?;
-        std::fs::rename(&tmp, &self.cursor_path)
+        self.len += bytes.len() as u64;
+        self.pending = Some(cursor);
+        if self.cursor_written.elapsed() >= CURSOR_INTERVAL {
+            self.write_cursor()?;
+        }
+        Ok(())
     }
+
+    /// Records the cursor of what has been appended (written aside and renamed, so it is never
+    /// torn).
+    pub fn write_cursor(&mut self) -> std::io::Result<()> {
+        let Some(cursor) = self.pending.take() else {
+            return Ok(());
+        };
+        let tmp = self.cursor_path.with_extension("cursor.tmp");
+        std::fs::write(&tmp, encode(cursor, self.len))?;
+        std::fs::rename(&tmp, &self.cursor_path)?;
+        self.cursor_written = Instant::now();
+        Ok(())
+    }
+}
+
+impl Drop for PodSink {
+    fn drop(&mut self) {
+        if let Err(e) = self.write_cursor() {
+            tracing::warn!(path = %self.path.display(), error = %e, "cannot record how far the saved log got");
+        }
+    }
+}
+
+/// `ts at_ts partial len`; empty when nothing timed was delivered.
+fn encode(cursor: Cursor, len: u64) -> String {
+    let text = cursor.encode();
+    match text.trim_end() {
+        "" => String::new(),
+        fields => format!("{fields} {len}\n"),
+    }
+}
+
+fn decode(text: &str) -> Option<(Cursor, Option<u64>)> {
+    let cursor = Cursor::decode(text)?;
+    let len = text.split_whitespace().nth(3).and_then(|l| l.parse().ok());
+    Some((cursor, len))
 }

@@ -59,7 +59,7 @@ pub type WatchStart = (Vec<Arc<Change>>, broadcast::Receiver<Arc<Change>>);
 #[derive(Debug, PartialEq)]
 pub struct Gone;
 
-type Key = (String, String);
+pub type Key = (String, String);
 
 struct Inner {
     rv: u64,
@@ -187,6 +187,35 @@ impl Store {
             })
             .unwrap_or_default();
         (items, inner.rv)
+    }
+
+    /// One page of a list: at most `limit` objects after the key `after`, the version the list
+    /// is at, and the number of matching objects left after the page.
+    pub fn list_page(
+        &self,
+        kind: Kind,
+        namespace: Option<&str>,
+        filter: impl Fn(&Value) -> bool,
+        after: Option<&Key>,
+        limit: usize,
+    ) -> (Vec<Obj>, u64, usize) {
+        use std::ops::Bound;
+        let inner = self.lock();
+        let Some(objects) = inner.objects.get(&kind) else {
+            return (Vec::new(), inner.rv, 0);
+        };
+        let start = after.map_or(Bound::Unbounded, Bound::Excluded);
+        let mut matching = objects
+            .range((start, Bound::Unbounded))
+            .filter(|((ns, _), _)| namespace.is_none_or(|want| want == ns))
+            .filter(|(_, o)| filter(o));
+        let items: Vec<Obj> = matching
+            .by_ref()
+            .take(limit)
+            .map(|(_, o)| o.clone())
+            .collect();
+        let remaining = matching.count();
+        (items, inner.rv, remaining)
     }
 
     pub fn count(&self, kind: Kind) -> usize {

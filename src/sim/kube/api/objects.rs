@@ -15,7 +15,7 @@ use crate::sim::kube::lifecycle::{self, DeleteOptions, Propagation};
 use crate::sim::kube::meta;
 use crate::sim::kube::resources::Kind;
 use crate::sim::kube::selectors::{FieldSelector, LabelSelector};
-use crate::sim::kube::store::{Obj, StoreError, rv_of};
+use crate::sim::kube::store::{self, Key, Obj, StoreError, rv_of};
 
 pub struct Filter {
     labels: LabelSelector,
@@ -36,6 +36,71 @@ impl Filter {
     }
 }
 
+/// `limit` and `continue` of a list, as the API server pages them.
+struct Page {
+    limit: usize,
+    after: Option<Key>,
+    /// The version of the list a `continue` token continues.
+    rv: Option<u64>,
+}
+
+impl Page {
+    fn from_params(params: &Params) -> Result<Self, ApiError> {
+        let limit = match param(params, "limit").filter(|l| !l.is_empty()) {
+            None => usize::MAX,
+            Some(l) => match l.parse::<usize>() {
+                Ok(0) => usize::MAX,
+                Ok(n) => n,
+                Err(_) => {
+                    return Err(ApiError::bad_request(format!(
+                        "limit: Invalid value: {l:?}: must be a non-negative integer"
+                    )));
+                }
+            },
+        };
+        let Some(token) = param(params, "continue").filter(|c| !c.is_empty()) else {
+            return Ok(Self {
+                limit,
+                after: None,
+                rv: None,
+            });
+        };
+        let (rv, after) = parse_continue(token).ok_or_else(|| {
+            ApiError::bad_request(
+                "continue key is not valid: pass the metadata.continue of the previous page",
+            )
+        })?;
+        Ok(Self {
+            limit,
+            after: Some(after),
+            rv: Some(rv),
+        })
+    }
+}
+
+/// The API server's token shape: base64 of `{"v":"meta.k8s.io/v1","rv":N,"start":"<key>\0"}`.
+fn continue_token(rv: u64, last: &Key) -> String {
+    use base64::Engine;
+    let token = json!({
+        "v": "meta.k8s.io/v1",
+        "rv": rv,
+        "start": format!("{}/{}\u{0}", last.0, last.1),
+    });
+    base64::engine::general_purpose::STANDARD.encode(token.to_string())
+}
+
+fn parse_continue(token: &str) -> Option<(u64, Key)> {
+    use base64::Engine;
+    let bytes = base64::engine::general_purpose::STANDARD
+        .decode(token)
+        .ok()?;
+    let token: Value = serde_json::from_slice(&bytes).ok()?;
+    let rv = token.get("rv")?.as_u64()?;
+    let start = token.get("start")?.as_str()?.trim_end_matches('\0');
+    let (ns, name) = start.split_once('/')?;
+    Some((rv, (ns.to_string(), name.to_string())))
+}
+
 fn ok_json(status: StatusCode, body: &Value, warnings: &[String]) -> Response {
     let mut response = json_response(status, body);
     for w in warnings {
@@ -54,20 +119,32 @@ pub fn list(
 ) -> Result<Response, ApiError> {
     let filter = Filter::from_params(params)?;
     let kind = target.resource.kind;
-    let (items, rv) = state
-        .store
-        .list(kind, namespace_of(target), |o| filter.matches(o));
+    let page = Page::from_params(params)?;
+    let (items, rv, remaining) = state.store.list_page(
+        kind,
+        namespace_of(target),
+        |o| filter.matches(o),
+        page.after.as_ref(),
+        page.limit,
+    );
+    // A continued list is the one list it continues, at that list's version.
+    let rv = page.rv.unwrap_or(rv);
+    let mut metadata = json!({"resourceVersion": rv.to_string()});
+    if remaining > 0
+        && let Some(last) = items.last()
+    {
+        metadata["continue"] = Value::from(continue_token(rv, &store::key_of(last)));
+        metadata["remainingItemCount"] = Value::from(remaining);
+    }
     if wants_table {
-        return Ok(ok_json(
-            StatusCode::OK,
-            &table::table(target.resource, &items, rv, params),
-            &[],
-        ));
+        let mut table = table::table(target.resource, &items, rv, params);
+        table["metadata"] = metadata;
+        return Ok(ok_json(StatusCode::OK, &table, &[]));
     }
     let envelope = json!({
         "kind": format!("{}List", target.resource.kind_name),
         "apiVersion": target.resource.api_version(),
-        "metadata": {"resourceVersion": rv.to_string()},
+        "metadata": metadata,
         "items": Value::Null,
     });
     // The items are written straight from the store's objects: a list of thousands of pods
