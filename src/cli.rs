@@ -215,6 +215,15 @@ pub struct LogsArgs {
     /// The previous container's logs.
     #[arg(long, short = 'p')]
     pub previous: bool,
+    /// Log streams open at once. With more pods than this, pods take turns (a stream gives its
+    /// place up after 10 s while others wait, and resumes later where it was): every pod's
+    /// every line still comes, later.
+    #[arg(long, value_name = "N", default_value_t = default_max_log_requests(), value_parser = clap::value_parser!(u16).range(1..))]
+    pub max_log_requests: u16,
+}
+
+const fn default_max_log_requests() -> u16 {
+    crate::k8s::logs::tail::DEFAULT_MAX_STREAMS as u16
 }
 
 #[derive(Debug, Args)]

@@ -31,14 +31,23 @@ fn config(env: &[(&str, &str)], workers: Option<u32>) -> JobConfig {
     cfg
 }
 
-/// Follows the attempt's pods until `expected` streams ended; returns the pods and how many
-/// times a stream had to resume.
+/// What a follow saw.
+struct Followed {
+    pods: Vec<String>,
+    /// How many times a stream had to resume.
+    resumed: usize,
+    /// Pods whose lines came before any pod's stream ended.
+    heard_before_first_end: usize,
+}
+
+/// Follows the attempt's pods until `expected` streams ended.
 async fn follow(
     client: &kube::Client,
     job: &str,
     dir: &Path,
     expected: usize,
-) -> (Vec<String>, usize) {
+    options: TailOptions,
+) -> Followed {
     let mut tail = LogTail::follow(
         client.clone(),
         TailTarget {
@@ -48,14 +57,18 @@ async fn follow(
         },
         TailOptions {
             save_dir: Some(dir.to_path_buf()),
-            ..TailOptions::default()
+            ..options
         },
     );
     let mut ended = BTreeSet::new();
+    let mut heard = BTreeSet::new();
     let mut resumed = 0;
     while ended.len() < expected {
         match tail.next().await.unwrap() {
             TailEvent::Reconnecting { .. } => resumed += 1,
+            TailEvent::Lines { pod, .. } if ended.is_empty() => {
+                heard.insert(pod);
+            }
             TailEvent::PodEnded { pod, why } => {
                 assert_eq!(why, StreamEnd::Completed, "{pod}");
                 ended.insert(pod);
@@ -65,7 +78,11 @@ async fn follow(
         }
     }
     tail.handle().cancel();
-    (ended.into_iter().collect(), resumed)
+    Followed {
+        pods: ended.into_iter().collect(),
+        resumed,
+        heard_before_first_end: heard.len(),
+    }
 }
 
 /// A plain, non-follow GET of a pod's log: the container's bytes, as `kubectl logs` has them.
@@ -100,6 +117,17 @@ async fn through_restarts<T, F: std::future::Future<Output = Result<T, E>>, E: s
 }
 
 async fn run_with_fault(fault: Option<Fault>, env: &[(&str, &str)], workers: Option<u32>) -> usize {
+    run_following(fault, env, workers, TailOptions::default())
+        .await
+        .resumed
+}
+
+async fn run_following(
+    fault: Option<Fault>,
+    env: &[(&str, &str)],
+    workers: Option<u32>,
+    options: TailOptions,
+) -> Followed {
     // The restart fault is read when the API server (re)starts: it must be there from the start.
     let restart = matches!(fault, Some(Fault::Restart(_)));
     let cloud = common::cloud_with(gantry::sim::SimOptions {
@@ -116,13 +144,15 @@ async fn run_with_fault(fault: Option<Fault>, env: &[(&str, &str)], workers: Opt
     if let Some(f) = fault.filter(|_| !restart) {
         cloud.faults().set(f);
     }
-    let (pods, resumed) = follow(
+    let followed = follow(
         &client,
         &launched.job,
         dir.path(),
         workers.unwrap_or(1) as usize,
+        options,
     )
     .await;
+    let pods = &followed.pods;
     cloud.faults().clear();
     let jobs = Api::default_namespaced(client.clone());
     through_restarts(|| {
@@ -133,7 +163,7 @@ async fn run_with_fault(fault: Option<Fault>, env: &[(&str, &str)], workers: Opt
     let selector = ListParams::default().labels(&format!("job-name={}", launched.job));
     let all = through_restarts(|| listed.list(&selector)).await;
     assert_eq!(all.items.len(), pods.len());
-    for pod in &pods {
+    for pod in pods {
         let saved = std::fs::read(dir.path().join(format!("{pod}.log"))).unwrap();
         let served = through_restarts(|| plain_log(&client, pod)).await;
         assert!(!served.is_empty());
@@ -146,7 +176,7 @@ async fn run_with_fault(fault: Option<Fault>, env: &[(&str, &str)], workers: Opt
             served.iter().filter(|b| **b == b'\n').count()
         );
     }
-    resumed
+    followed
 }
 
 /// About three wall-clock seconds of logging at time scale 0.01, so faults strike mid-stream.
@@ -187,6 +217,26 @@ async fn api_server_restarts_during_a_follow_save_every_line_once() {
     )
     .await;
     assert!(resumed > 0, "the restarts never dropped a stream");
+}
+
+#[tokio::test]
+async fn more_pods_than_streams_take_turns_and_save_every_line_once() {
+    let followed = run_following(
+        Some(Fault::LogCut(Duration::from_millis(400))),
+        STEADY,
+        Some(6),
+        TailOptions {
+            max_streams: 2,
+            lease: Duration::from_millis(200),
+            ..TailOptions::default()
+        },
+    )
+    .await;
+    assert!(
+        followed.heard_before_first_end > 2,
+        "only {} pods were heard while all six ran: the two streams never gave their places up",
+        followed.heard_before_first_end
+    );
 }
 
 #[tokio::test]

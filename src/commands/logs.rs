@@ -57,6 +57,7 @@ pub async fn run(args: LogsArgs, target: &TargetArgs) -> i32 {
             pod: args.pod.clone(),
             follow,
             previous: args.previous,
+            max_streams: usize::from(args.max_log_requests),
             ..TailOptions::default()
         },
     );

@@ -27,6 +27,23 @@ pub(crate) struct PodStream {
     pub follow: bool,
     /// The previous container instance's log (never followed).
     pub previous: bool,
+    /// Cancelled when the stream is to give its place to a waiting pod: it stops between two
+    /// reads, never mid-delivery, and hands back its reader.
+    pub lease: CancellationToken,
+    /// Where a stream that gave its place left off (None: a first start).
+    pub resume: Option<LineReader>,
+}
+
+/// How a stream's run ended.
+pub(crate) enum Run {
+    Ended(StreamEnd),
+    /// It gave its place up: start it again later with this reader.
+    Yielded(Box<LineReader>),
+}
+
+enum Outcome {
+    End(StreamEnd),
+    Yield,
 }
 
 enum Refusal {
@@ -59,10 +76,11 @@ enum Pass {
     Ended,
     Dropped(String),
     Stopped,
+    Yield,
 }
 
 impl PodStream {
-    pub(crate) async fn run(self) -> StreamEnd {
+    pub(crate) async fn run(mut self) -> Run {
         let (mut sink, saved) = match &self.dir {
             Some(dir) => match PodSink::open(dir, &self.pod) {
                 Ok((sink, cursor)) => (Some(sink), Some(cursor)),
@@ -73,13 +91,35 @@ impl PodStream {
             },
             None => (None, None),
         };
-        let mut reader = LineReader::new(saved);
+        let resumed = self.resume.take();
+        let announced = resumed.is_some();
+        let mut reader = match resumed {
+            Some(mut reader) => {
+                reader.reconnect();
+                reader
+            }
+            None => LineReader::new(saved),
+        };
+        match self.stream(&mut reader, &mut sink, announced).await {
+            Outcome::End(end) => Run::Ended(end),
+            Outcome::Yield => Run::Yielded(Box::new(reader)),
+        }
+    }
+
+    async fn stream(
+        &self,
+        reader: &mut LineReader,
+        sink: &mut Option<PodSink>,
+        mut announced: bool,
+    ) -> Outcome {
         let mut backoff = Backoff::default();
-        let mut announced = false;
         let mut last_pass = !self.follow || self.previous;
         loop {
             if self.cancel.is_cancelled() {
-                return StreamEnd::Stopped;
+                return Outcome::End(StreamEnd::Stopped);
+            }
+            if !last_pass && self.lease.is_cancelled() {
+                return Outcome::Yield;
             }
             let params = LogParams {
                 container: self.container.clone(),
@@ -90,21 +130,24 @@ impl PodStream {
                 ..Default::default()
             };
             let opened = tokio::select! {
-                _ = self.cancel.cancelled() => return StreamEnd::Stopped,
+                _ = self.cancel.cancelled() => return Outcome::End(StreamEnd::Stopped),
+                _ = self.lease.cancelled(), if !last_pass => return Outcome::Yield,
                 opened = self.api.log_stream(&self.pod, &params) => opened,
             };
             let stream = match opened {
                 Ok(stream) => stream,
                 Err(e) => {
                     match classify(&e) {
-                        Refusal::PodGone => return StreamEnd::PodDeleted,
-                        Refusal::Fatal(m) => return StreamEnd::Failed(m),
-                        Refusal::Waiting(m) if !self.follow => return StreamEnd::Failed(m),
+                        Refusal::PodGone => return Outcome::End(StreamEnd::PodDeleted),
+                        Refusal::Fatal(m) => return Outcome::End(StreamEnd::Failed(m)),
+                        Refusal::Waiting(m) if !self.follow => {
+                            return Outcome::End(StreamEnd::Failed(m));
+                        }
                         Refusal::Waiting(_) => {}
                         Refusal::Transient(m) => self.reconnecting(m).await,
                     }
-                    if !self.pause(&mut backoff).await {
-                        return StreamEnd::Stopped;
+                    if !self.pause(&mut backoff, !last_pass).await {
+                        return Outcome::End(StreamEnd::Stopped);
                     }
                     continue;
                 }
@@ -117,21 +160,22 @@ impl PodStream {
                     })
                     .await
                 {
-                    return StreamEnd::Stopped;
+                    return Outcome::End(StreamEnd::Stopped);
                 }
             }
             let pass = self
-                .pump(stream, &mut reader, &mut sink, &mut backoff)
+                .pump(stream, reader, sink, &mut backoff, !last_pass)
                 .await;
             match pass {
-                Pass::Stopped => return StreamEnd::Stopped,
+                Pass::Stopped => return Outcome::End(StreamEnd::Stopped),
+                Pass::Yield => return Outcome::Yield,
                 Pass::Ended if last_pass => {
                     let mut out = Output::default();
                     reader.finish(&mut out);
-                    if !self.deliver(out, &reader, &mut sink).await {
-                        return StreamEnd::Stopped;
+                    if !self.deliver(out, reader, sink).await {
+                        return Outcome::End(StreamEnd::Stopped);
                     }
-                    return StreamEnd::Completed;
+                    return Outcome::End(StreamEnd::Completed);
                 }
                 Pass::Ended => {
                     reader.reconnect();
@@ -142,17 +186,17 @@ impl PodStream {
                         Ok(false) => {
                             self.reconnecting("the stream ended before the container did".into())
                                 .await;
-                            if !self.pause(&mut backoff).await {
-                                return StreamEnd::Stopped;
+                            if !self.pause(&mut backoff, !last_pass).await {
+                                return Outcome::End(StreamEnd::Stopped);
                             }
                         }
                         Err(e) => match classify(&e) {
-                            Refusal::PodGone => return StreamEnd::PodDeleted,
-                            Refusal::Fatal(m) => return StreamEnd::Failed(m),
+                            Refusal::PodGone => return Outcome::End(StreamEnd::PodDeleted),
+                            Refusal::Fatal(m) => return Outcome::End(StreamEnd::Failed(m)),
                             Refusal::Waiting(m) | Refusal::Transient(m) => {
                                 self.reconnecting(m).await;
-                                if !self.pause(&mut backoff).await {
-                                    return StreamEnd::Stopped;
+                                if !self.pause(&mut backoff, !last_pass).await {
+                                    return Outcome::End(StreamEnd::Stopped);
                                 }
                             }
                         },
@@ -161,8 +205,8 @@ impl PodStream {
                 Pass::Dropped(m) => {
                     reader.reconnect();
                     self.reconnecting(m).await;
-                    if !self.pause(&mut backoff).await {
-                        return StreamEnd::Stopped;
+                    if !self.pause(&mut backoff, !last_pass).await {
+                        return Outcome::End(StreamEnd::Stopped);
                     }
                 }
             }
@@ -175,6 +219,7 @@ impl PodStream {
         reader: &mut LineReader,
         sink: &mut Option<PodSink>,
         backoff: &mut Backoff,
+        may_yield: bool,
     ) -> Pass {
         // Lines are parsed straight out of the response's own chunk buffer: a copy buffer per
         // pod would cost its size times the number of pods followed.
@@ -183,6 +228,7 @@ impl PodStream {
             let mut out = Output::default();
             let read = tokio::select! {
                 _ = self.cancel.cancelled() => return Pass::Stopped,
+                _ = self.lease.cancelled(), if may_yield => return Pass::Yield,
                 read = stream.fill_buf() => read.map(|chunk| {
                     reader.push(chunk, &mut out);
                     chunk.len()
@@ -260,10 +306,11 @@ impl PodStream {
         .await;
     }
 
-    /// Waits the next back-off; false if cancelled meanwhile.
-    async fn pause(&self, backoff: &mut Backoff) -> bool {
+    /// Waits the next back-off (cut short to give the place up); false if cancelled meanwhile.
+    async fn pause(&self, backoff: &mut Backoff, may_yield: bool) -> bool {
         tokio::select! {
             _ = self.cancel.cancelled() => false,
+            _ = self.lease.cancelled(), if may_yield => true,
             _ = tokio::time::sleep(backoff.next_delay()) => true,
         }
     }

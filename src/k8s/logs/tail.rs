@@ -1,9 +1,16 @@
 //! The tailer: watches the pods of one Job attempt and runs one `PodStream` per pod whose
 //! container has started, merging their events onto one channel. Stopping a pod, cancelling,
 //! or dropping the receiver ends the streams.
+//!
+//! At most `max_streams` streams are open at once: each holds a connection and its buffers, and
+//! a Job of thousands of pods would otherwise hold thousands. Pods beyond that wait in turn;
+//! while some wait, a stream that has held its place for a `lease` gives it up between two
+//! reads and queues again with its reader, to resume from where it was. Every pod is read, none
+//! loses a line, and memory does not grow with the number of pods.
 
-use std::collections::{HashMap, HashSet};
+use std::collections::{HashMap, HashSet, VecDeque};
 use std::path::PathBuf;
+use std::time::{Duration, Instant};
 
 use k8s_openapi::api::core::v1::Pod;
 use kube::api::{Api, ListParams};
@@ -12,7 +19,8 @@ use tokio::sync::mpsc;
 use tokio::task::JoinSet;
 use tokio_util::sync::CancellationToken;
 
-use super::pod_stream::PodStream;
+use super::lines::LineReader;
+use super::pod_stream::{PodStream, Run};
 use super::{StreamEnd, TailEvent};
 use crate::k8s::names;
 use crate::k8s::status::PodSummary;
@@ -41,7 +49,15 @@ pub struct TailOptions {
     pub previous: bool,
     /// Events buffered before the streams wait for the receiver.
     pub capacity: usize,
+    /// Streams open at once (at least 1).
+    pub max_streams: usize,
+    /// How long a stream keeps its place while other pods wait.
+    pub lease: Duration,
 }
+
+/// Streams open at once by default: a training Job of up to this many pods is followed live.
+pub const DEFAULT_MAX_STREAMS: usize = 128;
+pub const DEFAULT_LEASE: Duration = Duration::from_secs(10);
 
 impl Default for TailOptions {
     fn default() -> Self {
@@ -51,6 +67,8 @@ impl Default for TailOptions {
             follow: true,
             previous: false,
             capacity: 256,
+            max_streams: DEFAULT_MAX_STREAMS,
+            lease: DEFAULT_LEASE,
         }
     }
 }
@@ -99,6 +117,8 @@ impl LogTail {
             tx,
             cancel: cancel.clone(),
             streams: HashMap::new(),
+            waiting: VecDeque::new(),
+            queued: HashSet::new(),
             done: HashSet::new(),
             tasks: JoinSet::new(),
         };
@@ -133,10 +153,21 @@ struct Supervisor {
     tx: mpsc::Sender<TailEvent>,
     cancel: CancellationToken,
     /// Streams running, by pod.
-    streams: HashMap<String, CancellationToken>,
+    streams: HashMap<String, Slot>,
+    /// Pods waiting for a place, in turn, with where they left off if they had one before.
+    waiting: VecDeque<(String, Option<Box<LineReader>>)>,
+    /// The pods in `waiting`.
+    queued: HashSet<String>,
     /// Pods whose stream ended or was stopped: not started again.
     done: HashSet<String>,
-    tasks: JoinSet<(String, StreamEnd)>,
+    tasks: JoinSet<(String, Run)>,
+}
+
+/// A running stream's place.
+struct Slot {
+    cancel: CancellationToken,
+    lease: CancellationToken,
+    since: Instant,
 }
 
 impl Supervisor {
@@ -154,6 +185,7 @@ impl Supervisor {
         self.options.pod.as_ref().is_none_or(|p| *p == pod.name)
             && !self.done.contains(&pod.name)
             && !self.streams.contains_key(&pod.name)
+            && !self.queued.contains(&pod.name)
             && if self.options.previous {
                 pod.restarts > 0
             } else {
@@ -179,6 +211,9 @@ impl Supervisor {
                 _ => None,
             },
         ));
+        let mut leases =
+            tokio::time::interval(self.options.lease.max(Duration::from_millis(1)) / 4);
+        leases.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
         loop {
             tokio::select! {
                 _ = self.cancel.cancelled() => return,
@@ -186,15 +221,16 @@ impl Supervisor {
                 Some(pod) = pods_rx.recv() => {
                     let summary = PodSummary::of(&pod);
                     if self.wanted(&summary) {
-                        self.start(summary.name);
+                        self.admit(summary.name, None);
                     }
                 }
                 Some(pod) = stop_rx.recv() => self.stop(&pod),
                 Some(joined) = self.tasks.join_next(), if !self.tasks.is_empty() => {
-                    if let Ok((pod, why)) = joined && !self.ended(pod, why).await {
+                    if let Ok((pod, run)) = joined && !self.joined(pod, run).await {
                         return;
                     }
                 }
+                _ = leases.tick(), if !self.waiting.is_empty() => self.expire_leases(),
             }
         }
     }
@@ -222,13 +258,13 @@ impl Supervisor {
             if !self.wanted(&pod) {
                 continue;
             }
-            self.start(pod.name);
+            self.start(pod.name, None);
             loop {
                 tokio::select! {
                     _ = self.cancel.cancelled() => return,
                     Some(pod) = stop_rx.recv() => self.stop(&pod),
                     Some(joined) = self.tasks.join_next() => {
-                        if let Ok((pod, why)) = joined && !self.ended(pod, why).await {
+                        if let Ok((pod, run)) = joined && !self.joined(pod, run).await {
                             return;
                         }
                         break;
@@ -238,9 +274,31 @@ impl Supervisor {
         }
     }
 
-    fn start(&mut self, pod: String) {
+    /// Starts the pod's stream if there is a place, else queues it.
+    fn admit(&mut self, pod: String, resume: Option<Box<LineReader>>) {
+        if self.streams.len() < self.options.max_streams.max(1) {
+            self.start(pod, resume);
+        } else {
+            self.queue(pod, resume);
+        }
+    }
+
+    fn queue(&mut self, pod: String, resume: Option<Box<LineReader>>) {
+        self.queued.insert(pod.clone());
+        self.waiting.push_back((pod, resume));
+    }
+
+    fn start(&mut self, pod: String, resume: Option<Box<LineReader>>) {
         let cancel = self.cancel.child_token();
-        self.streams.insert(pod.clone(), cancel.clone());
+        let lease = CancellationToken::new();
+        self.streams.insert(
+            pod.clone(),
+            Slot {
+                cancel: cancel.clone(),
+                lease: lease.clone(),
+                since: Instant::now(),
+            },
+        );
         let stream = PodStream {
             api: self.api.clone(),
             pod: pod.clone(),
@@ -250,15 +308,61 @@ impl Supervisor {
             cancel,
             follow: self.options.follow,
             previous: self.options.previous,
+            lease,
+            resume: resume.map(|r| *r),
         };
         self.tasks.spawn(async move { (pod, stream.run().await) });
     }
 
+    /// Fills free places from the queue, oldest first.
+    fn start_waiting(&mut self) {
+        while self.streams.len() < self.options.max_streams.max(1)
+            && let Some((pod, resume)) = self.waiting.pop_front()
+        {
+            self.queued.remove(&pod);
+            self.start(pod, resume);
+        }
+    }
+
+    /// Asks the streams that have held their place longest to give it up, one per waiting pod.
+    fn expire_leases(&mut self) {
+        let lease = self.options.lease;
+        let mut expired: Vec<&Slot> = self
+            .streams
+            .values()
+            .filter(|s| s.since.elapsed() >= lease && !s.lease.is_cancelled())
+            .collect();
+        expired.sort_by_key(|s| s.since);
+        for slot in expired.into_iter().take(self.waiting.len()) {
+            slot.lease.cancel();
+        }
+    }
+
     fn stop(&mut self, pod: &str) {
         self.done.insert(pod.to_string());
-        if let Some(token) = self.streams.get(pod) {
-            token.cancel();
+        if self.queued.remove(pod) {
+            self.waiting.retain(|(w, _)| w != pod);
         }
+        if let Some(slot) = self.streams.get(pod) {
+            slot.cancel.cancel();
+        }
+    }
+
+    /// A stream's task is over: it ended, or gave its place up and waits again. False when the
+    /// receiver is gone.
+    async fn joined(&mut self, pod: String, run: Run) -> bool {
+        let alive = match run {
+            Run::Ended(why) => self.ended(pod, why).await,
+            Run::Yielded(reader) => {
+                self.streams.remove(&pod);
+                if !self.done.contains(&pod) {
+                    self.queue(pod, Some(reader));
+                }
+                true
+            }
+        };
+        self.start_waiting();
+        alive
     }
 
     /// False when the receiver is gone.
