@@ -1,13 +1,34 @@
 //! Writing the cluster's context into the user's kubeconfig, as `gcloud container clusters
 //! get-credentials` does: context `gke_<project>_<location>_<cluster>`, the cluster's CA, and a
 //! user that fetches tokens itself (gke-gcloud-auth-plugin), or reads Gantry's token file. No
-//! token is ever copied into the file. Every other entry is kept as it was; the file stays 0600.
+//! token is ever copied into the file.
+//!
+//! The merge edits the file's text rather than rewriting the document (see [`edit`]): our three
+//! items (the cluster, the context and the user, all named after the context) replace the ones
+//! of the same name where they stand, or are appended to their lists in the lists' own
+//! indentation style, and `current-context` is set. Every other byte — other contexts, comments,
+//! key order, quoting, blank lines, CRLF line endings — is kept as it was. The new text is
+//! written atomically (a temporary file renamed over the old one) with mode 0600.
+//!
+//! A missing, empty or comments-only file gets a fresh kubeconfig as kubectl writes it.
+//! A file the editor cannot change without touching other bytes is refused, never reformatted:
+//! nothing is written, and the error names the file and suggests `--no-kubeconfig`. That is a
+//! file that is not one YAML document or not a mapping, JSON (or any flow mapping at the top),
+//! a syntax the lossless parser does not read, or any edit whose result fails the checks in
+//! [`edit`] (it must parse, hold exactly the old entries plus ours, and keep every other byte).
+//! Flow-style lists inside a block file (`clusters: [...]`) are edited in flow style. Empty
+//! lists (`clusters: null`, as kubectl writes them, or `[]`) become block lists; a comment on
+//! such a line, or inside an old item of ours, goes with it.
+
+mod edit;
+mod entries;
 
 use std::path::{Path, PathBuf};
 
-use serde_yaml::{Mapping, Value};
-
 use crate::sim::state_dir::write_private;
+
+use edit::EditError;
+use entries::Entries;
 
 /// How kubectl will authenticate to the cluster.
 #[derive(Debug, Clone, PartialEq)]
@@ -27,6 +48,10 @@ pub enum KubeconfigError {
     },
     #[error("the kubeconfig {path} is not valid YAML ({message}); fix it or pass --no-kubeconfig")]
     Parse { path: PathBuf, message: String },
+    #[error(
+        "the kubeconfig {path} was left as it was: Gantry cannot add its context to it without changing other entries ({reason}); add the context with `gcloud container clusters get-credentials`, or pass --no-kubeconfig"
+    )]
+    Unsupported { path: PathBuf, reason: String },
     #[error("cannot write the kubeconfig {path}: {source}")]
     Write {
         path: PathBuf,
@@ -46,7 +71,8 @@ pub fn default_path() -> Option<PathBuf> {
     std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".kube").join("config"))
 }
 
-/// Adds or replaces the context (and its cluster and user entries) and makes it current.
+/// Adds or replaces the context (and its cluster and user entries) and makes it current,
+/// keeping every other byte of the file.
 pub fn merge_context(
     path: &Path,
     name: &str,
@@ -54,15 +80,9 @@ pub fn merge_context(
     ca_base64: &str,
     credential: &Credential,
 ) -> Result<(), KubeconfigError> {
-    let mut doc = match std::fs::read_to_string(path) {
-        Ok(text) if !text.trim().is_empty() => {
-            serde_yaml::from_str::<Value>(&text).map_err(|e| KubeconfigError::Parse {
-                path: path.to_path_buf(),
-                message: e.to_string(),
-            })?
-        }
-        Ok(_) => Value::Mapping(Mapping::new()),
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Value::Mapping(Mapping::new()),
+    let text = match std::fs::read_to_string(path) {
+        Ok(text) => text,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => String::new(),
         Err(source) => {
             return Err(KubeconfigError::Read {
                 path: path.to_path_buf(),
@@ -70,86 +90,21 @@ pub fn merge_context(
             });
         }
     };
-    let Value::Mapping(root) = &mut doc else {
-        return Err(KubeconfigError::Parse {
+    let ours = Entries::new(name, server, ca_base64, credential);
+    let merged = edit::merge(&text, &ours).map_err(|e| match e {
+        EditError::Invalid(message) => KubeconfigError::Parse {
             path: path.to_path_buf(),
-            message: "the top level is not a mapping".into(),
-        });
-    };
-    set_default(root, "apiVersion", Value::from("v1"));
-    set_default(root, "kind", Value::from("Config"));
-    set_default(root, "preferences", Value::Mapping(Mapping::new()));
-    let mut cluster = Mapping::new();
-    cluster.insert("certificate-authority-data".into(), ca_base64.into());
-    cluster.insert("server".into(), format!("https://{server}").into());
-    upsert(root, "clusters", name, "cluster", Value::Mapping(cluster));
-    upsert(root, "users", name, "user", user(credential));
-    let mut context = Mapping::new();
-    context.insert("cluster".into(), name.into());
-    context.insert("user".into(), name.into());
-    upsert(root, "contexts", name, "context", Value::Mapping(context));
-    root.insert("current-context".into(), name.into());
-    let text = serde_yaml::to_string(&doc).map_err(|e| KubeconfigError::Parse {
-        path: path.to_path_buf(),
-        message: e.to_string(),
+            message,
+        },
+        EditError::Unsupported(reason) => KubeconfigError::Unsupported {
+            path: path.to_path_buf(),
+            reason,
+        },
     })?;
-    write_private(path, text.as_bytes()).map_err(|source| KubeconfigError::Write {
+    write_private(path, merged.as_bytes()).map_err(|source| KubeconfigError::Write {
         path: path.to_path_buf(),
         source,
     })
-}
-
-fn set_default(root: &mut Mapping, key: &str, value: Value) {
-    if !root.contains_key(key) {
-        root.insert(key.into(), value);
-    }
-}
-
-fn user(credential: &Credential) -> Value {
-    let mut user = Mapping::new();
-    match credential {
-        Credential::GcloudPlugin => {
-            let mut exec = Mapping::new();
-            exec.insert(
-                "apiVersion".into(),
-                "client.authentication.k8s.io/v1beta1".into(),
-            );
-            exec.insert("command".into(), "gke-gcloud-auth-plugin".into());
-            exec.insert(
-                "installHint".into(),
-                "Install gke-gcloud-auth-plugin for use with kubectl by following https://cloud.google.com/kubernetes-engine/docs/how-to/cluster-access-for-kubectl#install_plugin".into(),
-            );
-            exec.insert("provideClusterInfo".into(), true.into());
-            exec.insert("interactiveMode".into(), "IfAvailable".into());
-            user.insert("exec".into(), Value::Mapping(exec));
-        }
-        Credential::TokenFile(path) => {
-            user.insert("tokenFile".into(), path.display().to_string().into());
-        }
-    }
-    Value::Mapping(user)
-}
-
-/// Replaces the named entry of a list (`clusters`, `users`, `contexts`) or appends it.
-fn upsert(root: &mut Mapping, list: &str, name: &str, field: &str, value: Value) {
-    let mut entry = Mapping::new();
-    entry.insert("name".into(), name.into());
-    entry.insert(field.into(), value);
-    let items = root
-        .entry(list.into())
-        .or_insert_with(|| Value::Sequence(Vec::new()));
-    if !items.is_sequence() {
-        *items = Value::Sequence(Vec::new());
-    }
-    if let Value::Sequence(seq) = items {
-        match seq
-            .iter_mut()
-            .find(|e| e.get("name").and_then(Value::as_str) == Some(name))
-        {
-            Some(existing) => *existing = Value::Mapping(entry),
-            None => seq.push(Value::Mapping(entry)),
-        }
-    }
 }
 
 /// The credential kubectl should use, from Gantry's own flags: None when `--no-kubeconfig`.
@@ -183,53 +138,4 @@ pub fn write_for_cluster(
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn merges_and_keeps_other_contexts() {
-        let dir = tempfile::tempdir().unwrap();
-        let path = dir.path().join("config");
-        let existing = "apiVersion: v1\nkind: Config\nclusters:\n- name: other\n  cluster:\n    server: https://10.0.0.1\ncontexts:\n- name: other\n  context:\n    cluster: other\n    user: other\nusers:\n- name: other\n  user:\n    token: keep-me\ncurrent-context: other\n";
-        std::fs::write(&path, existing).unwrap();
-        merge_context(
-            &path,
-            "gke_p_l_c",
-            "127.0.0.1:443",
-            "Q0E=",
-            &Credential::TokenFile("/tmp/token".into()),
-        )
-        .unwrap();
-        merge_context(
-            &path,
-            "gke_p_l_c",
-            "127.0.0.1:444",
-            "Q0E=",
-            &Credential::GcloudPlugin,
-        )
-        .unwrap();
-        let after: Value = serde_yaml::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
-        let before: Value = serde_yaml::from_str(existing).unwrap();
-        for list in ["clusters", "contexts", "users"] {
-            assert_eq!(
-                after[list][0], before[list][0],
-                "{list} keeps the other entry"
-            );
-            assert_eq!(after[list].as_sequence().map(Vec::len), Some(2));
-        }
-        assert_eq!(after["current-context"], "gke_p_l_c");
-        assert_eq!(
-            after["clusters"][1]["cluster"]["server"],
-            "https://127.0.0.1:444"
-        );
-        assert_eq!(
-            after["users"][1]["user"]["exec"]["command"],
-            "gke-gcloud-auth-plugin"
-        );
-        use std::os::unix::fs::PermissionsExt;
-        assert_eq!(
-            std::fs::metadata(&path).unwrap().permissions().mode() & 0o777,
-            0o600
-        );
-    }
-}
+mod tests;
