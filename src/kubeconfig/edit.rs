@@ -1,17 +1,25 @@
-//! The text edit: our three entries and `current-context` go into the kubeconfig's text, and
+//! The text edit: our three items and `current-context` go into the kubeconfig's text, and
 //! every other byte stays where it was.
 //!
-//! `serde_yaml` reads the document (validation, and which items are ours); `yaml-edit`, a
-//! lossless syntax tree, makes the edits in place: an item of ours is replaced where it stands,
-//! a new one is appended to its list in that list's style, a missing or empty (`null`, `[]`) list
-//! becomes a block list in the file's own indentation style, and `current-context` is set. The
-//! result is then checked before it may be written:
-//! - it parses, and is exactly the document we meant, compared as data with `serde_yaml`: the
-//!   old document with our items replaced or appended and `current-context` set;
-//! - every byte outside the spans we meant to change (our old items, the line of an empty list
-//!   we replace, the `current-context` line) is still there, in order.
+//! `serde_yaml` reads the document: it validates it and says which items are ours (`name` equal
+//! to the context's). `yaml-edit`, a lossless syntax tree, says where each item and key is in
+//! the text. Then, in block style (what kubectl and gcloud write), the text is spliced
+//! directly: an item of ours is replaced by our item's text in its own indentation, a new item
+//! goes after the list's last item in that item's indentation, an empty list (`null`, `~`,
+//! nothing, `[]`) is replaced by a block list where it stands, and a missing list is added at
+//! the end, indented like the file's other lists (unindented, as kubectl writes them, if it has
+//! none). Our items' text is `serde_yaml`'s rendering, so its quoting is right. Edits to
+//! flow-style lists (`clusters: [...]`), `current-context` and missing `apiVersion`, `kind`
+//! and `preferences` are made through `yaml-edit`'s tree.
 //!
-//! Anything else is an error, and nothing is written.
+//! The result is checked before it may be written:
+//! - it parses, and is exactly the document we meant, compared as data: the old document with
+//!   our items replacing the ones named like ours (or appended) and `current-context` ours;
+//! - every byte outside the spans we meant to change (old items of ours, the line of an empty
+//!   list, the `current-context` entry) is still there, in order, and within a line nothing
+//!   was inserted except where we append to a flow list.
+//!
+//! Anything else is an error and nothing is written (see the parent module for the policy).
 
 use std::ops::Range;
 use std::str::FromStr;
@@ -81,20 +89,177 @@ fn unsupported(reason: impl Into<String>) -> EditError {
     EditError::Unsupported(reason.into())
 }
 
-/// One change to the tree, planned before any is made (byte ranges are of the original text).
-enum Edit<'a> {
+/// A change made on the syntax tree, to a flow list, planned before any is made.
+enum FlowEdit<'a> {
     /// Replace item `index` of the list with ours.
     Replace(&'static str, usize, &'a Value),
-    /// Append ours to the (non-empty) list.
+    /// Append ours to the list.
     Append(&'static str, &'a Value),
-    /// The key is there with an empty value (`null`, `~`, nothing, `[]`): a new list in its place.
-    Refill(&'static str, &'a Value),
-    /// The key is missing: a new list at the end of the file.
-    Add(&'static str, &'a Value),
 }
 
 fn splice(text: &str, ours: &Entries) -> Result<String, EditError> {
     let before = parse_root(text).map_err(EditError::Invalid)?;
+    let (_file, root) = tree(text)?;
+    let newline = line_ending(text);
+    let style = sequence_indent(text, &root);
+    let key_indent = root.entries().next().map_or(0, |entry| {
+        line_lead(text, range(entry.byte_range()).start).len()
+    });
+
+    // Plan every change on the original text: `touched` are the spans we may change (an empty
+    // one marks an insertion point), `splices` text replacements in block style, `flow` tree
+    // edits to flow lists, `appendix` new lists for the end of the file.
+    let mut touched: Vec<Range<usize>> = Vec::new();
+    let mut splices: Vec<(Range<usize>, String)> = Vec::new();
+    let mut flow = Vec::new();
+    let mut appendix = String::new();
+    for (list, ours_item) in ours.lists() {
+        let items = match before.get(list) {
+            None => {
+                let pad = " ".repeat(key_indent);
+                appendix.push_str(&format!("{pad}{list}:{newline}"));
+                appendix.push_str(&item_text(ours_item, key_indent + style, newline)?);
+                continue;
+            }
+            Some(Value::Null) => None,
+            Some(Value::Sequence(items)) if items.is_empty() => None,
+            Some(Value::Sequence(items)) => Some(items),
+            Some(_) => return Err(EditError::Invalid(format!("`{list}` is not a list"))),
+        };
+        let Some(items) = items else {
+            // `list: null` (or `~`, nothing, `[]`): a block list in its place.
+            let entry = root
+                .find_entry_by_key(list)
+                .ok_or_else(|| unsupported(format!("`{list}` cannot be found in the text")))?;
+            let span = line_span(text, range(entry.byte_range()));
+            let lead = line_lead(text, span.start);
+            let mut new = format!("{lead}{list}:{newline}");
+            new.push_str(&item_text(ours_item, lead.len() + style, newline)?);
+            touched.push(span.clone());
+            splices.push((span, new));
+            continue;
+        };
+        let seq = root
+            .get_sequence(list)
+            .ok_or_else(|| unsupported(format!("`{list}` is not a plain list in the text")))?;
+        let misaligned = || {
+            unsupported(format!(
+                "the items of `{list}` cannot be lined up with the text"
+            ))
+        };
+        if seq.len() != items.len() {
+            return Err(misaligned());
+        }
+        let owned: Vec<usize> = (0..items.len()).filter(|&i| ours.owns(&items[i])).collect();
+        if owned.is_empty() {
+            let last = seq.get(items.len() - 1).ok_or_else(misaligned)?;
+            let node = range(last.byte_range());
+            if seq.is_flow_style() {
+                touched.push(node.end..node.end);
+                flow.push(FlowEdit::Append(list, ours_item));
+            } else {
+                // After the last item, in its indentation.
+                let span = line_span(text, node);
+                let indent = block_item_indent(text, &span).ok_or_else(misaligned)?;
+                let mut new = String::new();
+                if !text[..span.end].ends_with('\n') {
+                    new.push_str(newline);
+                }
+                new.push_str(&item_text(ours_item, indent, newline)?);
+                touched.push(span.end..span.end);
+                splices.push((span.end..span.end, new));
+            }
+        }
+        for i in owned {
+            if items[i] == *ours_item {
+                continue;
+            }
+            let node = seq.get(i).ok_or_else(misaligned)?;
+            let name = node
+                .as_mapping()
+                .and_then(|m| m.get("name"))
+                .and_then(|n| n.as_scalar().map(|s| s.as_string()));
+            if name.as_deref() != Some(ours.name.as_str()) {
+                return Err(misaligned());
+            }
+            let node = range(node.byte_range());
+            if seq.is_flow_style() {
+                touched.push(node);
+                flow.push(FlowEdit::Replace(list, i, ours_item));
+            } else {
+                // Our text in its place, in its indentation.
+                let span = line_span(text, node);
+                let indent = block_item_indent(text, &span).ok_or_else(misaligned)?;
+                touched.push(span.clone());
+                splices.push((span, item_text(ours_item, indent, newline)?));
+            }
+        }
+    }
+    let set_current = before.get("current-context").and_then(Value::as_str) != Some(&ours.name);
+    if set_current && let Some(entry) = root.find_entry_by_key("current-context") {
+        touched.push(range(entry.byte_range()));
+    }
+
+    // The text changes, from the end so that earlier offsets hold (an insertion where a
+    // replaced span starts goes in after the replacement, so before it); then the tree's, on
+    // the new text.
+    let mut spliced = text.to_string();
+    splices.sort_by_key(|(span, _)| std::cmp::Reverse((span.start, span.end)));
+    for (span, new) in splices {
+        spliced.replace_range(span, &new);
+    }
+    if !appendix.is_empty() {
+        if !spliced.is_empty() && !spliced.ends_with('\n') {
+            spliced.push_str(newline);
+        }
+        spliced.push_str(&appendix);
+    }
+    let (file, root) = tree(&spliced)?;
+    for edit in flow {
+        match edit {
+            FlowEdit::Replace(list, index, item) => {
+                let seq = root.get_sequence(list).ok_or_else(|| lost(list))?;
+                let snippet = item_snippet(item)?;
+                let mapping = snippet.as_mapping().ok_or_else(|| lost(list))?;
+                if !seq.set(index, &mapping) {
+                    return Err(lost(list));
+                }
+            }
+            FlowEdit::Append(list, item) => {
+                let seq = root.get_sequence(list).ok_or_else(|| lost(list))?;
+                let snippet = item_snippet(item)?;
+                let mapping = snippet.as_mapping().ok_or_else(|| lost(list))?;
+                seq.push(&mapping);
+            }
+        }
+    }
+    if set_current {
+        root.set("current-context", ours.name.as_str());
+    }
+    for (key, value) in DEFAULTS {
+        if !before.contains_key(key) {
+            let snippet = snippet(&format!("{key}: {value}\n"))?;
+            let node = snippet.get(key).ok_or_else(|| lost(key))?;
+            root.set(key, &node);
+        }
+    }
+
+    let mut out = file.to_string();
+    if out != text && !out.ends_with('\n') {
+        out.push_str(newline);
+    }
+    check(text, &before, &out, ours, &touched)?;
+    Ok(out)
+}
+
+/// What stands before `at` on its line.
+fn line_lead(text: &str, at: usize) -> &str {
+    let line_start = text[..at].rfind('\n').map_or(0, |p| p + 1);
+    &text[line_start..at]
+}
+
+/// The lossless syntax tree of `text` and its top-level mapping, which must be in block style.
+fn tree(text: &str) -> Result<(YamlFile, yaml_edit::Mapping), EditError> {
     let file = YamlFile::from_str(text).map_err(|e| match e {
         yaml_edit::YamlError::Parse {
             line: Some(line), ..
@@ -113,124 +278,7 @@ fn splice(text: &str, ours: &Entries) -> Result<String, EditError> {
             "it is JSON or a flow mapping, which cannot take a new entry without changing style",
         ));
     }
-
-    let mut touched: Vec<Range<usize>> = Vec::new();
-    let mut edits = Vec::new();
-    for (list, ours_item) in ours.lists() {
-        let items = match before.get(list) {
-            None => {
-                edits.push(Edit::Add(list, ours_item));
-                continue;
-            }
-            Some(Value::Null) => None,
-            Some(Value::Sequence(items)) if items.is_empty() => None,
-            Some(Value::Sequence(items)) => Some(items),
-            Some(_) => return Err(EditError::Invalid(format!("`{list}` is not a list"))),
-        };
-        let Some(items) = items else {
-            let entry = root
-                .find_entry_by_key(list)
-                .ok_or_else(|| unsupported(format!("`{list}` cannot be found in the text")))?;
-            touched.push(range(entry.byte_range()));
-            edits.push(Edit::Refill(list, ours_item));
-            continue;
-        };
-        let seq = root
-            .get_sequence(list)
-            .ok_or_else(|| unsupported(format!("`{list}` is not a plain list in the text")))?;
-        if seq.len() != items.len() {
-            return Err(unsupported(format!(
-                "the items of `{list}` cannot be lined up with the text"
-            )));
-        }
-        let owned: Vec<usize> = (0..items.len()).filter(|&i| ours.owns(&items[i])).collect();
-        if owned.is_empty() {
-            // Ours goes after the last item: text may be inserted there, even within a line
-            // (a flow list).
-            if let Some(last) = seq.get(items.len() - 1) {
-                let end = range(last.byte_range()).end;
-                touched.push(end..end);
-            }
-            edits.push(Edit::Append(list, ours_item));
-        }
-        for i in owned {
-            if items[i] == *ours_item {
-                continue;
-            }
-            let node = seq.get(i).ok_or_else(|| {
-                unsupported(format!(
-                    "the items of `{list}` cannot be lined up with the text"
-                ))
-            })?;
-            let name = node
-                .as_mapping()
-                .and_then(|m| m.get("name"))
-                .and_then(|n| n.as_scalar().map(|s| s.as_string()));
-            if name.as_deref() != Some(ours.name.as_str()) {
-                return Err(unsupported(format!(
-                    "the items of `{list}` cannot be lined up with the text"
-                )));
-            }
-            touched.push(item_span(text, range(node.byte_range())));
-            edits.push(Edit::Replace(list, i, ours_item));
-        }
-    }
-    let set_current = before.get("current-context").and_then(Value::as_str) != Some(&ours.name);
-    if set_current && let Some(entry) = root.find_entry_by_key("current-context") {
-        touched.push(range(entry.byte_range()));
-    }
-
-    // The edits, now that every range has been read.
-    let style = sequence_indent(text, &root);
-    for edit in edits {
-        match edit {
-            Edit::Replace(list, index, item) => {
-                let seq = root.get_sequence(list).ok_or_else(|| lost(list))?;
-                let snippet = item_snippet(item)?;
-                let mapping = snippet.as_mapping().ok_or_else(|| lost(list))?;
-                if !seq.set(index, &mapping) {
-                    return Err(lost(list));
-                }
-            }
-            Edit::Append(list, item) => {
-                let seq = root.get_sequence(list).ok_or_else(|| lost(list))?;
-                let snippet = item_snippet(item)?;
-                let mapping = snippet.as_mapping().ok_or_else(|| lost(list))?;
-                seq.push(&mapping);
-            }
-            Edit::Refill(list, item) => {
-                let snippet = list_snippet(list, item, style)?;
-                let seq = snippet.get_sequence(list).ok_or_else(|| lost(list))?;
-                let index = root
-                    .find_entry_index_by_key(list)
-                    .ok_or_else(|| lost(list))?;
-                root.remove(list);
-                root.insert_at_index(index, list, &seq);
-            }
-            Edit::Add(list, item) => {
-                let snippet = list_snippet(list, item, style)?;
-                let seq = snippet.get_sequence(list).ok_or_else(|| lost(list))?;
-                root.set(list, &seq);
-            }
-        }
-    }
-    if set_current {
-        root.set("current-context", ours.name.as_str());
-    }
-    for (key, value) in DEFAULTS {
-        if !before.contains_key(key) {
-            let snippet = snippet(&format!("{key}: {value}\n"))?;
-            let node = snippet.get(key).ok_or_else(|| lost(key))?;
-            root.set(key, &node);
-        }
-    }
-
-    let mut out = file.to_string();
-    if out != text && !out.ends_with('\n') {
-        out.push_str(line_ending(text));
-    }
-    check(text, &before, &out, ours, &touched)?;
-    Ok(out)
+    Ok((file, root))
 }
 
 fn lost(what: &str) -> EditError {
@@ -241,15 +289,36 @@ fn range(position: yaml_edit::TextPosition) -> Range<usize> {
     position.start as usize..position.end as usize
 }
 
-/// An item's span, from the start of its line when only its `- ` stands before it there.
-fn item_span(text: &str, span: Range<usize>) -> Range<usize> {
-    let line_start = text[..span.start].rfind('\n').map_or(0, |at| at + 1);
-    let lead = &text[line_start..span.start];
-    if lead.chars().all(|c| matches!(c, ' ' | '\t' | '-')) {
-        line_start..span.end
+/// A node's span grown to whole lines: from the start of its line when only spaces and a `-`
+/// stand before it there, to the end of its last line when only spaces or a comment follow.
+fn line_span(text: &str, span: Range<usize>) -> Range<usize> {
+    let lead = line_lead(text, span.start);
+    let start = if lead.chars().all(|c| matches!(c, ' ' | '-')) {
+        span.start - lead.len()
     } else {
-        span
-    }
+        span.start
+    };
+    let end = if text[..span.end].ends_with('\n') {
+        span.end
+    } else {
+        let line_end = text[span.end..]
+            .find('\n')
+            .map_or(text.len(), |at| span.end + at + 1);
+        let rest = text[span.end..line_end].trim();
+        if rest.is_empty() || rest.starts_with('#') {
+            line_end
+        } else {
+            span.end
+        }
+    };
+    start..end
+}
+
+/// The column of the `-` that starts a block item's span, when its first line is `<spaces>- `.
+fn block_item_indent(text: &str, span: &Range<usize>) -> Option<usize> {
+    let first = &text[span.clone()];
+    let indent = first.len() - first.trim_start_matches(' ').len();
+    first[indent..].starts_with('-').then_some(indent)
 }
 
 /// How far the file indents a list's `-` under its key (0: kubectl's and gcloud's style), as its
@@ -294,18 +363,12 @@ fn item_snippet(item: &Value) -> Result<yaml_edit::Document, EditError> {
     snippet(&item_yaml(item)?)
 }
 
-/// A document `list:` holding a block list with our item, its `-` indented by `indent`.
-fn list_snippet(list: &str, item: &Value, indent: usize) -> Result<yaml_edit::Document, EditError> {
+/// Our item as a block list item, its `-` at column `indent`, each line ending in `newline`.
+fn item_text(item: &Value, indent: usize, newline: &str) -> Result<String, EditError> {
     let seq = serde_yaml::to_string(&Value::Sequence(vec![item.clone()]))
         .map_err(|e| unsupported(e.to_string()))?;
     let pad = " ".repeat(indent);
-    let mut text = format!("{list}:\n");
-    for line in seq.lines() {
-        text.push_str(&pad);
-        text.push_str(line);
-        text.push('\n');
-    }
-    snippet(&text)
+    Ok(seq.lines().map(|l| format!("{pad}{l}{newline}")).collect())
 }
 
 /// The document the edit must produce, as data: `before` with our items replacing the ones

@@ -3,22 +3,30 @@
 //! user that fetches tokens itself (gke-gcloud-auth-plugin), or reads Gantry's token file. No
 //! token is ever copied into the file.
 //!
-//! The merge edits the file's text rather than rewriting the document (see [`edit`]): our three
+//! The merge edits the file's text rather than rewriting the document (see the `edit` module): our three
 //! items (the cluster, the context and the user, all named after the context) replace the ones
 //! of the same name where they stand, or are appended to their lists in the lists' own
 //! indentation style, and `current-context` is set. Every other byte — other contexts, comments,
 //! key order, quoting, blank lines, CRLF line endings — is kept as it was. The new text is
 //! written atomically (a temporary file renamed over the old one) with mode 0600.
 //!
-//! A missing, empty or comments-only file gets a fresh kubeconfig as kubectl writes it.
-//! A file the editor cannot change without touching other bytes is refused, never reformatted:
-//! nothing is written, and the error names the file and suggests `--no-kubeconfig`. That is a
-//! file that is not one YAML document or not a mapping, JSON (or any flow mapping at the top),
-//! a syntax the lossless parser does not read, or any edit whose result fails the checks in
-//! [`edit`] (it must parse, hold exactly the old entries plus ours, and keep every other byte).
-//! Flow-style lists inside a block file (`clusters: [...]`) are edited in flow style. Empty
-//! lists (`clusters: null`, as kubectl writes them, or `[]`) become block lists; a comment on
-//! such a line, or inside an old item of ours, goes with it.
+//! A missing, empty or comments-only file (comments kept) gets a fresh kubeconfig laid out as
+//! kubectl writes it.
+//!
+//! What the editor cannot change without touching other bytes is refused, never reformatted:
+//! nothing is written, and the error names the file and suggests `--no-kubeconfig` (or adding
+//! the context with gcloud). Rewriting the whole document instead would silently drop the
+//! user's comments and layout, the very thing this module promises to keep, so there is no
+//! such fallback. Refused are: invalid YAML (including tab indentation and duplicate keys),
+//! more than one document, a top level that is not a mapping or a list that is not a list
+//! ([`KubeconfigError::Parse`]); JSON or any flow mapping at the top, text the lossless parser
+//! does not read, items it cannot line up with `serde_yaml`'s, and any edit whose result fails
+//! the checks in `edit` ([`KubeconfigError::Unsupported`]). Handled in place: both list
+//! indentation styles, comments, any quoting, anchors and aliases elsewhere in the file, CRLF
+//! line endings, a missing final line break (one is added), flow-style lists inside a block
+//! file (`clusters: [...]`, appended to in flow style) and empty lists (`clusters: null`, as
+//! kubectl writes them, or `[]`, which become block lists). A comment on such an empty list's
+//! line, or inside an old item of ours, goes with it.
 
 mod edit;
 mod entries;
@@ -137,5 +145,7 @@ pub fn write_for_cluster(
     Ok((name, path))
 }
 
+#[cfg(test)]
+mod proptests;
 #[cfg(test)]
 mod tests;

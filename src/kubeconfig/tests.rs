@@ -243,6 +243,42 @@ fn empty_lists_as_kubectl_writes_them_become_block_lists() {
 }
 
 #[test]
+fn an_item_appended_right_before_an_empty_list_goes_before_it() {
+    let text = "clusters:\n- cluster:\n    server: https://a\n  name: a\nusers: null\ncurrent-context: \"\"\ncontexts: []\n";
+    let out = merged(text, &token_file());
+    let expected = format!(
+        "clusters:\n- cluster:\n    server: https://a\n  name: a\n{OUR_CLUSTER}users:\n{OUR_TOKEN_USER}current-context: gke_p_l_c\ncontexts:\n{OUR_CONTEXT}apiVersion: v1\nkind: Config\npreferences: {{}}\n"
+    );
+    assert_eq!(out, expected);
+}
+
+#[test]
+fn anchors_and_aliases_elsewhere_are_kept() {
+    let text = "clusters:\n- name: a\n  cluster: &lab\n    server: https://lab\n- name: b\n  cluster: *lab\n- name: gke_p_l_c\n  cluster: *lab\ncurrent-context: a\n";
+    let out = merged(text, &token_file());
+    let expected = text
+        .replace("- name: gke_p_l_c\n  cluster: *lab\n", OUR_CLUSTER)
+        .replace(
+            "current-context: a\n",
+            &format!(
+                "current-context: gke_p_l_c\ncontexts:\n{OUR_CONTEXT}users:\n{OUR_TOKEN_USER}apiVersion: v1\nkind: Config\npreferences: {{}}\n"
+            ),
+        );
+    assert_eq!(out, expected);
+    let doc: Value = serde_yaml::from_str(&out).unwrap();
+    assert_eq!(doc["clusters"][1]["cluster"]["server"], "https://lab");
+}
+
+#[test]
+fn an_anchor_in_an_old_item_of_ours_that_others_use_is_refused() {
+    let text = "clusters:\n- name: gke_p_l_c\n  cluster: &x\n    server: https://old\n- name: b\n  cluster: *x\n";
+    match merge(text, &ours(&token_file())) {
+        Err(EditError::Unsupported(_)) => {}
+        other => panic!("{other:?}"),
+    }
+}
+
+#[test]
 fn missing_defaults_are_added_at_the_end() {
     let out = merged("clusters: []\n", &token_file());
     let doc: Value = serde_yaml::from_str(&out).unwrap();
