@@ -425,9 +425,10 @@ fn check(
 /// all are there, in order.
 ///
 /// The bytes between two touched spans (a run) must come through as they were, except that
-/// whole new lines may be inserted between their lines: within a line nothing may change.
-/// After a touched span, the next run may start anywhere later (that is where a replaced item
-/// or inserted text ends). An empty span in `touched` marks a point where text is inserted.
+/// whole new lines may be inserted between their lines: within a line nothing may change, and
+/// a line that started a line still does. After a touched span, the next run may start
+/// anywhere later (that is where a replaced item or inserted text ends). An empty span in
+/// `touched` marks a point where text is inserted.
 pub(super) fn first_lost_byte(
     before: &str,
     touched: &[Range<usize>],
@@ -449,15 +450,16 @@ pub(super) fn first_lost_byte(
     let mut found = 0;
     for run in runs {
         let mut offset = run.start;
-        for (i, piece) in before[run.clone()].split_inclusive('\n').enumerate() {
-            let next = if i == 0 {
-                after[found..].find(piece).map(|p| found + p)
-            } else {
-                // A whole line: found where a line starts, after any inserted lines.
+        for piece in before[run.clone()].split_inclusive('\n') {
+            let next = if offset == 0 || before.as_bytes()[offset - 1] == b'\n' {
+                // From the start of a line: found where a line starts, after any inserted lines.
                 after[found..]
                     .match_indices(piece)
                     .map(|(p, _)| found + p)
                     .find(|&p| p == 0 || after.as_bytes()[p - 1] == b'\n')
+            } else {
+                // The rest of a line after a touched span.
+                after[found..].find(piece).map(|p| found + p)
             };
             match next {
                 Some(p) => found = p + piece.len(),

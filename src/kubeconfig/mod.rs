@@ -54,7 +54,7 @@ pub enum KubeconfigError {
         path: PathBuf,
         source: std::io::Error,
     },
-    #[error("the kubeconfig {path} is not valid YAML ({message}); fix it or pass --no-kubeconfig")]
+    #[error("the kubeconfig {path} is not valid ({message}); fix it or pass --no-kubeconfig")]
     Parse { path: PathBuf, message: String },
     #[error(
         "the kubeconfig {path} was left as it was: Gantry cannot add its context to it without changing other entries ({reason}); add the context with `gcloud container clusters get-credentials`, or pass --no-kubeconfig"
@@ -88,6 +88,15 @@ pub fn merge_context(
     ca_base64: &str,
     credential: &Credential,
 ) -> Result<(), KubeconfigError> {
+    // A symlinked kubeconfig (kept with dotfiles, say) is edited where it points, not replaced
+    // by a file of its own.
+    let is_link = std::fs::symlink_metadata(path).is_ok_and(|m| m.file_type().is_symlink());
+    let resolved = if is_link {
+        std::fs::canonicalize(path).unwrap_or_else(|_| path.to_path_buf())
+    } else {
+        path.to_path_buf()
+    };
+    let path = resolved.as_path();
     let text = match std::fs::read_to_string(path) {
         Ok(text) => text,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => String::new(),

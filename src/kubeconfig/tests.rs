@@ -351,6 +351,29 @@ fn an_existing_file_keeps_its_bytes_and_becomes_0600() {
 }
 
 #[test]
+fn a_symlinked_kubeconfig_is_edited_where_it_points() {
+    let dir = tempfile::tempdir().unwrap();
+    let real = dir.path().join("dotfiles").join("kubeconfig");
+    std::fs::create_dir_all(real.parent().unwrap()).unwrap();
+    std::fs::write(&real, GCLOUD).unwrap();
+    let link = dir.path().join("config");
+    std::os::unix::fs::symlink(&real, &link).unwrap();
+    merge_context(&link, NAME, "10.0.0.1", "Q0E=", &token_file()).unwrap();
+    assert!(
+        std::fs::symlink_metadata(&link)
+            .unwrap()
+            .file_type()
+            .is_symlink()
+    );
+    assert_eq!(
+        std::fs::read_to_string(&real).unwrap(),
+        merged(GCLOUD, &token_file())
+    );
+    let mode = std::fs::metadata(&real).unwrap().permissions().mode() & 0o777;
+    assert_eq!(mode, 0o600);
+}
+
+#[test]
 fn crlf_files_keep_crlf() {
     let text = GCLOUD.replace('\n', "\r\n");
     let out = merged(&text, &token_file());
