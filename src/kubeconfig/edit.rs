@@ -20,6 +20,10 @@
 //!   was inserted except where we append to a flow list.
 //!
 //! Anything else is an error and nothing is written (see the parent module for the policy).
+//!
+//! `yaml-edit` (small: rowan and four tiny crates, maintained, released often) is trusted for
+//! locating nodes and for the few tree edits, not for the result: the checks above are what
+//! let a file be written.
 
 use std::ops::Range;
 use std::str::FromStr;

@@ -3,12 +3,13 @@
 //! user that fetches tokens itself (gke-gcloud-auth-plugin), or reads Gantry's token file. No
 //! token is ever copied into the file.
 //!
-//! The merge edits the file's text rather than rewriting the document (see the `edit` module): our three
-//! items (the cluster, the context and the user, all named after the context) replace the ones
-//! of the same name where they stand, or are appended to their lists in the lists' own
-//! indentation style, and `current-context` is set. Every other byte — other contexts, comments,
-//! key order, quoting, blank lines, CRLF line endings — is kept as it was. The new text is
-//! written atomically (a temporary file renamed over the old one) with mode 0600.
+//! The merge edits the file's text rather than rewriting the document (see the `edit`
+//! module): our three items (the cluster, the context and the user, all named after the
+//! context) replace the ones of the same name where they stand, or are appended to their lists
+//! in the lists' own indentation style, and `current-context` is set. Every other byte — other
+//! contexts, comments, key order, quoting, blank lines, CRLF line endings — is kept as it was.
+//! The new text is written atomically (a temporary file renamed over the old one) with mode
+//! 0600; a symlinked kubeconfig is written where the link points.
 //!
 //! A missing, empty or comments-only file (comments kept) gets a fresh kubeconfig laid out as
 //! kubectl writes it.
