@@ -284,31 +284,131 @@ async fn failures_have_exit_codes() {
     assert!(text(&out.stderr).contains("403"), "{}", text(&out.stderr));
 }
 
+/// A kubeconfig as gcloud and kubectl write it (keys sorted, lists not indented, a long plain
+/// scalar folded onto a second line), then touched by hand: comments, its own quoting, a flow
+/// mapping. Split where the merge may insert our items or change `current-context`.
+const OTHER_KUBECONFIG: [&str; 5] = [
+    r#"# my clusters: keep this comment
+apiVersion: v1
+clusters:
+- cluster:
+    certificate-authority-data: TFMwdExTMUNSVWRKVGlCRFJWSlVTVVpKUTBGVVJTMHRMUzB0Q2sxSlNVVk1WRU5E
+    server: https://34.67.1.2
+  name: gke_other-project_us-east1_prod
+# the lab, reachable over the VPN only
+- cluster:
+    server: "https://10.9.9.9:6443"   # internal
+    insecure-skip-tls-verify: true
+  name: 'lab: east'
+"#,
+    r#"contexts:
+- context:
+    cluster: gke_other-project_us-east1_prod
+    user: gke_other-project_us-east1_prod
+  name: gke_other-project_us-east1_prod
+- context: {cluster: 'lab: east', user: "someone", namespace: "007"}
+  name: "other"
+"#,
+    "current-context: \"other\"  # my default\n",
+    r#"kind: Config
+preferences: {}
+users:
+- name: gke_other-project_us-east1_prod
+  user:
+    exec:
+      apiVersion: client.authentication.k8s.io/v1beta1
+      command: gke-gcloud-auth-plugin
+      installHint: Install gke-gcloud-auth-plugin for use with kubectl by following
+        https://cloud.google.com/kubernetes-engine/docs/how-to/cluster-access-for-kubectl#install_plugin
+      provideClusterInfo: true
+- name: someone
+  user:
+    username: 'someone'
+"#,
+    "# end of my kubeconfig\n",
+];
+
+/// `text` without `prefix`, or a failure naming where they part.
+fn after_prefix<'a>(text: &'a str, prefix: &str) -> &'a str {
+    match text.strip_prefix(prefix) {
+        Some(rest) => rest,
+        None => panic!("expected next, byte for byte:\n{prefix}\nin:\n{text}"),
+    }
+}
+
+/// Splits `text` at the first `marker`: (what comes before, from the marker on).
+fn up_to<'a>(text: &'a str, marker: &str) -> (&'a str, &'a str) {
+    let at = text
+        .find(marker)
+        .unwrap_or_else(|| panic!("{marker:?} is gone from:\n{text}"));
+    text.split_at(at)
+}
+
 #[tokio::test]
 async fn up_writes_a_kubeconfig_context_that_kubectl_uses() {
     let env = Env::start(vec![]).await;
     let kubeconfig = env.dir.path().join("kube").join("config");
     std::fs::create_dir_all(kubeconfig.parent().unwrap()).unwrap();
-    let other = "apiVersion: v1\nkind: Config\nclusters:\n- name: other\n  cluster:\n    server: https://10.9.9.9\ncontexts:\n- name: other\n  context:\n    cluster: other\n    user: other\nusers:\n- name: other\n  user:\n    username: someone\ncurrent-context: other\n";
-    std::fs::write(&kubeconfig, other).unwrap();
+    let other = OTHER_KUBECONFIG.concat();
+    std::fs::write(&kubeconfig, &other).unwrap();
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(&kubeconfig, std::fs::Permissions::from_mode(0o644)).unwrap();
     let up = env.gantry(&["up", "--wait"]).await;
     assert_eq!(up.status.code(), Some(0), "{}", text(&up.stderr));
     let context = "gke_demo-project_us-central1-a_ml-gke-cluster";
     assert!(text(&up.stdout).contains(context), "{}", text(&up.stdout));
-    use std::os::unix::fs::PermissionsExt;
     assert_eq!(
         std::fs::metadata(&kubeconfig).unwrap().permissions().mode() & 0o777,
         0o600
     );
-    let written: Value =
-        serde_yaml::from_str(&std::fs::read_to_string(&kubeconfig).unwrap()).unwrap();
-    let before: Value = serde_yaml::from_str(other).unwrap();
-    for list in ["clusters", "contexts", "users"] {
-        assert_eq!(
-            written[list][0], before[list][0],
-            "{list}: the other entry is kept"
-        );
+    let written = std::fs::read_to_string(&kubeconfig).unwrap();
+
+    // Every byte of the old file is there, in order; only our items are inserted, each at the
+    // end of its list, and current-context is ours (its comment kept).
+    let [clusters, contexts, _current, users, end] = OTHER_KUBECONFIG;
+    let rest = after_prefix(&written, clusters);
+    let (our_cluster, rest) = up_to(rest, contexts);
+    let rest = after_prefix(rest, contexts);
+    let (our_context, rest) = up_to(rest, "current-context:");
+    let rest = after_prefix(rest, &format!("current-context: {context}  # my default\n"));
+    let rest = after_prefix(rest, users);
+    let (our_user, rest) = up_to(rest, end);
+    assert_eq!(rest, end);
+    let item = |text: &str| -> serde_yaml::Value {
+        let list: Vec<serde_yaml::Value> = serde_yaml::from_str(text).unwrap();
+        assert_eq!(list.len(), 1, "{text}");
+        assert_eq!(list[0]["name"], context, "{text}");
+        list[0].clone()
+    };
+    let cluster = item(our_cluster);
+    assert!(
+        cluster["cluster"]["server"]
+            .as_str()
+            .is_some_and(|s| s.starts_with("https://")),
+        "{our_cluster}"
+    );
+    assert!(
+        cluster["cluster"]["certificate-authority-data"]
+            .as_str()
+            .is_some_and(|s| !s.is_empty()),
+        "{our_cluster}"
+    );
+    assert_eq!(item(our_context)["context"]["cluster"], context);
+    assert_eq!(item(our_context)["context"]["user"], context);
+    assert_eq!(
+        item(our_user)["user"]["tokenFile"],
+        env.token_file().display().to_string()
+    );
+    // Written as gcloud does, not indented.
+    for ours in [our_cluster, our_context, our_user] {
+        assert!(ours.starts_with("- "), "{ours}");
     }
+
+    // A second `up` finds the cluster there and writes the same bytes.
+    let again = env.gantry(&["up", "--wait"]).await;
+    assert_eq!(again.status.code(), Some(0), "{}", text(&again.stderr));
+    assert_eq!(std::fs::read_to_string(&kubeconfig).unwrap(), written);
+
     // No token in the file: the user reads Gantry's token file.
     let token = std::fs::read_to_string(env.token_file()).unwrap();
     assert!(
@@ -346,4 +446,31 @@ async fn up_writes_a_kubeconfig_context_that_kubectl_uses() {
         "{}",
         text(&out.stdout)
     );
+    // kubectl reads the other contexts as they were.
+    let kubectl = |args: &[&str]| {
+        let out = std::process::Command::new("kubectl")
+            .env("KUBECONFIG", &kubeconfig)
+            .args(args)
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "{args:?}: {}", text(&out.stderr));
+        text(&out.stdout)
+    };
+    assert_eq!(kubectl(&["config", "current-context"]).trim(), context);
+    let mut names: Vec<String> = kubectl(&["config", "get-contexts", "-o", "name"])
+        .lines()
+        .map(str::to_string)
+        .collect();
+    names.sort();
+    assert_eq!(names, [context, "gke_other-project_us-east1_prod", "other"]);
+    let lab = kubectl(&[
+        "config",
+        "view",
+        "--minify",
+        "--context",
+        "other",
+        "-o",
+        "jsonpath={.contexts[0].context.namespace} {.clusters[0].name} {.clusters[0].cluster.server}",
+    ]);
+    assert_eq!(lab, "007 lab: east https://10.9.9.9:6443");
 }
