@@ -56,6 +56,14 @@ pub async fn run(cli: &Cli) -> Result<i32> {
     result.map(|()| 0)
 }
 
+/// Applies one event from the workers.
+fn take(app: &mut App, workers: &workers::Workers, event: Event) -> Vec<crate::app::Command> {
+    if matches!(event, Event::Tail { .. }) {
+        workers.tail_event_taken();
+    }
+    app.on_event(event)
+}
+
 async fn event_loop(
     terminal: &mut ratatui::DefaultTerminal,
     mut app: App,
@@ -100,10 +108,10 @@ async fn event_loop(
             },
             event = rx.recv() => {
                 let Some(event) = event else { break };
-                commands.extend(app.on_event(event));
+                commands.extend(take(&mut app, &workers, event));
                 for _ in 0..EVENTS_PER_TURN {
                     match rx.try_recv() {
-                        Ok(e) => commands.extend(app.on_event(e)),
+                        Ok(e) => commands.extend(take(&mut app, &workers, e)),
                         Err(_) => break,
                     }
                 }

@@ -7,7 +7,7 @@ use std::time::Duration;
 
 use k8s_openapi::api::core::v1::Pod;
 use kube::api::{Api, DeleteParams};
-use tokio::sync::{Mutex, Notify, mpsc};
+use tokio::sync::{Mutex, Notify, Semaphore, mpsc};
 use tokio_util::sync::CancellationToken;
 
 use super::session::{Backend, Session};
@@ -34,7 +34,14 @@ struct Shared {
     /// Asks the cluster follower to look again now.
     refresh: Notify,
     stop: CancellationToken,
+    /// Log events sent to the UI and not yet taken: the UI's channel is unbounded (a key must
+    /// never wait behind logs), so the log follower waits here instead, and lines stay with the
+    /// server until the UI is ready for them.
+    tail_budget: Arc<Semaphore>,
 }
+
+/// Log events (each a batch of one pod's lines) in flight to the UI at once.
+const TAIL_EVENTS_IN_FLIGHT: usize = 64;
 
 pub struct Workers {
     shared: Arc<Shared>,
@@ -52,9 +59,15 @@ impl Workers {
             operating: AtomicBool::new(false),
             refresh: Notify::new(),
             stop: CancellationToken::new(),
+            tail_budget: Arc::new(Semaphore::new(TAIL_EVENTS_IN_FLIGHT)),
         });
         tokio::spawn(follow_cluster(shared.clone()));
         Self { shared, tail: None }
+    }
+
+    /// The UI took a log event off its channel: the follower may send another.
+    pub fn tail_event_taken(&self) {
+        self.shared.tail_budget.add_permits(1);
     }
 
     pub fn stop(&mut self) {
@@ -143,7 +156,18 @@ impl Workers {
                     _ = handle_tx.cancelled() => { tail_handle.cancel(); return; }
                     _ = shared.stop.cancelled() => { tail_handle.cancel(); return; }
                     event = rx.recv() => match event {
-                        Some(event) => { let _ = shared.tx.send(Event::Tail { generation, event }); }
+                        Some(event) => {
+                            let budget = tokio::select! {
+                                _ = handle_tx.cancelled() => { tail_handle.cancel(); return; }
+                                _ = shared.stop.cancelled() => { tail_handle.cancel(); return; }
+                                permit = shared.tail_budget.acquire() => permit,
+                            };
+                            // The UI gives the permit back when it takes the event.
+                            if let Ok(permit) = budget {
+                                permit.forget();
+                            }
+                            let _ = shared.tx.send(Event::Tail { generation, event });
+                        }
                         None => return,
                     }
                 }
