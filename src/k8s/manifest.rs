@@ -161,7 +161,7 @@ pub fn training_job(
     }
     let mut pod_spec = json!({
         "containers": [container],
-        "restartPolicy": "Never",
+        "restartPolicy": cfg.restart_policy.as_deref().unwrap_or("Never"),
     });
     if !cfg.node_selector.is_empty() {
         pod_spec["nodeSelector"] = json!(cfg.node_selector);
