@@ -118,6 +118,9 @@ pub struct JobConfig {
     pub env: BTreeMap<String, String>,
     /// Labels of the pods; the seed's is `job=ml-training`.
     pub labels: BTreeMap<String, String>,
+    /// `Never` (the seed's, when unset: a failed pod stays, with its logs, and the Job makes a new
+    /// one) or `OnFailure` (the kubelet restarts the failed container in place).
+    pub restart_policy: Option<String>,
     pub backoff_limit: u32,
     pub active_deadline_seconds: Option<u64>,
     pub ttl_seconds_after_finished: Option<u32>,
@@ -142,6 +145,7 @@ impl Default for JobConfig {
             args: Vec::new(),
             env: BTreeMap::new(),
             labels: BTreeMap::from([("job".to_string(), "ml-training".to_string())]),
+            restart_policy: None,
             backoff_limit: 2,
             active_deadline_seconds: None,
             ttl_seconds_after_finished: None,
@@ -288,6 +292,13 @@ impl Config {
             return Err(format!(
                 "job.container = \"{}\": not a valid container name (RFC 1123 label)",
                 j.container
+            ));
+        }
+        if let Some(policy) = &j.restart_policy
+            && !matches!(policy.as_str(), "Never" | "OnFailure")
+        {
+            return Err(format!(
+                "job.restart-policy = \"{policy}\": a Job's pods restart \"Never\" or \"OnFailure\""
             ));
         }
         if j.indexed && j.completions.is_none() {

@@ -29,15 +29,20 @@ impl ConnectError {
 }
 
 /// The configuration in force: `--config FILE` (which must exist), else the default path when
-/// the file is there, else the seed's defaults.
+/// the file is there, else the seed's defaults; with `--job-manifest FILE`, its Job in place of
+/// the `[job]` section.
 pub fn load_config(target: &TargetArgs) -> Result<Config, ConfigError> {
-    match &target.config {
-        Some(path) => Config::load(path),
+    let mut config = match &target.config {
+        Some(path) => Config::load(path)?,
         None => match Config::default_path().filter(|p| p.is_file()) {
-            Some(path) => Config::load(&path),
-            None => Ok(Config::default()),
+            Some(path) => Config::load(&path)?,
+            None => Config::default(),
         },
+    };
+    if let Some(path) = &target.job_manifest {
+        config.job = crate::k8s::manifest_file::load(path)?;
     }
+    Ok(config)
 }
 
 /// The cluster Gantry works on (project, location, name), or why it cannot tell.

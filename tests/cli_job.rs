@@ -4,62 +4,8 @@
 mod common;
 
 use std::path::Path;
-use std::process::{Output, Stdio};
 
-use gantry::sim::cloud::{DEMO_LOCATION, DEMO_PROJECT, context_name};
-use gantry::sim::{SimCloud, SimOptions};
-
-struct Env {
-    cloud: SimCloud,
-    home: tempfile::TempDir,
-    context: String,
-}
-
-async fn env() -> Env {
-    let home = tempfile::tempdir().unwrap();
-    let cloud = common::cloud_with(SimOptions {
-        time_scale: 0.01,
-        clusters: vec![common::CLUSTER.into()],
-        state_dir: Some(home.path().join("sim")),
-        ..Default::default()
-    })
-    .await;
-    Env {
-        cloud,
-        context: context_name(DEMO_PROJECT, DEMO_LOCATION, common::CLUSTER),
-        home,
-    }
-}
-
-impl Env {
-    async fn gantry(&self, args: &[&str]) -> Output {
-        let home = self.home.path();
-        tokio::process::Command::new(env!("CARGO_BIN_EXE_gantry"))
-            .args(args)
-            .args(["--context", &self.context, "--project", DEMO_PROJECT])
-            .env("HOME", home)
-            .env("XDG_CONFIG_HOME", home.join("config"))
-            .env("XDG_STATE_HOME", home.join("state"))
-            .env("KUBECONFIG", home.join("sim/kubeconfig"))
-            .env_remove("GOOGLE_CLOUD_PROJECT")
-            .stdin(Stdio::null())
-            .output()
-            .await
-            .unwrap()
-    }
-
-    fn logs_dir(&self, job: &str) -> std::path::PathBuf {
-        self.home
-            .path()
-            .join("state/gantry/logs")
-            .join(&self.context)
-            .join(job)
-    }
-}
-
-fn text(b: &[u8]) -> String {
-    String::from_utf8_lossy(b).into_owned()
-}
+use common::{CliEnv, text};
 
 fn saved_logs(dir: &Path) -> Vec<(String, Vec<u8>)> {
     let mut out: Vec<_> = std::fs::read_dir(dir)
@@ -79,7 +25,7 @@ fn saved_logs(dir: &Path) -> Vec<(String, Vec<u8>)> {
 
 #[tokio::test(flavor = "multi_thread")]
 async fn launch_follow_and_delete_through_a_context() {
-    let e = env().await;
+    let e = CliEnv::start().await;
     let out = e.gantry(&["launch", "--env", "SIM_LOG_LINES=25"]).await;
     assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
     assert!(text(&out.stdout).contains("launched Job ml-training-job (attempt 1)"));
@@ -126,7 +72,7 @@ async fn launch_follow_and_delete_through_a_context() {
 
 #[tokio::test(flavor = "multi_thread")]
 async fn a_failed_attempt_exits_1_and_a_retry_with_an_override_exits_0() {
-    let e = env().await;
+    let e = CliEnv::start().await;
     let out = e
         .gantry(&[
             "launch",

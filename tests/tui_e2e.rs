@@ -155,6 +155,36 @@ fn operator_session_from_create_to_delete() {
     assert!(!screen.contains("┌ Logs"), "{screen}");
 }
 
+/// The TUI's launch and retry keys use the Job of `--job-manifest`, not the config's.
+#[test]
+fn launch_and_retry_keys_use_the_job_manifest() {
+    let dir = tempfile::tempdir().unwrap();
+    let manifest = dir.path().join("job.yaml");
+    std::fs::write(
+        &manifest,
+        "apiVersion: batch/v1\nkind: Job\nmetadata:\n  name: from-manifest\nspec:\n  backoffLimit: 0\n  template:\n    spec:\n      restartPolicy: Never\n      containers:\n        - name: trainer\n          image: gcr.io/demo-project/trainer:v1\n          env:\n            - {name: SIM_LOG_LINES, value: \"12\"}\n            - {name: SIM_FAIL_ATTEMPTS, value: \"1\"}\n",
+    )
+    .unwrap();
+    let args = format!("--job-manifest {}", manifest.display());
+    let Some(t) = Tmux::start("manifest", &args, FAILING_JOB) else {
+        return;
+    };
+    t.wait_for(&["Job from-manifest", "NOT CREATED"]);
+    t.keys(&["c"]);
+    t.wait_for(&["Create this GKE cluster?"]);
+    t.keys(&["y"]);
+    t.wait_for(&["RUNNING", "No attempt yet"]);
+    t.keys(&["l"]);
+    t.wait_for(&["from-manifest ", "Failed", "BackoffLimitExceeded"]);
+    t.keys(&["r"]);
+    // SIM_FAIL_ATTEMPTS counts per Job: the new attempt fails too, under its own name.
+    t.wait_for(&["Pods from-manifest-2", "#2"]);
+    let screen = t.screen();
+    assert!(!screen.contains("ml-training-job"), "{screen}");
+    t.keys(&["q"]);
+    t.wait_for(&["GANTRY-EXIT=0"]);
+}
+
 #[test]
 fn read_only_refuses_to_provision() {
     let Some(t) = Tmux::start("ro", "--read-only", "") else {

@@ -1,6 +1,7 @@
-//! The training Job on Kubernetes: manifests from the configuration, launch, retry and delete,
-//! watchers that send typed events, and a multi-pod log tailer that resumes without losing or
-//! repeating a line and saves every line to disk.
+//! The training Job on Kubernetes: manifests from the configuration (and the configuration from a
+//! `--job-manifest` file), launch, retry and delete, watchers that send typed events, and a
+//! multi-pod log tailer that resumes without losing or repeating a line and saves every line to
+//! disk.
 //!
 //! Nothing here holds UI state: watchers and the tailer send events over channels; the caller
 //! (the TUI's `App`, or a CLI command) folds them into whatever state it keeps.
@@ -11,6 +12,7 @@ pub mod delete;
 pub mod launch;
 pub mod logs;
 pub mod manifest;
+pub mod manifest_file;
 pub mod names;
 pub mod retry;
 pub mod status;

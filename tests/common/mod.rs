@@ -1,9 +1,10 @@
 //! Shared by the integration tests: a simulated cloud on loopback and clients for it.
 #![allow(dead_code, clippy::unwrap_used, clippy::expect_used)]
 
+use std::process::{Output, Stdio};
 use std::time::Duration;
 
-use gantry::sim::cloud::{DEMO_LOCATION, DEMO_PROJECT};
+use gantry::sim::cloud::{DEMO_LOCATION, DEMO_PROJECT, context_name};
 use gantry::sim::{SimCloud, SimOptions};
 
 pub const CLUSTER: &str = "ml-gke-cluster";
@@ -61,4 +62,61 @@ pub fn https_client(cloud: &SimCloud) -> reqwest::Client {
         .tls_certs_only([cert])
         .build()
         .unwrap()
+}
+
+/// The real binary against a simulated cloud with the seed's cluster RUNNING, reached through
+/// the kubeconfig context the simulator writes, in a HOME of its own.
+pub struct CliEnv {
+    pub cloud: SimCloud,
+    pub home: tempfile::TempDir,
+    pub context: String,
+}
+
+impl CliEnv {
+    pub async fn start() -> CliEnv {
+        let home = tempfile::tempdir().unwrap();
+        let cloud = cloud_with(SimOptions {
+            time_scale: 0.01,
+            clusters: vec![CLUSTER.into()],
+            state_dir: Some(home.path().join("sim")),
+            ..Default::default()
+        })
+        .await;
+        CliEnv {
+            cloud,
+            context: context_name(DEMO_PROJECT, DEMO_LOCATION, CLUSTER),
+            home,
+        }
+    }
+
+    /// `gantry ARGS --context <the cluster's> --project demo-project`.
+    pub async fn gantry(&self, args: &[&str]) -> Output {
+        let home = self.home.path();
+        tokio::process::Command::new(env!("CARGO_BIN_EXE_gantry"))
+            .args(args)
+            .args(["--context", &self.context, "--project", DEMO_PROJECT])
+            .env("HOME", home)
+            .env("XDG_CONFIG_HOME", home.join("config"))
+            .env("XDG_STATE_HOME", home.join("state"))
+            .env("KUBECONFIG", home.join("sim/kubeconfig"))
+            .env_remove("GOOGLE_CLOUD_PROJECT")
+            .stdin(Stdio::null())
+            .output()
+            .await
+            .unwrap()
+    }
+
+    /// Where `gantry logs` saves the lines of an attempt.
+    pub fn logs_dir(&self, job: &str) -> std::path::PathBuf {
+        self.home
+            .path()
+            .join("state/gantry/logs")
+            .join(&self.context)
+            .join(job)
+    }
+}
+
+/// A process's output as text.
+pub fn text(b: &[u8]) -> String {
+    String::from_utf8_lossy(b).into_owned()
 }
