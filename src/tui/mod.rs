@@ -58,8 +58,8 @@ pub async fn run(cli: &Cli) -> Result<i32> {
 
 /// Applies one event from the workers.
 fn take(app: &mut App, workers: &workers::Workers, event: Event) -> Vec<crate::app::Command> {
-    if matches!(event, Event::Tail { .. }) {
-        workers.tail_event_taken();
+    if matches!(event, Event::Tail { .. } | Event::Job(_)) {
+        workers.flow_event_taken();
     }
     app.on_event(event)
 }

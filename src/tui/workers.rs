@@ -34,14 +34,28 @@ struct Shared {
     /// Asks the cluster follower to look again now.
     refresh: Notify,
     stop: CancellationToken,
-    /// Log events sent to the UI and not yet taken: the UI's channel is unbounded (a key must
-    /// never wait behind logs), so the log follower waits here instead, and lines stay with the
-    /// server until the UI is ready for them.
-    tail_budget: Arc<Semaphore>,
+    /// Log and watch events sent to the UI and not yet taken: the UI's channel is unbounded (a
+    /// key must never wait behind them), so the log follower and the watchers wait here
+    /// instead, and what they have not sent stays with the server until the UI is ready.
+    flow_budget: Arc<Semaphore>,
 }
 
-/// Log events (each a batch of one pod's lines) in flight to the UI at once.
-const TAIL_EVENTS_IN_FLIGHT: usize = 64;
+/// Log and watch events (a log event is a batch of one pod's lines) in flight to the UI at once.
+const FLOW_EVENTS_IN_FLIGHT: usize = 128;
+
+/// Waits for room in the UI's flow budget; false if `cancel` came first. The UI gives the room
+/// back when it takes the event (`Workers::flow_event_taken`).
+async fn flow_room(budget: &Semaphore, cancel: &CancellationToken) -> bool {
+    tokio::select! {
+        _ = cancel.cancelled() => false,
+        permit = budget.acquire() => {
+            if let Ok(permit) = permit {
+                permit.forget();
+            }
+            true
+        }
+    }
+}
 
 pub struct Workers {
     shared: Arc<Shared>,
@@ -59,15 +73,15 @@ impl Workers {
             operating: AtomicBool::new(false),
             refresh: Notify::new(),
             stop: CancellationToken::new(),
-            tail_budget: Arc::new(Semaphore::new(TAIL_EVENTS_IN_FLIGHT)),
+            flow_budget: Arc::new(Semaphore::new(FLOW_EVENTS_IN_FLIGHT)),
         });
         tokio::spawn(follow_cluster(shared.clone()));
         Self { shared, tail: None }
     }
 
-    /// The UI took a log event off its channel: the follower may send another.
-    pub fn tail_event_taken(&self) {
-        self.shared.tail_budget.add_permits(1);
+    /// The UI took a log or watch event off its channel: room for another.
+    pub fn flow_event_taken(&self) {
+        self.shared.flow_budget.add_permits(1);
     }
 
     pub fn stop(&mut self) {
@@ -157,14 +171,9 @@ impl Workers {
                     _ = shared.stop.cancelled() => { tail_handle.cancel(); return; }
                     event = rx.recv() => match event {
                         Some(event) => {
-                            let budget = tokio::select! {
-                                _ = handle_tx.cancelled() => { tail_handle.cancel(); return; }
-                                _ = shared.stop.cancelled() => { tail_handle.cancel(); return; }
-                                permit = shared.tail_budget.acquire() => permit,
-                            };
-                            // The UI gives the permit back when it takes the event.
-                            if let Ok(permit) = budget {
-                                permit.forget();
+                            if !flow_room(&shared.flow_budget, &handle_tx).await {
+                                tail_handle.cancel();
+                                return;
                             }
                             let _ = shared.tx.send(Event::Tail { generation, event });
                         }
@@ -388,6 +397,7 @@ fn start_watchers(shared: &Arc<Shared>, client: kube::Client) -> Connection {
         watchers.clone(),
     );
     let tx = shared.tx.clone();
+    let budget = shared.flow_budget.clone();
     let cancel = watchers.clone();
     tokio::spawn(async move {
         let _set = set;
@@ -395,7 +405,12 @@ fn start_watchers(shared: &Arc<Shared>, client: kube::Client) -> Connection {
             tokio::select! {
                 _ = cancel.cancelled() => return,
                 e = wrx.recv() => match e {
-                    Some(e) => { let _ = tx.send(Event::Job(e)); }
+                    Some(e) => {
+                        if !flow_room(&budget, &cancel).await {
+                            return;
+                        }
+                        let _ = tx.send(Event::Job(e));
+                    }
                     None => return,
                 }
             }
