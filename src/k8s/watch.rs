@@ -98,6 +98,11 @@ pub async fn watch_objects<K, E>(
     }
 }
 
+/// Objects per page when a watcher lists pods or events: a page is held whole while it is
+/// decoded, and with kube's default of 500 a Job of thousands of pods costs megabytes of peak
+/// memory that the allocator keeps long after.
+pub const LIST_PAGE: u32 = 100;
+
 /// Starts the three watchers for the training Job of `cfg` (every attempt): its Jobs and pods
 /// by the training labels, and the Events about them. They stop with `cancel` or when `tx`
 /// closes.
@@ -121,7 +126,9 @@ pub fn spawn_job_watchers(
     ));
 
     let pods: Api<Pod> = Api::namespaced(client.clone(), &ns);
-    let pod_config = watcher::Config::default().labels(&pod_selector(cfg));
+    let pod_config = watcher::Config::default()
+        .labels(&pod_selector(cfg))
+        .page_size(LIST_PAGE);
     set.spawn(watch_objects(
         pods,
         pod_config,
@@ -135,7 +142,7 @@ pub fn spawn_job_watchers(
     let base = cfg.name.clone();
     set.spawn(watch_objects(
         events,
-        watcher::Config::default(),
+        watcher::Config::default().page_size(LIST_PAGE),
         tx,
         cancel,
         move |ch| {

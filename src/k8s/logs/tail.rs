@@ -195,8 +195,9 @@ impl Supervisor {
 
     async fn follow(&mut self, mut stop_rx: mpsc::UnboundedReceiver<String>) {
         let (pods_tx, mut pods_rx) = mpsc::channel::<Pod>(64);
-        let config =
-            watcher::Config::default().labels(&names::pods_of_job_selector(&self.target.job));
+        let config = watcher::Config::default()
+            .labels(&names::pods_of_job_selector(&self.target.job))
+            .page_size(crate::k8s::watch::LIST_PAGE);
         let config = match &self.options.pod {
             Some(p) => config.fields(&format!("metadata.name={p}")),
             None => config,
