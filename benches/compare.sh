@@ -52,7 +52,9 @@ cleanup() {
 }
 trap cleanup EXIT INT TERM
 
-# Every file Gantry writes (saved logs, kubeconfig entries) stays in the temp directory.
+# Every file Gantry writes (saved logs, kubeconfig entries) stays in the temp directory; cargo
+# (for the frame benchmark) keeps finding its toolchain where HOME said it was.
+export RUSTUP_HOME="${RUSTUP_HOME:-$HOME/.rustup}" CARGO_HOME="${CARGO_HOME:-$HOME/.cargo}"
 export HOME="$WORK/home" XDG_STATE_HOME="$WORK/state"
 mkdir -p "$HOME" "$XDG_STATE_HOME"
 # Only loopback: no proxy, ever.
