@@ -221,9 +221,7 @@ impl LineReader {
         while !chunk.is_empty() {
             match self.state {
                 State::Head => {
-                    let stop = chunk
-                        .iter()
-                        .position(|b| *b == b' ' || *b == b'\n')
+                    let stop = memchr::memchr2(b' ', b'\n', chunk)
                         .filter(|i| self.head.len() + i < MAX_HEAD);
                     match stop {
                         Some(i) if chunk[i] == b' ' => {
@@ -252,7 +250,7 @@ impl LineReader {
                 State::Body { .. } => {
                     let room = FRAGMENT_BYTES.saturating_sub(self.body.len()).max(1);
                     let scan = &chunk[..chunk.len().min(room)];
-                    match scan.iter().position(|b| *b == b'\n') {
+                    match memchr::memchr(b'\n', scan) {
                         Some(i) => {
                             self.body.extend_from_slice(&scan[..i]);
                             chunk = &chunk[i + 1..];
