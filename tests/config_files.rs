@@ -3,33 +3,19 @@
 //! message its first line expects (`# expect: ...`), naming the file.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
+mod common;
+
 use std::path::Path;
+
+use common::fixtures;
 use std::process::Command;
 
 fn gantry_config(file: &Path) -> std::process::Output {
-    let home = tempfile::tempdir().unwrap();
-    Command::new(env!("CARGO_BIN_EXE_gantry"))
-        .arg("--config")
-        .arg(file)
-        .arg("config")
-        .env("HOME", home.path())
-        .env("XDG_CONFIG_HOME", home.path().join("config"))
-        .output()
-        .unwrap()
+    fixtures::gantry_config(&["--config".as_ref(), file.as_os_str()])
 }
 
 fn files(dir: &str) -> Vec<std::path::PathBuf> {
-    let dir = Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("tests")
-        .join(dir);
-    let mut files: Vec<_> = std::fs::read_dir(dir)
-        .unwrap()
-        .map(|e| e.unwrap().path())
-        .filter(|p| p.extension().is_some_and(|e| e == "toml"))
-        .collect();
-    files.sort();
-    assert!(!files.is_empty());
-    files
+    fixtures::fixture_files(&format!("tests/{dir}"), &["toml"])
 }
 
 #[test]
@@ -63,25 +49,8 @@ fn valid_configs_parse_and_print() {
 #[test]
 fn invalid_configs_fail_with_their_message() {
     for file in files("invalid_configs") {
-        let text = std::fs::read_to_string(&file).unwrap();
-        let expect = text
-            .lines()
-            .next()
-            .and_then(|l| l.strip_prefix("# expect: "))
-            .unwrap_or_else(|| panic!("{} has no '# expect:' line", file.display()));
         let out = gantry_config(&file);
-        let stderr = String::from_utf8_lossy(&out.stderr);
-        assert_eq!(out.status.code(), Some(2), "{}: {stderr}", file.display());
-        assert!(
-            stderr.contains(expect),
-            "{}: expected {expect:?} in {stderr}",
-            file.display()
-        );
-        assert!(
-            stderr.contains(&file.display().to_string()),
-            "the error names the file: {stderr}"
-        );
-        assert!(!stderr.contains("panicked"), "{stderr}");
+        fixtures::assert_refused(&file, &out, &fixtures::expected_message(&file));
     }
 }
 

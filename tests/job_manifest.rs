@@ -9,8 +9,8 @@
 mod common;
 
 use std::path::{Path, PathBuf};
-use std::process::Command;
 
+use common::fixtures::{assert_refused, expected_message, fixture_files, gantry_config, repo_path};
 use common::{CliEnv, text};
 use gantry::config::{Config, JobConfig};
 use gantry::k8s::{manifest, manifest_file};
@@ -20,38 +20,8 @@ use kube::api::Api;
 use proptest::prelude::*;
 use serde_json::{Value, json};
 
-fn path(relative: &str) -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join(relative)
-}
-
-/// `gantry ARGS config` in a HOME of its own (no config file but the one given).
-fn gantry_config(args: &[&std::ffi::OsStr]) -> std::process::Output {
-    let home = tempfile::tempdir().unwrap();
-    Command::new(env!("CARGO_BIN_EXE_gantry"))
-        .args(args)
-        .arg("config")
-        .env("HOME", home.path())
-        .env("XDG_CONFIG_HOME", home.path().join("config"))
-        .output()
-        .unwrap()
-}
-
 fn with_manifest(file: &Path) -> std::process::Output {
     gantry_config(&["--job-manifest".as_ref(), file.as_os_str()])
-}
-
-fn files(dir: &str, extensions: &[&str]) -> Vec<PathBuf> {
-    let mut files: Vec<_> = std::fs::read_dir(path(dir))
-        .unwrap()
-        .map(|e| e.unwrap().path())
-        .filter(|p| {
-            p.extension()
-                .is_some_and(|e| extensions.iter().any(|x| e == *x))
-        })
-        .collect();
-    files.sort();
-    assert!(!files.is_empty());
-    files
 }
 
 fn toml_of(text: &str) -> toml::Table {
@@ -60,13 +30,14 @@ fn toml_of(text: &str) -> toml::Table {
 
 #[test]
 fn valid_manifests_print_their_job_section() {
-    let mut cases: Vec<(PathBuf, PathBuf)> = files("tests/job_manifests/valid", &["yaml", "json"])
-        .into_iter()
-        .map(|f| (f.clone(), f.with_extension("toml")))
-        .collect();
+    let mut cases: Vec<(PathBuf, PathBuf)> =
+        fixture_files("tests/job_manifests/valid", &["yaml", "json"])
+            .into_iter()
+            .map(|f| (f.clone(), f.with_extension("toml")))
+            .collect();
     cases.push((
-        path("assets/ml-training-job.yaml"),
-        path("tests/job_manifests/valid/ml-training-job.toml"),
+        repo_path("assets/ml-training-job.yaml"),
+        repo_path("tests/job_manifests/valid/ml-training-job.toml"),
     ));
     let defaults = toml_of(&text(&gantry_config(&[]).stdout));
     for (manifest, expected) in cases {
@@ -102,27 +73,10 @@ fn valid_manifests_print_their_job_section() {
 
 #[test]
 fn invalid_manifests_fail_with_their_message() {
-    for file in files("tests/job_manifests/invalid", &["yaml"]) {
-        let content = std::fs::read_to_string(&file).unwrap();
-        let expect = content
-            .lines()
-            .next()
-            .and_then(|l| l.strip_prefix("# expect: "))
-            .unwrap_or_else(|| panic!("{} has no '# expect:' line", file.display()));
+    for file in fixture_files("tests/job_manifests/invalid", &["yaml"]) {
         let out = with_manifest(&file);
-        let stderr = text(&out.stderr);
-        assert_eq!(out.status.code(), Some(2), "{}: {stderr}", file.display());
-        assert!(
-            stderr.contains(expect),
-            "{}: expected {expect:?} in {stderr}",
-            file.display()
-        );
-        assert!(
-            stderr.contains(&file.display().to_string()),
-            "the error names the file: {stderr}"
-        );
+        assert_refused(&file, &out, &expected_message(&file));
         assert!(out.stdout.is_empty());
-        assert!(!stderr.contains("panicked"), "{stderr}");
     }
 }
 
@@ -135,7 +89,7 @@ fn the_manifest_replaces_the_config_files_job_section_only() {
         "project = \"p\"\n[cluster]\nname = \"other-cluster\"\n[job]\nname = \"from-config\"\nimage = \"x\"\n",
     )
     .unwrap();
-    let seed = path("assets/ml-training-job.yaml");
+    let seed = repo_path("assets/ml-training-job.yaml");
     let out = gantry_config(&[
         "--config".as_ref(),
         config.as_os_str(),
@@ -218,15 +172,8 @@ fn missing_and_hostile_files_exit_2() {
     ];
     for (file, expect) in cases {
         let out = with_manifest(&file);
+        assert_refused(&file, &out, expect);
         let stderr = text(&out.stderr);
-        assert_eq!(out.status.code(), Some(2), "{}: {stderr}", file.display());
-        assert!(
-            stderr.contains(expect),
-            "{}: expected {expect:?} in {stderr}",
-            file.display()
-        );
-        assert!(stderr.contains(&file.display().to_string()), "{stderr}");
-        assert!(!stderr.contains("panicked"), "{stderr}");
         assert!(stderr.len() < 4096, "a short message: {stderr}");
     }
 }
@@ -234,10 +181,10 @@ fn missing_and_hostile_files_exit_2() {
 /// The same Job from the manifest as from the config file it was written from.
 #[test]
 fn a_manifest_makes_the_job_its_config_twin_makes() {
-    let read = |p: &str| std::fs::read_to_string(path(p)).unwrap();
+    let read = |p: &str| std::fs::read_to_string(repo_path(p)).unwrap();
     let from_manifest =
         manifest_file::parse(&read("tests/job_manifests/valid/gpu-indexed.yaml")).unwrap();
-    let from_config = Config::load(&path("assets/config/gpu-indexed.toml"))
+    let from_config = Config::load(&repo_path("assets/config/gpu-indexed.toml"))
         .unwrap()
         .job;
     assert_eq!(
@@ -258,8 +205,10 @@ fn a_manifest_makes_the_job_its_config_twin_makes() {
 
 #[test]
 fn on_failure_reaches_the_pod_template() {
-    let text =
-        std::fs::read_to_string(path("tests/job_manifests/valid/workers-on-failure.json")).unwrap();
+    let text = std::fs::read_to_string(repo_path(
+        "tests/job_manifests/valid/workers-on-failure.json",
+    ))
+    .unwrap();
     let cfg = manifest_file::parse(&text).unwrap();
     let job = serde_json::to_value(manifest::training_job(&cfg, None, 1).unwrap()).unwrap();
     let pod = &job["spec"]["template"]["spec"];
@@ -381,7 +330,7 @@ fn env_of(job: &Value) -> Vec<Value> {
 #[tokio::test(flavor = "multi_thread")]
 async fn the_seed_manifest_launches_follows_and_retries() {
     let e = CliEnv::start().await;
-    let seed = path("assets/ml-training-job.yaml");
+    let seed = repo_path("assets/ml-training-job.yaml");
     let seed = seed.to_str().unwrap();
     let out = e
         .gantry(&["--job-manifest", seed, "launch", "--env", "SIM_LOG_LINES=6"])
@@ -435,14 +384,14 @@ async fn manifests_launch_as_written_with_the_flags_over_them() {
     let jobs: Api<Job> = Api::default_namespaced(client.clone());
 
     // A refused manifest creates nothing.
-    let volumes = path("tests/job_manifests/invalid/volumes.yaml");
+    let volumes = repo_path("tests/job_manifests/invalid/volumes.yaml");
     let out = e
         .gantry(&["--job-manifest", volumes.to_str().unwrap(), "launch"])
         .await;
     assert_eq!(out.status.code(), Some(2), "{}", text(&out.stderr));
     assert!(jobs.get_opt("train").await.unwrap().is_none());
 
-    let gpu = path("tests/job_manifests/valid/gpu-indexed.yaml");
+    let gpu = repo_path("tests/job_manifests/valid/gpu-indexed.yaml");
     let out = e
         .gantry(&[
             "--job-manifest",
@@ -502,7 +451,7 @@ async fn manifests_launch_as_written_with_the_flags_over_them() {
 
     // kubectl's own skeleton: no labels of its own, the API server's backoffLimit, the flags'
     // resources and env; its logs are read from its container.
-    let dry_run = path("tests/job_manifests/valid/kubectl-dry-run.yaml");
+    let dry_run = repo_path("tests/job_manifests/valid/kubectl-dry-run.yaml");
     let dry_run = dry_run.to_str().unwrap();
     let out = e
         .gantry(&[
