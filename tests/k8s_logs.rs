@@ -258,11 +258,23 @@ async fn hostile_output_is_stored_byte_for_byte() {
 async fn stopping_a_pod_ends_its_stream() {
     let cloud = common::cloud_with_cluster().await;
     let client = common::kube_client(&cloud);
-    let cfg = config(
-        &[("SIM_LOG_LINES", "100000"), ("SIM_LINES_PER_SECOND", "5")],
-        None,
-    );
-    let launched = k8s::launch(&client, &cfg, Some("demo-project"))
+    let cfg = long_running();
+    let (mut tail, pod) = follow_a_long_running_pod(&client, &cfg, TailOptions::default()).await;
+    tail.handle().stop_pod(&pod);
+    assert_eq!(end_of(&mut tail, &pod).await, StreamEnd::Stopped);
+    tail.handle().cancel();
+    while tail.next().await.is_some() {}
+    k8s::delete(&client, &cfg, None).await.unwrap();
+}
+
+/// A Job of one pod that logs for hours (of simulated time), followed by a fresh tail; returns
+/// the tail once the pod's first lines arrived, and the pod's name.
+async fn follow_a_long_running_pod(
+    client: &kube::Client,
+    cfg: &JobConfig,
+    options: TailOptions,
+) -> (LogTail, String) {
+    let launched = k8s::launch(client, cfg, Some("demo-project"))
         .await
         .unwrap();
     let mut tail = LogTail::follow(
@@ -270,23 +282,70 @@ async fn stopping_a_pod_ends_its_stream() {
         TailTarget {
             namespace: "default".into(),
             job: launched.job.clone(),
-            container: None,
+            container: Some("ml-training-container".into()),
         },
-        TailOptions::default(),
+        options,
     );
     let pod = loop {
         if let Some(TailEvent::Lines { pod, .. }) = tail.next().await {
             break pod;
         }
     };
-    tail.handle().stop_pod(&pod);
+    (tail, pod)
+}
+
+fn long_running() -> JobConfig {
+    config(
+        &[("SIM_LOG_LINES", "100000"), ("SIM_LINES_PER_SECOND", "5")],
+        None,
+    )
+}
+
+/// The way `pod`'s stream ended; panics on a save failure.
+async fn end_of(tail: &mut LogTail, pod: &str) -> StreamEnd {
     loop {
-        if let Some(TailEvent::PodEnded { pod: p, why }) = tail.next().await {
-            assert_eq!((p, why), (pod, StreamEnd::Stopped));
-            break;
+        match tail.next().await {
+            Some(TailEvent::PodEnded { pod: p, why }) if p == pod => return why,
+            Some(TailEvent::SaveFailed { pod, error }) => panic!("{pod}: {error}"),
+            Some(_) => {}
+            None => panic!("the tail ended before {pod}'s stream did"),
         }
     }
+}
+
+#[tokio::test]
+async fn a_pod_deleted_while_followed_ends_as_deleted() {
+    let cloud = common::cloud_with_cluster().await;
+    let client = common::kube_client(&cloud);
+    let cfg = long_running();
+    let dir = tempfile::tempdir().unwrap();
+    let (mut tail, pod) = follow_a_long_running_pod(
+        &client,
+        &cfg,
+        TailOptions {
+            save_dir: Some(dir.path().to_path_buf()),
+            ..TailOptions::default()
+        },
+    )
+    .await;
+    // A graceful delete: the container is stopped, its stream read to the end, then the pod goes.
+    let pods: Api<Pod> = Api::default_namespaced(client.clone());
+    pods.delete(&pod, &kube::api::DeleteParams::default())
+        .await
+        .unwrap();
+    assert_eq!(end_of(&mut tail, &pod).await, StreamEnd::PodDeleted);
     tail.handle().cancel();
-    while tail.next().await.is_some() {}
     k8s::delete(&client, &cfg, None).await.unwrap();
+}
+
+#[tokio::test]
+async fn the_pods_of_a_deleted_job_end_as_deleted() {
+    let cloud = common::cloud_with_cluster().await;
+    let client = common::kube_client(&cloud);
+    let cfg = long_running();
+    let (mut tail, pod) = follow_a_long_running_pod(&client, &cfg, TailOptions::default()).await;
+    // Background propagation: the garbage collector deletes the pod.
+    k8s::delete(&client, &cfg, None).await.unwrap();
+    assert_eq!(end_of(&mut tail, &pod).await, StreamEnd::PodDeleted);
+    tail.handle().cancel();
 }

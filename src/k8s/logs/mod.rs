@@ -45,7 +45,8 @@ impl LogLine {
 pub enum StreamEnd {
     /// The container terminated and every line was read.
     Completed,
-    /// The pod was deleted (its logs went with it).
+    /// The pod was deleted while followed: its stopped container's log was read to the end, or
+    /// the pod was already gone (its logs went with it).
     PodDeleted,
     /// `stop_pod` or `cancel` asked for it.
     Stopped,

@@ -1,6 +1,7 @@
 //! One pod's log stream: open a follow from the cursor, read bytes into lines, save and send
 //! them; when the connection drops, back off and resume; when it ends cleanly, ask whether the
-//! container is done, and if so read once more to the end and stop.
+//! container is done, and if so read once more to the end and stop (as `PodDeleted` when the pod
+//! is being deleted: its container was stopped, not finished).
 
 use std::path::PathBuf;
 
@@ -71,6 +72,14 @@ fn classify(e: &kube::Error) -> Refusal {
     }
 }
 
+/// What the pod says once a follow ended cleanly.
+struct PodState {
+    /// The container terminated (or the whole pod is over): read once more to the end, and stop.
+    container_done: bool,
+    /// The pod has a deletion timestamp: its container is being stopped, and the pod goes next.
+    deleting: bool,
+}
+
 enum Pass {
     /// The server ended the response.
     Ended,
@@ -114,6 +123,9 @@ impl PodStream {
     ) -> Outcome {
         let mut backoff = Backoff::default();
         let mut last_pass = !self.follow || self.previous;
+        // The pod is being deleted: its stream ends because the pod goes, not because the
+        // container finished its work, whatever the last read says.
+        let mut deleting = false;
         loop {
             if self.cancel.is_cancelled() {
                 return Outcome::End(StreamEnd::Stopped);
@@ -175,19 +187,33 @@ impl PodStream {
                     if !self.deliver(out, reader, sink).await {
                         return Outcome::End(StreamEnd::Stopped);
                     }
-                    return Outcome::End(StreamEnd::Completed);
+                    return Outcome::End(if deleting {
+                        StreamEnd::PodDeleted
+                    } else {
+                        StreamEnd::Completed
+                    });
                 }
                 Pass::Ended => {
                     reader.reconnect();
                     // A follow ends cleanly when the container exits, but also when a server
-                    // restarts: only the pod can say which.
-                    match self.container_done().await {
-                        Ok(true) => last_pass = true,
-                        Ok(false) => {
-                            self.reconnecting("the stream ended before the container did".into())
-                                .await;
-                            if !self.pause(&mut backoff, !last_pass).await {
-                                return Outcome::End(StreamEnd::Stopped);
+                    // restarts: only the pod can say which, and whether it is being deleted.
+                    match self.pod_state().await {
+                        Ok(state) => {
+                            deleting |= state.deleting;
+                            if state.container_done {
+                                last_pass = true;
+                            } else {
+                                // A pod being deleted stops its container before the kubelet
+                                // says so: no trouble, read on until it does or the pod is gone.
+                                if !state.deleting {
+                                    self.reconnecting(
+                                        "the stream ended before the container did".into(),
+                                    )
+                                    .await;
+                                }
+                                if !self.pause(&mut backoff, !last_pass).await {
+                                    return Outcome::End(StreamEnd::Stopped);
+                                }
                             }
                         }
                         Err(e) => match classify(&e) {
@@ -266,20 +292,22 @@ impl PodStream {
         .await
     }
 
-    async fn container_done(&self) -> Result<bool, kube::Error> {
+    async fn pod_state(&self) -> Result<PodState, kube::Error> {
         let pod = self.api.get(&self.pod).await?;
+        let deleting = pod.metadata.deletion_timestamp.is_some();
         let status = pod.status.unwrap_or_default();
-        if matches!(status.phase.as_deref(), Some("Succeeded" | "Failed")) {
-            return Ok(true);
-        }
-        let done = status
-            .container_statuses
-            .iter()
-            .flatten()
-            .find(|c| self.container.as_ref().is_none_or(|name| &c.name == name))
-            .and_then(|c| c.state.as_ref())
-            .is_some_and(|s| s.terminated.is_some());
-        Ok(done)
+        let container_done = matches!(status.phase.as_deref(), Some("Succeeded" | "Failed"))
+            || status
+                .container_statuses
+                .iter()
+                .flatten()
+                .find(|c| self.container.as_ref().is_none_or(|name| &c.name == name))
+                .and_then(|c| c.state.as_ref())
+                .is_some_and(|s| s.terminated.is_some());
+        Ok(PodState {
+            container_done,
+            deleting,
+        })
     }
 
     async fn send(&self, event: TailEvent) -> bool {
