@@ -390,6 +390,7 @@ async fn run_inner(drill: Drill) -> Found {
                     }
                     TailEvent::Reconnecting { .. } => reconnects += 1,
                     TailEvent::SaveFailed { pod, error } => panic!("{drill:?}: {pod}: {error}"),
+                    TailEvent::SavedByAnother { pod } => panic!("{drill:?}: {pod}: saved by another"),
                     TailEvent::PodStarted { .. } => {}
                 }
                 app.on_event(Event::Tail { generation, event: e })

@@ -159,13 +159,19 @@ async fn run_following(
         await_condition(jobs.clone(), &launched.job, conditions::is_job_completed())
     })
     .await;
+    assert_saved_once(&client, &launched.job, dir.path(), pods).await;
+    followed
+}
+
+/// `pods` are all the pods of `job`, and each one's file in `dir` holds its log exactly.
+async fn assert_saved_once(client: &kube::Client, job: &str, dir: &Path, pods: &[String]) {
     let listed: Api<Pod> = Api::default_namespaced(client.clone());
-    let selector = ListParams::default().labels(&format!("job-name={}", launched.job));
+    let selector = ListParams::default().labels(&format!("job-name={job}"));
     let all = through_restarts(|| listed.list(&selector)).await;
     assert_eq!(all.items.len(), pods.len());
     for pod in pods {
-        let saved = std::fs::read(dir.path().join(format!("{pod}.log"))).unwrap();
-        let served = through_restarts(|| plain_log(&client, pod)).await;
+        let saved = std::fs::read(dir.join(format!("{pod}.log"))).unwrap();
+        let served = through_restarts(|| plain_log(client, pod)).await;
         assert!(!served.is_empty());
         assert!(
             saved == served,
@@ -176,7 +182,6 @@ async fn run_following(
             served.iter().filter(|b| **b == b'\n').count()
         );
     }
-    followed
 }
 
 /// About three wall-clock seconds of logging at time scale 0.01, so faults strike mid-stream.
@@ -348,4 +353,112 @@ async fn the_pods_of_a_deleted_job_end_as_deleted() {
     k8s::delete(&client, &cfg, None).await.unwrap();
     assert_eq!(end_of(&mut tail, &pod).await, StreamEnd::PodDeleted);
     tail.handle().cancel();
+}
+
+/// What one tail of a single pod saw, to the end of its stream.
+struct Drained {
+    /// Complete lines shown.
+    lines: usize,
+    saved_by_another: bool,
+    end: StreamEnd,
+}
+
+async fn drain(mut tail: LogTail) -> Drained {
+    let mut drained = Drained {
+        lines: 0,
+        saved_by_another: false,
+        end: StreamEnd::Stopped,
+    };
+    loop {
+        match tail.next().await.unwrap() {
+            TailEvent::Lines { lines, .. } => {
+                drained.lines += lines.iter().filter(|l| !l.continues).count();
+            }
+            TailEvent::SavedByAnother { .. } => drained.saved_by_another = true,
+            TailEvent::SaveFailed { pod, error } => panic!("{pod}: {error}"),
+            TailEvent::PodEnded { why, .. } => {
+                drained.end = why;
+                break;
+            }
+            _ => {}
+        }
+    }
+    tail.handle().cancel();
+    drained
+}
+
+#[tokio::test]
+async fn two_tails_of_one_pod_save_its_log_once() {
+    let cloud = common::cloud_with_cluster().await;
+    let client = common::kube_client(&cloud);
+    let cfg = config(STEADY, None);
+    let dir = tempfile::tempdir().unwrap();
+    let launched = k8s::launch(&client, &cfg, Some("demo-project"))
+        .await
+        .unwrap();
+    // Both before the container starts, so both reach for the file as its first lines come.
+    let tail = || {
+        LogTail::follow(
+            client.clone(),
+            TailTarget {
+                namespace: "default".into(),
+                job: launched.job.clone(),
+                container: Some("ml-training-container".into()),
+            },
+            TailOptions {
+                save_dir: Some(dir.path().to_path_buf()),
+                ..TailOptions::default()
+            },
+        )
+    };
+    let (a, b) = tokio::join!(drain(tail()), drain(tail()));
+    assert_eq!(
+        (&a.end, &b.end),
+        (&StreamEnd::Completed, &StreamEnd::Completed)
+    );
+    assert!(
+        a.saved_by_another != b.saved_by_another,
+        "exactly one tail must save: a says saved by another {}, b {}",
+        a.saved_by_another,
+        b.saved_by_another
+    );
+    let listed: Api<Pod> = Api::default_namespaced(client.clone());
+    let pods = listed
+        .list(&ListParams::default().labels(&format!("job-name={}", launched.job)))
+        .await
+        .unwrap();
+    let [pod] = &pods.items[..] else {
+        panic!("one pod expected, found {}", pods.items.len())
+    };
+    let pod = pod.metadata.name.clone().unwrap();
+    // Both showed every line; the file holds each once.
+    let served = plain_log(&client, &pod).await.unwrap();
+    let served_lines = served.iter().filter(|b| **b == b'\n').count();
+    assert_eq!((a.lines, b.lines), (served_lines, served_lines));
+    assert_saved_once(&client, &launched.job, dir.path(), &[pod]).await;
+}
+
+#[tokio::test]
+async fn two_tails_taking_turns_save_every_line_once() {
+    // Six pods, two places in each tail: streams give their places up, and their files' locks
+    // with them, so a tail may find a file locked, or moved on, when it comes back to a pod.
+    // Whichever tail saves a pod's lines, none is saved twice and none is left out.
+    let cloud = common::cloud_with_cluster().await;
+    let client = common::kube_client(&cloud);
+    let cfg = config(STEADY, Some(6));
+    let dir = tempfile::tempdir().unwrap();
+    let launched = k8s::launch(&client, &cfg, Some("demo-project"))
+        .await
+        .unwrap();
+    let options = TailOptions {
+        max_streams: 2,
+        lease: Duration::from_millis(200),
+        ..TailOptions::default()
+    };
+    let (a, b) = tokio::join!(
+        follow(&client, &launched.job, dir.path(), 6, options.clone()),
+        follow(&client, &launched.job, dir.path(), 6, options),
+    );
+    assert_eq!(a.pods, b.pods);
+    assert_saved_once(&client, &launched.job, dir.path(), &a.pods).await;
 }

@@ -848,6 +848,9 @@ fn stale_tail_events_are_ignored() {
             pod: POD_OOM.into(),
             error: "disk full".into(),
         },
+        TailEvent::SavedByAnother {
+            pod: POD_OOM.into(),
+        },
     ] {
         assert!(
             app.on_event(Event::Tail {
@@ -916,6 +919,24 @@ fn tail_events_of_the_current_generation_are_shown() {
     }));
     assert_eq!(app.notice.as_ref().map(|n| n.level), Some(Level::Error));
     assert!(notice(&app).contains("could not save the logs of ml-training-job-2-4xk9p"));
+}
+
+#[test]
+fn a_pod_saved_by_another_gantry_is_a_warning_not_an_error() {
+    let mut app = with_attempts(false);
+    let generation = app.logs.generation;
+    app.on_event(Event::Tail {
+        generation,
+        event: TailEvent::SavedByAnother {
+            pod: POD_RUNNING.into(),
+        },
+    });
+    assert_eq!(app.notice.as_ref().map(|n| n.level), Some(Level::Warning));
+    assert_eq!(
+        notice(&app),
+        "another Gantry is saving the log of ml-training-job-2-4xk9p: shown here, not saved"
+    );
+    assert_eq!(app.trouble, None);
 }
 
 #[test]

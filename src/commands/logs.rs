@@ -200,6 +200,12 @@ impl Printer {
                 eprintln!("gantry: [{pod}] not saving its log: {error}");
                 true
             }
+            TailEvent::SavedByAnother { pod } => {
+                eprintln!(
+                    "gantry: [{pod}] another Gantry is saving this pod's log: not saved here"
+                );
+                true
+            }
             _ => true,
         }
     }

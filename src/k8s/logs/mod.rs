@@ -4,7 +4,7 @@
 //!
 //! ```text
 //! LogTail::follow(client, target, options) ──► TailEvent::{PodStarted, Lines, Reconnecting,
-//!                                                         PodEnded, SaveFailed}
+//!                                                         PodEnded, SaveFailed, SavedByAnother}
 //!   .stop_pod(pod)  .cancel()  (dropping the LogTail cancels too)
 //! ```
 
@@ -67,6 +67,9 @@ pub enum TailEvent {
     PodEnded { pod: String, why: StreamEnd },
     /// The pod's log file could not be written; the stream goes on, unsaved.
     SaveFailed { pod: String, error: String },
+    /// Another tail holds the pod's log file (another Gantry following the same Job, or
+    /// `gantry logs -f` beside the TUI) and saves its lines: this one shows them, unsaved.
+    SavedByAnother { pod: String },
 }
 
 /// `$XDG_STATE_HOME/gantry` (else `~/.local/state/gantry`).

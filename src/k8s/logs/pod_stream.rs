@@ -11,8 +11,8 @@ use kube::api::{Api, LogParams};
 use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 
-use super::lines::{LineReader, Output};
-use super::sink::PodSink;
+use super::lines::{Cursor, LineReader, Output};
+use super::sink::{PodSink, SinkError};
 use super::{StreamEnd, TailEvent};
 use crate::k8s::backoff::Backoff;
 
@@ -90,28 +90,61 @@ enum Pass {
 
 impl PodStream {
     pub(crate) async fn run(mut self) -> Run {
-        let (mut sink, saved) = match &self.dir {
-            Some(dir) => match PodSink::open(dir, &self.pod) {
-                Ok((sink, cursor)) => (Some(sink), Some(cursor)),
-                Err(e) => {
-                    self.save_failed(&e).await;
-                    (None, None)
-                }
-            },
-            None => (None, None),
-        };
         let resumed = self.resume.take();
         let announced = resumed.is_some();
-        let mut reader = match resumed {
+        let (mut reader, mut sink) = match resumed {
             Some(mut reader) => {
                 reader.reconnect();
-                reader
+                let sink = self.reopen(&mut reader).await;
+                (reader, sink)
             }
-            None => LineReader::new(saved),
+            None => {
+                let (sink, saved) = self.open().await;
+                (LineReader::new(saved), sink)
+            }
         };
+        // Dropping the sink (at the end, or to give the place up) releases the file's lock.
         match self.stream(&mut reader, &mut sink, announced).await {
             Outcome::End(end) => Run::Ended(end),
             Outcome::Yield => Run::Yielded(Box::new(reader)),
+        }
+    }
+
+    /// The pod's file and how far it got, on a first start (None: not saving).
+    async fn open(&self) -> (Option<PodSink>, Option<Cursor>) {
+        let Some(dir) = &self.dir else {
+            return (None, None);
+        };
+        match PodSink::open(dir, &self.pod) {
+            Ok((sink, cursor)) => (Some(sink), Some(cursor)),
+            Err(e) => {
+                self.not_saving(e).await;
+                (None, None)
+            }
+        }
+    }
+
+    /// The pod's file again, for a stream resuming after it gave its place up. The file must be
+    /// as the reader left it: if another tail took the lock and saved meanwhile, the reader's
+    /// idea of what the file holds is wrong, and appending would save lines twice or leave a gap.
+    async fn reopen(&self, reader: &mut LineReader) -> Option<PodSink> {
+        let left_at = reader.saved_cursor()?;
+        let dir = self.dir.as_ref()?;
+        match PodSink::open(dir, &self.pod) {
+            Ok((sink, cursor)) if cursor == left_at => Some(sink),
+            Ok(_) => {
+                reader.stop_saving();
+                self.send(TailEvent::SavedByAnother {
+                    pod: self.pod.clone(),
+                })
+                .await;
+                None
+            }
+            Err(e) => {
+                reader.stop_saving();
+                self.not_saving(e).await;
+                None
+            }
         }
     }
 
@@ -273,14 +306,21 @@ impl PodStream {
     }
 
     /// Saves, then sends. False when the receiver is gone or the stream is cancelled.
-    async fn deliver(&self, out: Output, reader: &LineReader, sink: &mut Option<PodSink>) -> bool {
+    async fn deliver(
+        &self,
+        out: Output,
+        reader: &mut LineReader,
+        sink: &mut Option<PodSink>,
+    ) -> bool {
         if !out.save.is_empty()
             && let Some(s) = sink
             && let Some(cursor) = reader.saved_cursor()
             && let Err(e) = s.append(&out.save, cursor)
         {
+            // Unsaved from here on, also after giving the place up: the file has a hole now.
             *sink = None;
-            self.save_failed(&e).await;
+            reader.stop_saving();
+            self.not_saving(SinkError::Io(e)).await;
         }
         if out.lines.is_empty() {
             return true;
@@ -326,10 +366,14 @@ impl PodStream {
         .await;
     }
 
-    async fn save_failed(&self, e: &std::io::Error) {
-        self.send(TailEvent::SaveFailed {
-            pod: self.pod.clone(),
-            error: e.to_string(),
+    async fn not_saving(&self, e: SinkError) {
+        let pod = self.pod.clone();
+        self.send(match e {
+            SinkError::Busy { .. } => TailEvent::SavedByAnother { pod },
+            SinkError::Io(e) => TailEvent::SaveFailed {
+                pod,
+                error: e.to_string(),
+            },
         })
         .await;
     }
