@@ -391,7 +391,9 @@ async fn run_inner(drill: Drill) -> Found {
                     TailEvent::Reconnecting { .. } => reconnects += 1,
                     TailEvent::SaveFailed { pod, error } => panic!("{drill:?}: {pod}: {error}"),
                     TailEvent::SavedByAnother { pod } => panic!("{drill:?}: {pod}: saved by another"),
-                    TailEvent::PodStarted { .. } => {}
+                    TailEvent::PodStarted { .. }
+                    | TailEvent::WatchTrouble { .. }
+                    | TailEvent::WatchRecovered => {}
                 }
                 app.on_event(Event::Tail { generation, event: e })
             }

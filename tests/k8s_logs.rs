@@ -462,3 +462,63 @@ async fn two_tails_taking_turns_save_every_line_once() {
     assert_eq!(a.pods, b.pods);
     assert_saved_once(&client, &launched.job, dir.path(), &a.pods).await;
 }
+
+/// Follows a pod that runs on, unchanged, while `fault` breaks the pod watch: the tail says the
+/// pod list is stale, and once the faults are gone says it is whole again. Nothing about the pods
+/// changes meanwhile, so no change from the watch could have cleared the notice. `from_start`
+/// are on from the start.
+async fn pod_watch_trouble_and_recovery_are_told(from_start: Vec<Fault>, fault: Fault) {
+    let cloud = common::cloud_with(gantry::sim::SimOptions {
+        time_scale: 0.01,
+        clusters: vec![common::CLUSTER.into()],
+        faults: from_start,
+        ..Default::default()
+    })
+    .await;
+    let client = common::kube_client(&cloud);
+    let (mut tail, pod) =
+        follow_a_long_running_pod(&client, &long_running(), TailOptions::default()).await;
+    cloud.faults().set(fault.clone());
+    let error = loop {
+        match tail.next().await.unwrap() {
+            TailEvent::WatchTrouble { error } => break error,
+            TailEvent::PodEnded { pod, why } => panic!("{fault:?}: {pod} ended: {why:?}"),
+            _ => {}
+        }
+    };
+    assert!(!error.is_empty());
+    cloud.faults().clear();
+    loop {
+        match tail.next().await.unwrap() {
+            TailEvent::WatchRecovered => break,
+            TailEvent::PodEnded { pod, why } => panic!("{fault:?}: {pod} ended: {why:?}"),
+            _ => {}
+        }
+    }
+    // The pod's stream went on through it all.
+    loop {
+        if let TailEvent::Lines { pod: p, .. } = tail.next().await.unwrap() {
+            assert_eq!(p, pod);
+            break;
+        }
+    }
+    tail.handle().cancel();
+}
+
+#[tokio::test]
+async fn a_gone_pod_watch_is_told_and_so_is_its_recovery() {
+    // The fault strikes a watch as it opens: cut every watch (which kube's watcher resumes
+    // quietly) so the pod watch opens again while it is on.
+    pod_watch_trouble_and_recovery_are_told(
+        vec![Fault::WatchDrop(Duration::from_millis(200))],
+        Fault::WatchGone,
+    )
+    .await;
+}
+
+#[tokio::test]
+async fn a_pod_watch_cut_by_a_restart_is_told_and_so_is_its_recovery() {
+    // kube's watcher would resume this watch without a word: the recovery must still be told.
+    pod_watch_trouble_and_recovery_are_told(Vec::new(), Fault::Restart(Duration::from_millis(300)))
+        .await;
+}

@@ -365,6 +365,8 @@ impl App {
                 Level::Warning,
                 format!("another Gantry is saving the log of {pod}: shown here, not saved"),
             ),
+            TailEvent::WatchTrouble { error } => self.logs.pods_stale = Some(error),
+            TailEvent::WatchRecovered => self.logs.pods_stale = None,
         }
     }
 }

@@ -4,7 +4,8 @@
 //!
 //! ```text
 //! LogTail::follow(client, target, options) ──► TailEvent::{PodStarted, Lines, Reconnecting,
-//!                                                         PodEnded, SaveFailed, SavedByAnother}
+//!                                                         PodEnded, SaveFailed, SavedByAnother,
+//!                                                         WatchTrouble, WatchRecovered}
 //!   .stop_pod(pod)  .cancel()  (dropping the LogTail cancels too)
 //! ```
 
@@ -70,6 +71,12 @@ pub enum TailEvent {
     /// Another tail holds the pod's log file (another Gantry following the same Job, or
     /// `gantry logs -f` beside the TUI) and saves its lines: this one shows them, unsaved.
     SavedByAnother { pod: String },
+    /// The watch of the attempt's pods failed: pods that start meanwhile are not picked up until
+    /// `WatchRecovered`. The streams already open go on.
+    WatchTrouble { error: String },
+    /// After `WatchTrouble`: the pod watch is back and has listed the pods again (any started
+    /// meanwhile are followed now).
+    WatchRecovered,
 }
 
 /// `$XDG_STATE_HOME/gantry` (else `~/.local/state/gantry`).
