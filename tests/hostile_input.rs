@@ -6,6 +6,8 @@
 //! `PROPTEST_CASES=100000` for a longer fuzz run.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
+mod common;
+
 use std::net::SocketAddr;
 use std::time::Duration;
 
@@ -13,6 +15,7 @@ use axum::body::Body;
 use axum::extract::{Request, State};
 use axum::response::Response;
 use bytes::Bytes;
+use common::cases::cases;
 use gantry::app::{App, Event, Keymap};
 use gantry::config::{Config, JobConfig, Toleration};
 use gantry::k8s::logs::lines::FRAGMENT_BYTES;
@@ -23,21 +26,6 @@ use gantry::sanitize::{is_inert, sanitize};
 use proptest::prelude::*;
 use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
-
-/// Cases per property: `PROPTEST_CASES` when set, else a short run.
-fn cases(default: u32) -> ProptestConfig {
-    let n = std::env::var("PROPTEST_CASES")
-        .ok()
-        .and_then(|v| v.parse().ok())
-        .unwrap_or(default);
-    ProptestConfig {
-        cases: n,
-        failure_persistence: Some(Box::new(
-            proptest::test_runner::FileFailurePersistence::WithSource("proptest-regressions"),
-        )),
-        ..ProptestConfig::default()
-    }
-}
 
 /// Bytes rich in what terminals interpret: ESC, CSI/OSC/DCS introducers, C1 in UTF-8, BEL, ST,
 /// CR, invalid UTF-8 and bidi overrides.

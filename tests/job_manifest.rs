@@ -10,6 +10,7 @@ mod common;
 
 use std::path::{Path, PathBuf};
 
+use common::cases::cases;
 use common::fixtures::{assert_refused, expected_message, fixture_files, gantry_config, repo_path};
 use common::{CliEnv, text};
 use gantry::config::{Config, JobConfig};
@@ -224,19 +225,6 @@ fn on_failure_reaches_the_pod_template() {
     );
     let service = manifest::worker_service(&cfg, 1).unwrap().unwrap();
     assert_eq!(service.spec.unwrap().ports.unwrap()[0].port, 23456);
-}
-
-/// Cases per property: `PROPTEST_CASES` when set, else a short run.
-fn cases(default: u32) -> ProptestConfig {
-    let n = std::env::var("PROPTEST_CASES")
-        .ok()
-        .and_then(|v| v.parse().ok())
-        .unwrap_or(default);
-    ProptestConfig {
-        cases: n,
-        failure_persistence: None,
-        ..ProptestConfig::default()
-    }
 }
 
 const GPU_MANIFEST: &str = include_str!("job_manifests/valid/gpu-indexed.yaml");

@@ -3,7 +3,9 @@
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 use gantry::k8s::logs::lines::Cursor;
-use gantry::k8s::logs::sink::PodSink;
+use std::io::Write;
+
+use gantry::k8s::logs::sink::{PodSink, SinkError};
 
 fn cursor(ts: i128, at_ts: u32) -> Cursor {
     Cursor {
@@ -41,10 +43,15 @@ fn bytes_past_the_recorded_cursor_are_cut_and_read_again() {
         let (mut sink, _) = PodSink::open(dir.path(), "pod-b").unwrap();
         sink.append(b"one\n", cursor(10, 1)).unwrap();
         sink.write_cursor().unwrap();
-        sink.append(b"two\n", cursor(11, 1)).unwrap();
-        // The session dies before the next cursor write.
-        std::mem::forget(sink);
     }
+    // A session that appended a line and died before its next cursor write (its lock went with
+    // its file handle).
+    std::fs::OpenOptions::new()
+        .append(true)
+        .open(dir.path().join("pod-b.log"))
+        .unwrap()
+        .write_all(b"two\n")
+        .unwrap();
     let (_sink, resumed) = PodSink::open(dir.path(), "pod-b").unwrap();
     assert_eq!(resumed, cursor(10, 1));
     assert_eq!(
@@ -70,4 +77,29 @@ fn an_old_cursor_vouches_for_the_whole_file_and_a_short_file_starts_again() {
     let (_sink, resumed) = PodSink::open(dir.path(), "short").unwrap();
     assert_eq!(resumed, Cursor::default());
     assert_eq!(std::fs::read(dir.path().join("short.log")).unwrap(), b"");
+}
+
+#[test]
+fn a_second_sink_on_the_same_file_is_refused_and_cuts_nothing() {
+    let dir = tempfile::tempdir().unwrap();
+    let (mut first, _) = PodSink::open(dir.path(), "pod-c").unwrap();
+    first.append(b"one\n", cursor(10, 1)).unwrap();
+    first.write_cursor().unwrap();
+    // Appended, its cursor not yet recorded: a second opener would cut it off.
+    first.append(b"two\n", cursor(11, 1)).unwrap();
+    // Another tail of the same pod: `gantry logs -f` beside the TUI, say.
+    let second = PodSink::open(dir.path(), "pod-c");
+    assert!(
+        matches!(&second, Err(SinkError::Busy { path }) if path.ends_with("pod-c.log")),
+        "{second:?}"
+    );
+    first.append(b"three\n", cursor(12, 1)).unwrap();
+    drop(first);
+    assert_eq!(
+        std::fs::read(dir.path().join("pod-c.log")).unwrap(),
+        b"one\ntwo\nthree\n"
+    );
+    // Free again once the first is done, from where it got.
+    let (_sink, resumed) = PodSink::open(dir.path(), "pod-c").unwrap();
+    assert_eq!(resumed, cursor(12, 1));
 }

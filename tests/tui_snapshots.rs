@@ -165,6 +165,13 @@ fn search_matches_are_highlighted_and_nothing_else_on_their_lines() {
 }
 
 #[test]
+fn logs_with_a_stale_pod_list() {
+    let mut app = with_attempts(false);
+    app.logs.pods_stale = Some("connection refused".into());
+    snapshot("logs_pods_stale", &mut app);
+}
+
+#[test]
 fn help_overlay() {
     let mut app = with_attempts(false);
     app.on_key(key('?'));

@@ -848,6 +848,12 @@ fn stale_tail_events_are_ignored() {
             pod: POD_OOM.into(),
             error: "disk full".into(),
         },
+        TailEvent::SavedByAnother {
+            pod: POD_OOM.into(),
+        },
+        TailEvent::WatchTrouble {
+            error: "410 Gone".into(),
+        },
     ] {
         assert!(
             app.on_event(Event::Tail {
@@ -864,6 +870,7 @@ fn stale_tail_events_are_ignored() {
     assert!(app.logs.lines.is_empty());
     assert!(app.logs.ended.is_empty());
     assert_eq!(app.logs.saved_to, None);
+    assert_eq!(app.logs.pods_stale, None);
     assert_eq!(app.trouble, None);
     assert_eq!(app.notice, None);
 
@@ -916,6 +923,47 @@ fn tail_events_of_the_current_generation_are_shown() {
     }));
     assert_eq!(app.notice.as_ref().map(|n| n.level), Some(Level::Error));
     assert!(notice(&app).contains("could not save the logs of ml-training-job-2-4xk9p"));
+}
+
+#[test]
+fn a_failing_pod_watch_of_the_tail_marks_the_logs_pane_until_it_recovers() {
+    let mut app = with_attempts(false);
+    let generation = app.logs.generation;
+    let tail = |event| Event::Tail { generation, event };
+    app.on_event(tail(TailEvent::WatchTrouble {
+        error: "connection refused".into(),
+    }));
+    assert_eq!(app.logs.pods_stale.as_deref(), Some("connection refused"));
+    // Lines of the pods already followed go on coming; the list is still stale.
+    tail_lines(&mut app, POD_RUNNING, vec![line("epoch 7/10")]);
+    assert!(app.logs.pods_stale.is_some());
+    app.on_event(tail(TailEvent::WatchRecovered));
+    assert_eq!(app.logs.pods_stale, None);
+
+    // A new source is a new tail, with a watch of its own.
+    app.on_event(tail(TailEvent::WatchTrouble {
+        error: "410 Gone".into(),
+    }));
+    app.on_key(code(KeyCode::Enter));
+    assert_eq!(app.logs.pods_stale, None);
+}
+
+#[test]
+fn a_pod_saved_by_another_gantry_is_a_warning_not_an_error() {
+    let mut app = with_attempts(false);
+    let generation = app.logs.generation;
+    app.on_event(Event::Tail {
+        generation,
+        event: TailEvent::SavedByAnother {
+            pod: POD_RUNNING.into(),
+        },
+    });
+    assert_eq!(app.notice.as_ref().map(|n| n.level), Some(Level::Warning));
+    assert_eq!(
+        notice(&app),
+        "another Gantry is saving the log of ml-training-job-2-4xk9p: shown here, not saved"
+    );
+    assert_eq!(app.trouble, None);
 }
 
 #[test]
@@ -1017,6 +1065,14 @@ fn a_failing_watch_is_shown_as_trouble_until_it_recovers() {
     assert_eq!(app.trouble.as_deref(), Some("watch pods: 410 Gone"));
     assert_eq!(app.jobs.pods.items.len(), 6, "what was known stays");
     app.on_event(pod_event(Change::Restarted));
+    assert_eq!(app.trouble, None);
+
+    // Said outright, after a relist that changed nothing.
+    app.on_event(Event::Job(JobWatchEvent::Job(Change::Trouble(
+        "watch jobs: connection refused".into(),
+    ))));
+    assert!(app.trouble.is_some());
+    app.on_event(Event::Job(JobWatchEvent::Job(Change::Recovered)));
     assert_eq!(app.trouble, None);
 
     app.on_event(Event::Trouble("GKE: 503, retrying".into()));

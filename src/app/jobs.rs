@@ -48,6 +48,7 @@ impl<T> Tracked<T> {
                 self.items.remove(&key(&t));
             }
             Change::Trouble(why) => return Some(why),
+            Change::Recovered => {}
         }
         None
     }

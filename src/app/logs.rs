@@ -51,6 +51,9 @@ pub struct LogView {
     pub saved_to: Option<String>,
     /// Pods whose stream has ended, and how.
     pub ended: Vec<(String, String)>,
+    /// The tail's pod watch failed (why), and has not listed the pods again since: pods that
+    /// started meanwhile are not followed yet.
+    pub pods_stale: Option<String>,
     /// Pods whose last line goes on in the next piece (very long lines come in pieces).
     continuing: Vec<u32>,
 }
@@ -78,6 +81,7 @@ impl LogView {
             typing: None,
             saved_to: None,
             ended: Vec::new(),
+            pods_stale: None,
             continuing: Vec::new(),
         }
     }
@@ -93,6 +97,7 @@ impl LogView {
         self.follow = true;
         self.saved_to = None;
         self.ended.clear();
+        self.pods_stale = None;
         self.continuing.clear();
         self.generation
     }

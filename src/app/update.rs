@@ -361,6 +361,12 @@ impl App {
                 Level::Error,
                 format!("could not save the logs of {pod}: {error}"),
             ),
+            TailEvent::SavedByAnother { pod } => self.notify(
+                Level::Warning,
+                format!("another Gantry is saving the log of {pod}: shown here, not saved"),
+            ),
+            TailEvent::WatchTrouble { error } => self.logs.pods_stale = Some(error),
+            TailEvent::WatchRecovered => self.logs.pods_stale = None,
         }
     }
 }

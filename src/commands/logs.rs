@@ -152,6 +152,8 @@ async fn follow_to_the_end(
 struct Printer {
     /// Pods in the middle of a long line (its fragments get no new prefix).
     mid_line: HashSet<String>,
+    /// The pod watch failed and has not recovered yet.
+    pods_stale: bool,
 }
 
 impl Printer {
@@ -198,6 +200,27 @@ impl Printer {
             }
             TailEvent::SaveFailed { pod, error } => {
                 eprintln!("gantry: [{pod}] not saving its log: {error}");
+                true
+            }
+            TailEvent::SavedByAnother { pod } => {
+                eprintln!(
+                    "gantry: [{pod}] another Gantry is saving this pod's log: not saved here"
+                );
+                true
+            }
+            // Once per outage, not once per failed retry.
+            TailEvent::WatchTrouble { error } => {
+                if !std::mem::replace(&mut self.pods_stale, true) {
+                    eprintln!(
+                        "gantry: watching the pods failed ({error}); pods that start meanwhile are followed once it is back"
+                    );
+                }
+                true
+            }
+            TailEvent::WatchRecovered => {
+                if std::mem::take(&mut self.pods_stale) {
+                    eprintln!("gantry: watching the pods again");
+                }
                 true
             }
             _ => true,

@@ -1,7 +1,11 @@
-//! Watchers of the training Job's Jobs, Pods and Events (`kube::runtime::watcher`: reconnect
-//! with back-off, relist after 410 Gone). They keep no state: each change goes out as a typed
-//! event, and a relist is bracketed by `Restarted` … `Synced` so the receiver can drop what
-//! vanished while the watch was down.
+//! Watchers of the training Job's Jobs, Pods and Events (`kube::runtime::watcher`). They keep no
+//! state: each change goes out as a typed event, and a relist is bracketed by `Restarted` …
+//! `Synced` so the receiver can drop what vanished while the watch was down.
+//!
+//! A failure goes out as `Trouble`; the watcher then starts again after a back-off, with a fresh
+//! list, and once that list is complete says `Recovered`. Recovery is said, not guessed: kube's
+//! watcher resumes a failed watch without a word, so a receiver waiting for the next change to
+//! clear its notice could wait for as long as nothing changes.
 
 use std::fmt::Debug;
 
@@ -10,7 +14,6 @@ use k8s_openapi::api::batch::v1::Job;
 use k8s_openapi::api::core::v1::{Event, Pod};
 use kube::Resource;
 use kube::api::Api;
-use kube::runtime::WatchStreamExt;
 use kube::runtime::watcher::{self, watcher};
 use serde::de::DeserializeOwned;
 use tokio::sync::mpsc;
@@ -34,8 +37,11 @@ pub enum Change<T> {
     Applied(T),
     /// An object was deleted.
     Deleted(T),
-    /// The watch failed; it reconnects on its own after a back-off.
+    /// The watch failed: what the receiver holds may be stale until `Recovered`. It starts again
+    /// on its own after a back-off.
     Trouble(String),
+    /// After `Trouble`: the watch is back and its relist is complete (`Synced` came just before).
+    Recovered,
 }
 
 impl<T> Change<T> {
@@ -47,6 +53,7 @@ impl<T> Change<T> {
             Self::Applied(t) => Change::Applied(f(t)),
             Self::Deleted(t) => Change::Deleted(f(t)),
             Self::Trouble(s) => Change::Trouble(s),
+            Self::Recovered => Change::Recovered,
         }
     }
 }
@@ -59,8 +66,9 @@ pub enum JobWatchEvent {
     Event(Change<EventSummary>),
 }
 
-/// Runs one watcher (with back-off) and sends each change, mapped by `map` (None: skip), to
-/// `tx`. Ends when `cancel` fires or the receiver is gone.
+/// Runs one watcher and sends each change, mapped by `map` (None: skip), to `tx`. After a
+/// failure (`Trouble`) it waits a back-off and starts over with a fresh list (`Restarted`,
+/// `Listed`…, `Synced`, then `Recovered`). Ends when `cancel` fires or the receiver is gone.
 pub async fn watch_objects<K, E>(
     api: Api<K>,
     config: watcher::Config,
@@ -70,30 +78,75 @@ pub async fn watch_objects<K, E>(
 ) where
     K: Resource + Clone + DeserializeOwned + Debug + Send + 'static,
 {
-    let stream = watcher(api, config).backoff(Backoff::default());
-    let mut stream = std::pin::pin!(stream);
+    let mut backoff = Backoff::default();
+    // Since the last failure, until a list is complete again.
+    let mut troubled = false;
     loop {
-        let next = tokio::select! {
-            _ = cancel.cancelled() => return,
-            next = stream.next() => next,
-        };
-        let change = match next {
-            None => return,
-            Some(Ok(watcher::Event::Init)) => Change::Restarted,
-            Some(Ok(watcher::Event::InitApply(k))) => Change::Listed(k),
-            Some(Ok(watcher::Event::InitDone)) => Change::Synced,
-            Some(Ok(watcher::Event::Apply(k))) => Change::Applied(k),
-            Some(Ok(watcher::Event::Delete(k))) => Change::Deleted(k),
-            Some(Err(e)) => {
-                tracing::debug!(error = %e, "watch failed; reconnecting");
-                Change::Trouble(e.to_string())
+        let stream = watcher(api.clone(), config.clone());
+        let mut stream = std::pin::pin!(stream);
+        // kube says Init before it lists: `Restarted` waits for the list to answer, so a list
+        // that fails at once is trouble only, not a restart that never completes.
+        let mut restarting = false;
+        loop {
+            let next = tokio::select! {
+                _ = cancel.cancelled() => return,
+                next = stream.next() => next,
+            };
+            let mut changes = Vec::with_capacity(2);
+            let failed = match next {
+                None => return,
+                Some(Ok(watcher::Event::Init)) => {
+                    restarting = true;
+                    false
+                }
+                Some(Ok(watcher::Event::InitApply(k))) => {
+                    if std::mem::take(&mut restarting) {
+                        changes.push(Change::Restarted);
+                    }
+                    changes.push(Change::Listed(k));
+                    false
+                }
+                Some(Ok(watcher::Event::InitDone)) => {
+                    if std::mem::take(&mut restarting) {
+                        changes.push(Change::Restarted);
+                    }
+                    changes.push(Change::Synced);
+                    if std::mem::take(&mut troubled) {
+                        changes.push(Change::Recovered);
+                    }
+                    backoff.reset();
+                    false
+                }
+                Some(Ok(watcher::Event::Apply(k))) => {
+                    changes.push(Change::Applied(k));
+                    false
+                }
+                Some(Ok(watcher::Event::Delete(k))) => {
+                    changes.push(Change::Deleted(k));
+                    false
+                }
+                Some(Err(e)) => {
+                    tracing::debug!(error = %e, "watch failed; starting over");
+                    changes.push(Change::Trouble(e.to_string()));
+                    troubled = true;
+                    true
+                }
+            };
+            for change in changes {
+                let Some(event) = map(change) else { continue };
+                // A bounded channel: a slow receiver slows the watch rather than growing memory.
+                tokio::select! {
+                    _ = cancel.cancelled() => return,
+                    sent = tx.send(event) => if sent.is_err() { return },
+                }
             }
-        };
-        let Some(event) = map(change) else { continue };
-        // A bounded channel: a slow receiver slows the watch rather than growing memory.
+            if failed {
+                break;
+            }
+        }
         tokio::select! {
             _ = cancel.cancelled() => return,
-            sent = tx.send(event) => if sent.is_err() { return },
+            _ = tokio::time::sleep(backoff.next_delay()) => {}
         }
     }
 }

@@ -33,6 +33,9 @@ pub fn draw(frame: &mut Frame, area: Rect, app: &App, theme: &Theme) {
     if let Some(q) = &view.search {
         title.push(Span::styled(format!("/{q} "), theme.highlight()));
     }
+    if view.pods_stale.is_some() {
+        title.push(Span::styled("⚠ pod list stale ", theme.busy()));
+    }
     if let Some(dir) = &view.saved_to {
         let room =
             width.saturating_sub(title.iter().map(|s| s.content.width()).sum::<usize>() + 10);

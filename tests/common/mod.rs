@@ -1,7 +1,9 @@
 //! Shared by the integration tests: a simulated cloud on loopback and clients for it.
 #![allow(dead_code, clippy::unwrap_used, clippy::expect_used)]
 
+pub mod cases;
 pub mod fixtures;
+pub mod tmux;
 
 use std::process::{Output, Stdio};
 use std::time::Duration;

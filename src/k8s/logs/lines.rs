@@ -197,6 +197,11 @@ impl LineReader {
         self.saved.as_ref().map(|m| m.cursor)
     }
 
+    /// Nothing more is saved: the file is no longer this reader's to append to.
+    pub fn stop_saving(&mut self) {
+        self.saved = None;
+    }
+
     /// The connection ended: an unfinished line is dropped (it comes again, from the cursor).
     pub fn reconnect(&mut self) {
         self.state = State::Head;

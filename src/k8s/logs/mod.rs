@@ -4,7 +4,8 @@
 //!
 //! ```text
 //! LogTail::follow(client, target, options) ──► TailEvent::{PodStarted, Lines, Reconnecting,
-//!                                                         PodEnded, SaveFailed}
+//!                                                         PodEnded, SaveFailed, SavedByAnother,
+//!                                                         WatchTrouble, WatchRecovered}
 //!   .stop_pod(pod)  .cancel()  (dropping the LogTail cancels too)
 //! ```
 
@@ -45,7 +46,8 @@ impl LogLine {
 pub enum StreamEnd {
     /// The container terminated and every line was read.
     Completed,
-    /// The pod was deleted (its logs went with it).
+    /// The pod was deleted while followed: its stopped container's log was read to the end, or
+    /// the pod was already gone (its logs went with it).
     PodDeleted,
     /// `stop_pod` or `cancel` asked for it.
     Stopped,
@@ -66,6 +68,15 @@ pub enum TailEvent {
     PodEnded { pod: String, why: StreamEnd },
     /// The pod's log file could not be written; the stream goes on, unsaved.
     SaveFailed { pod: String, error: String },
+    /// Another tail holds the pod's log file (another Gantry following the same Job, or
+    /// `gantry logs -f` beside the TUI) and saves its lines: this one shows them, unsaved.
+    SavedByAnother { pod: String },
+    /// The watch of the attempt's pods failed: pods that start meanwhile are not picked up until
+    /// `WatchRecovered`. The streams already open go on.
+    WatchTrouble { error: String },
+    /// After `WatchTrouble`: the pod watch is back and has listed the pods again (any started
+    /// meanwhile are followed now).
+    WatchRecovered,
 }
 
 /// `$XDG_STATE_HOME/gantry` (else `~/.local/state/gantry`).

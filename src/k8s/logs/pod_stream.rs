@@ -1,6 +1,7 @@
 //! One pod's log stream: open a follow from the cursor, read bytes into lines, save and send
 //! them; when the connection drops, back off and resume; when it ends cleanly, ask whether the
-//! container is done, and if so read once more to the end and stop.
+//! container is done, and if so read once more to the end and stop (as `PodDeleted` when the pod
+//! is being deleted: its container was stopped, not finished).
 
 use std::path::PathBuf;
 
@@ -10,8 +11,8 @@ use kube::api::{Api, LogParams};
 use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 
-use super::lines::{LineReader, Output};
-use super::sink::PodSink;
+use super::lines::{Cursor, LineReader, Output};
+use super::sink::{PodSink, SinkError};
 use super::{StreamEnd, TailEvent};
 use crate::k8s::backoff::Backoff;
 
@@ -31,7 +32,7 @@ pub(crate) struct PodStream {
     /// reads, never mid-delivery, and hands back its reader.
     pub lease: CancellationToken,
     /// Where a stream that gave its place left off (None: a first start).
-    pub resume: Option<LineReader>,
+    pub resume: Option<Box<LineReader>>,
 }
 
 /// How a stream's run ended.
@@ -71,6 +72,14 @@ fn classify(e: &kube::Error) -> Refusal {
     }
 }
 
+/// What the pod says once a follow ended cleanly.
+struct PodState {
+    /// The container terminated (or the whole pod is over): read once more to the end, and stop.
+    container_done: bool,
+    /// The pod has a deletion timestamp: its container is being stopped, and the pod goes next.
+    deleting: bool,
+}
+
 enum Pass {
     /// The server ended the response.
     Ended,
@@ -81,28 +90,61 @@ enum Pass {
 
 impl PodStream {
     pub(crate) async fn run(mut self) -> Run {
-        let (mut sink, saved) = match &self.dir {
-            Some(dir) => match PodSink::open(dir, &self.pod) {
-                Ok((sink, cursor)) => (Some(sink), Some(cursor)),
-                Err(e) => {
-                    self.save_failed(&e).await;
-                    (None, None)
-                }
-            },
-            None => (None, None),
-        };
         let resumed = self.resume.take();
         let announced = resumed.is_some();
-        let mut reader = match resumed {
+        let (mut reader, mut sink) = match resumed {
             Some(mut reader) => {
                 reader.reconnect();
-                reader
+                let sink = self.reopen(&mut reader).await;
+                (reader, sink)
             }
-            None => LineReader::new(saved),
+            None => {
+                let (sink, saved) = self.open().await;
+                (Box::new(LineReader::new(saved)), sink)
+            }
         };
+        // Dropping the sink (at the end, or to give the place up) releases the file's lock.
         match self.stream(&mut reader, &mut sink, announced).await {
             Outcome::End(end) => Run::Ended(end),
-            Outcome::Yield => Run::Yielded(Box::new(reader)),
+            Outcome::Yield => Run::Yielded(reader),
+        }
+    }
+
+    /// The pod's file and how far it got, on a first start (None: not saving).
+    async fn open(&self) -> (Option<PodSink>, Option<Cursor>) {
+        let Some(dir) = &self.dir else {
+            return (None, None);
+        };
+        match PodSink::open(dir, &self.pod) {
+            Ok((sink, cursor)) => (Some(sink), Some(cursor)),
+            Err(e) => {
+                self.not_saving(e).await;
+                (None, None)
+            }
+        }
+    }
+
+    /// The pod's file again, for a stream resuming after it gave its place up. The file must be
+    /// as the reader left it: if another tail took the lock and saved meanwhile, the reader's
+    /// idea of what the file holds is wrong, and appending would save lines twice or leave a gap.
+    async fn reopen(&self, reader: &mut LineReader) -> Option<PodSink> {
+        let left_at = reader.saved_cursor()?;
+        let dir = self.dir.as_ref()?;
+        match PodSink::open(dir, &self.pod) {
+            Ok((sink, cursor)) if cursor == left_at => Some(sink),
+            Ok(_) => {
+                reader.stop_saving();
+                self.send(TailEvent::SavedByAnother {
+                    pod: self.pod.clone(),
+                })
+                .await;
+                None
+            }
+            Err(e) => {
+                reader.stop_saving();
+                self.not_saving(e).await;
+                None
+            }
         }
     }
 
@@ -114,6 +156,9 @@ impl PodStream {
     ) -> Outcome {
         let mut backoff = Backoff::default();
         let mut last_pass = !self.follow || self.previous;
+        // The pod is being deleted: its stream ends because the pod goes, not because the
+        // container finished its work, whatever the last read says.
+        let mut deleting = false;
         loop {
             if self.cancel.is_cancelled() {
                 return Outcome::End(StreamEnd::Stopped);
@@ -175,19 +220,33 @@ impl PodStream {
                     if !self.deliver(out, reader, sink).await {
                         return Outcome::End(StreamEnd::Stopped);
                     }
-                    return Outcome::End(StreamEnd::Completed);
+                    return Outcome::End(if deleting {
+                        StreamEnd::PodDeleted
+                    } else {
+                        StreamEnd::Completed
+                    });
                 }
                 Pass::Ended => {
                     reader.reconnect();
                     // A follow ends cleanly when the container exits, but also when a server
-                    // restarts: only the pod can say which.
-                    match self.container_done().await {
-                        Ok(true) => last_pass = true,
-                        Ok(false) => {
-                            self.reconnecting("the stream ended before the container did".into())
-                                .await;
-                            if !self.pause(&mut backoff, !last_pass).await {
-                                return Outcome::End(StreamEnd::Stopped);
+                    // restarts: only the pod can say which, and whether it is being deleted.
+                    match self.pod_state().await {
+                        Ok(state) => {
+                            deleting |= state.deleting;
+                            if state.container_done {
+                                last_pass = true;
+                            } else {
+                                // A pod being deleted stops its container before the kubelet
+                                // says so: no trouble, read on until it does or the pod is gone.
+                                if !state.deleting {
+                                    self.reconnecting(
+                                        "the stream ended before the container did".into(),
+                                    )
+                                    .await;
+                                }
+                                if !self.pause(&mut backoff, !last_pass).await {
+                                    return Outcome::End(StreamEnd::Stopped);
+                                }
                             }
                         }
                         Err(e) => match classify(&e) {
@@ -247,14 +306,21 @@ impl PodStream {
     }
 
     /// Saves, then sends. False when the receiver is gone or the stream is cancelled.
-    async fn deliver(&self, out: Output, reader: &LineReader, sink: &mut Option<PodSink>) -> bool {
+    async fn deliver(
+        &self,
+        out: Output,
+        reader: &mut LineReader,
+        sink: &mut Option<PodSink>,
+    ) -> bool {
         if !out.save.is_empty()
             && let Some(s) = sink
             && let Some(cursor) = reader.saved_cursor()
             && let Err(e) = s.append(&out.save, cursor)
         {
+            // Unsaved from here on, also after giving the place up: the file has a hole now.
             *sink = None;
-            self.save_failed(&e).await;
+            reader.stop_saving();
+            self.not_saving(SinkError::Io(e)).await;
         }
         if out.lines.is_empty() {
             return true;
@@ -266,20 +332,22 @@ impl PodStream {
         .await
     }
 
-    async fn container_done(&self) -> Result<bool, kube::Error> {
+    async fn pod_state(&self) -> Result<PodState, kube::Error> {
         let pod = self.api.get(&self.pod).await?;
+        let deleting = pod.metadata.deletion_timestamp.is_some();
         let status = pod.status.unwrap_or_default();
-        if matches!(status.phase.as_deref(), Some("Succeeded" | "Failed")) {
-            return Ok(true);
-        }
-        let done = status
-            .container_statuses
-            .iter()
-            .flatten()
-            .find(|c| self.container.as_ref().is_none_or(|name| &c.name == name))
-            .and_then(|c| c.state.as_ref())
-            .is_some_and(|s| s.terminated.is_some());
-        Ok(done)
+        let container_done = matches!(status.phase.as_deref(), Some("Succeeded" | "Failed"))
+            || status
+                .container_statuses
+                .iter()
+                .flatten()
+                .find(|c| self.container.as_ref().is_none_or(|name| &c.name == name))
+                .and_then(|c| c.state.as_ref())
+                .is_some_and(|s| s.terminated.is_some());
+        Ok(PodState {
+            container_done,
+            deleting,
+        })
     }
 
     async fn send(&self, event: TailEvent) -> bool {
@@ -298,10 +366,14 @@ impl PodStream {
         .await;
     }
 
-    async fn save_failed(&self, e: &std::io::Error) {
-        self.send(TailEvent::SaveFailed {
-            pod: self.pod.clone(),
-            error: e.to_string(),
+    async fn not_saving(&self, e: SinkError) {
+        let pod = self.pod.clone();
+        self.send(match e {
+            SinkError::Busy { .. } => TailEvent::SavedByAnother { pod },
+            SinkError::Io(e) => TailEvent::SaveFailed {
+                pod,
+                error: e.to_string(),
+            },
         })
         .await;
     }

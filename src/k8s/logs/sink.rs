@@ -7,15 +7,31 @@
 //! session that dies between two cursor writes leaves bytes past the recorded length; the next
 //! one cuts the file back to that length and reads those lines again, so nothing is lost and
 //! nothing is saved twice.
+//!
+//! One writer per file: a sink holds an exclusive advisory lock on `<pod>.log` (taken before the
+//! cursor is read or the file cut) for as long as it lives. Another tail of the same pod into the
+//! same directory — a second Gantry, `gantry logs -f` beside the TUI — cannot open a sink while
+//! it is held, and shows the lines without saving them. The lock goes with the file handle, so a
+//! session that dies releases it.
 
 use std::fs::{File, OpenOptions};
-use std::io::Write;
+use std::io::{ErrorKind, Seek, SeekFrom, Write};
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
 use super::lines::Cursor;
 
 pub const CURSOR_INTERVAL: Duration = Duration::from_millis(250);
+
+/// Why a pod's log cannot be saved.
+#[derive(Debug, thiserror::Error)]
+pub enum SinkError {
+    /// Another sink holds the file: another Gantry (or another tail in this one) saves this log.
+    #[error("another Gantry is saving this pod's log ({})", path.display())]
+    Busy { path: PathBuf },
+    #[error(transparent)]
+    Io(#[from] std::io::Error),
+}
 
 #[derive(Debug)]
 pub struct PodSink {
@@ -30,23 +46,33 @@ pub struct PodSink {
 }
 
 impl PodSink {
-    /// Opens (creating) the pod's file and reads how far it got. A file without a readable
-    /// cursor, or shorter than its cursor says, is started again from empty: the stream brings
-    /// the whole log anyway.
-    pub fn open(dir: &Path, pod: &str) -> std::io::Result<(Self, Cursor)> {
+    /// Opens (creating) the pod's file, locks it, and reads how far it got. A file without a
+    /// readable cursor, or shorter than its cursor says, is started again from empty: the stream
+    /// brings the whole log anyway. `SinkError::Busy`, at once, when another sink holds it.
+    pub fn open(dir: &Path, pod: &str) -> Result<(Self, Cursor), SinkError> {
         std::fs::create_dir_all(dir)?;
         let pod = crate::k8s::names::path_component(pod);
         let path = dir.join(format!("{pod}.log"));
         let cursor_path = dir.join(format!(".{pod}.cursor"));
-        let recorded = std::fs::read_to_string(&cursor_path)
-            .ok()
-            .and_then(|t| decode(&t));
         let file = OpenOptions::new()
             .create(true)
             .read(true)
             .write(true)
             .truncate(false)
             .open(&path)?;
+        match file.try_lock() {
+            Ok(()) => {}
+            Err(std::fs::TryLockError::WouldBlock) => return Err(SinkError::Busy { path }),
+            // A file system without locks: save as before, unguarded, rather than not at all.
+            Err(std::fs::TryLockError::Error(e)) if e.kind() == ErrorKind::Unsupported => {
+                tracing::warn!(path = %path.display(), "file locks unsupported: saving the log unlocked");
+            }
+            Err(std::fs::TryLockError::Error(e)) => return Err(e.into()),
+        }
+        // Read only under the lock: the holder before may have moved it on.
+        let recorded = std::fs::read_to_string(&cursor_path)
+            .ok()
+            .and_then(|t| decode(&t));
         let on_disk = file.metadata()?.len();
         let (cursor, len) = match recorded {
             // A cursor from before lengths were recorded vouches for the whole file.
@@ -63,8 +89,7 @@ impl PodSink {
             pending: None,
             cursor_written: Instant::now(),
         };
-        use std::io::Seek;
-        sink.file.seek(std::io::SeekFrom::End(0))?;
+        sink.file.seek(SeekFrom::End(0))?;
         Ok((sink, cursor))
     }
 

@@ -163,6 +163,15 @@ struct Supervisor {
     tasks: JoinSet<(String, Run)>,
 }
 
+/// What the pod watcher tells the supervisor.
+enum PodNews {
+    /// Listed, added or changed.
+    Seen(Box<Pod>),
+    Gone(String),
+    Trouble(String),
+    Recovered,
+}
+
 /// A running stream's place.
 struct Slot {
     cancel: CancellationToken,
@@ -194,7 +203,7 @@ impl Supervisor {
     }
 
     async fn follow(&mut self, mut stop_rx: mpsc::UnboundedReceiver<String>) {
-        let (pods_tx, mut pods_rx) = mpsc::channel::<Pod>(64);
+        let (pods_tx, mut pods_rx) = mpsc::channel::<PodNews>(64);
         let config = watcher::Config::default()
             .labels(&names::pods_of_job_selector(&self.target.job))
             .page_size(crate::k8s::watch::LIST_PAGE);
@@ -208,8 +217,11 @@ impl Supervisor {
             pods_tx,
             self.cancel.clone(),
             |change| match change {
-                Change::Listed(p) | Change::Applied(p) => Some(p),
-                _ => None,
+                Change::Listed(p) | Change::Applied(p) => Some(PodNews::Seen(Box::new(p))),
+                Change::Deleted(p) => Some(PodNews::Gone(p.metadata.name.unwrap_or_default())),
+                Change::Trouble(error) => Some(PodNews::Trouble(error)),
+                Change::Recovered => Some(PodNews::Recovered),
+                Change::Restarted | Change::Synced => None,
             },
         ));
         let mut leases =
@@ -219,10 +231,9 @@ impl Supervisor {
             tokio::select! {
                 _ = self.cancel.cancelled() => return,
                 _ = self.tx.closed() => return,
-                Some(pod) = pods_rx.recv() => {
-                    let summary = PodSummary::of(&pod);
-                    if self.wanted(&summary) {
-                        self.admit(summary.name, None);
+                Some(news) = pods_rx.recv() => {
+                    if !self.pod_news(news).await {
+                        return;
                     }
                 }
                 Some(pod) = stop_rx.recv() => self.stop(&pod),
@@ -234,6 +245,29 @@ impl Supervisor {
                 _ = leases.tick(), if !self.waiting.is_empty() => self.expire_leases(),
             }
         }
+    }
+
+    /// What the pod watcher saw. False when the receiver is gone.
+    async fn pod_news(&mut self, news: PodNews) -> bool {
+        let event = match news {
+            PodNews::Seen(pod) => {
+                let summary = PodSummary::of(&pod);
+                if self.wanted(&summary) {
+                    self.admit(summary.name, None);
+                }
+                return true;
+            }
+            // A running stream reads what is left and finds out itself; a waiting one has
+            // nothing left to read.
+            PodNews::Gone(pod) if self.queued.remove(&pod) => {
+                self.waiting.retain(|(w, _)| *w != pod);
+                return self.ended(pod, StreamEnd::PodDeleted).await;
+            }
+            PodNews::Gone(_) => return true,
+            PodNews::Trouble(error) => TailEvent::WatchTrouble { error },
+            PodNews::Recovered => TailEvent::WatchRecovered,
+        };
+        self.tx.send(event).await.is_ok()
     }
 
     async fn read_once(&mut self, mut stop_rx: mpsc::UnboundedReceiver<String>) {
@@ -275,9 +309,14 @@ impl Supervisor {
         }
     }
 
+    /// Whether another stream may open (a limit of 0 still lets one through, or nothing is read).
+    fn has_place(&self) -> bool {
+        self.streams.len() < self.options.max_streams.max(1)
+    }
+
     /// Starts the pod's stream if there is a place, else queues it.
     fn admit(&mut self, pod: String, resume: Option<Box<LineReader>>) {
-        if self.streams.len() < self.options.max_streams.max(1) {
+        if self.has_place() {
             self.start(pod, resume);
         } else {
             self.queue(pod, resume);
@@ -310,14 +349,14 @@ impl Supervisor {
             follow: self.options.follow,
             previous: self.options.previous,
             lease,
-            resume: resume.map(|r| *r),
+            resume,
         };
         self.tasks.spawn(async move { (pod, stream.run().await) });
     }
 
     /// Fills free places from the queue, oldest first.
     fn start_waiting(&mut self) {
-        while self.streams.len() < self.options.max_streams.max(1)
+        while self.has_place()
             && let Some((pod, resume)) = self.waiting.pop_front()
         {
             self.queued.remove(&pod);

@@ -1,0 +1,132 @@
+//! The real binary in a terminal: tmux at 80×24, keys in, screen out (`capture-pane`), against
+//! the simulator it embeds (`--sim --time-scale 0.01`), in a HOME of its own.
+
+use std::process::Command;
+use std::time::{Duration, Instant};
+
+/// Only a guard against a hung binary: screens are waited for by content, never by time.
+const HANG_GUARD: Duration = Duration::from_secs(300);
+
+pub struct Tmux {
+    session: String,
+    _home: tempfile::TempDir,
+}
+
+impl Tmux {
+    pub fn start(name: &str, args: &str, config: &str) -> Option<Tmux> {
+        if Command::new("tmux").arg("-V").output().is_err() {
+            eprintln!("skipping: tmux is not installed");
+            return None;
+        }
+        let home = tempfile::tempdir().unwrap();
+        let config_path = home.path().join("config.toml");
+        std::fs::write(&config_path, config).unwrap();
+        let session = format!("gantry-e2e-{name}-{}", std::process::id());
+        let bin = env!("CARGO_BIN_EXE_gantry");
+        let state = home.path().join("state");
+        let command = format!(
+            "env HOME={home} XDG_STATE_HOME={state} TERM=xterm-256color {bin} --sim --time-scale 0.01 --config {config} {args}; echo GANTRY-EXIT=$?; sleep 600",
+            home = home.path().display(),
+            state = state.display(),
+            config = config_path.display(),
+        );
+        let ok = Command::new("tmux")
+            .args([
+                "-L",
+                &session,
+                "new-session",
+                "-d",
+                "-s",
+                &session,
+                "-x",
+                "80",
+                "-y",
+                "24",
+                &command,
+            ])
+            .status()
+            .unwrap()
+            .success();
+        assert!(ok, "tmux starts");
+        Some(Tmux {
+            session,
+            _home: home,
+        })
+    }
+
+    pub fn screen(&self) -> String {
+        let out = Command::new("tmux")
+            .args([
+                "-L",
+                &self.session,
+                "capture-pane",
+                "-p",
+                "-t",
+                &self.session,
+            ])
+            .output()
+            .unwrap();
+        String::from_utf8_lossy(&out.stdout).to_string()
+    }
+
+    pub fn keys(&self, keys: &[&str]) {
+        for k in keys {
+            Command::new("tmux")
+                .args(["-L", &self.session, "send-keys", "-t", &self.session, k])
+                .status()
+                .unwrap();
+        }
+    }
+
+    pub fn literal(&self, text: &str) {
+        Command::new("tmux")
+            .args([
+                "-L",
+                &self.session,
+                "send-keys",
+                "-l",
+                "-t",
+                &self.session,
+                text,
+            ])
+            .status()
+            .unwrap();
+    }
+
+    /// Waits for the binary to exit (the shell then prints `GANTRY-EXIT=<status>`); its status,
+    /// and the screen.
+    pub fn wait_for_exit(&self) -> (i32, String) {
+        let screen = self.wait_for(&["GANTRY-EXIT="]);
+        let status = screen
+            .split("GANTRY-EXIT=")
+            .nth(1)
+            .and_then(|rest| rest.split_whitespace().next())
+            .and_then(|code| code.parse().ok())
+            .unwrap_or_else(|| panic!("no exit status on the screen:\n{screen}"));
+        (status, screen)
+    }
+
+    /// Waits until the screen shows all of `wanted`, returning it.
+    pub fn wait_for(&self, wanted: &[&str]) -> String {
+        let start = Instant::now();
+        loop {
+            let screen = self.screen();
+            if wanted.iter().all(|w| screen.contains(w)) {
+                return screen;
+            }
+            assert!(
+                start.elapsed() < HANG_GUARD,
+                "screen never showed {wanted:?}:\n{screen}"
+            );
+            std::thread::sleep(Duration::from_millis(50));
+        }
+    }
+}
+
+impl Drop for Tmux {
+    fn drop(&mut self) {
+        let _ = Command::new("tmux")
+            .args(["-L", &self.session, "kill-server"])
+            .status();
+    }
+}
