@@ -15,19 +15,22 @@ impl Sim {
     /// Starts `gantry sim` and returns once it has said its state directory is ready.
     fn start() -> Sim {
         let dir = tempfile::tempdir().unwrap();
-        let mut child = Command::new(env!("CARGO_BIN_EXE_gantry"))
-            .args([
-                "sim",
-                "--cluster",
-                "ml-gke-cluster",
-                "--time-scale",
-                "0.01",
-                "--state-dir",
-            ])
-            .arg(dir.path())
-            .stderr(Stdio::piped())
-            .spawn()
-            .unwrap();
+        let mut cmd = Command::new(env!("CARGO_BIN_EXE_gantry"));
+        cmd.args([
+            "sim",
+            "--cluster",
+            "ml-gke-cluster",
+            "--time-scale",
+            "0.01",
+            "--state-dir",
+        ])
+        .arg(dir.path());
+        Sim::spawn(cmd, dir)
+    }
+
+    /// Runs `command` (a simulator keeping its state in `dir`) until it says it serves.
+    fn spawn(mut command: Command, dir: tempfile::TempDir) -> Sim {
+        let mut child = command.stderr(Stdio::piped()).spawn().unwrap();
         let stderr = child.stderr.take().unwrap();
         let mut lines = BufReader::new(stderr).lines();
         for line in lines.by_ref() {
@@ -249,4 +252,65 @@ fn kubectl_watches_pods_as_they_run() {
     );
     assert!(statuses.contains(&"Running"), "{seen:?}");
     assert_eq!(statuses.last(), Some(&"Completed"), "{seen:?}");
+}
+
+/// The README's "simulator on its own" commands, as written: the first block in one process,
+/// the second in a shell once the first says it serves, with the built `gantry` on `PATH`. Only
+/// the state directory differs (`/tmp/sim` is shared by anything else on the machine).
+#[test]
+fn the_readme_simulator_commands_work_as_written() {
+    if !kubectl_available() {
+        return;
+    }
+    let readme =
+        std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("README.md")).unwrap();
+    let blocks: Vec<&str> = readme
+        .split("```sh\n")
+        .skip(1)
+        .filter_map(|b| b.split("```").next())
+        .collect();
+    let at = blocks
+        .iter()
+        .position(|b| {
+            b.trim_start()
+                .starts_with("gantry sim --state-dir /tmp/sim")
+        })
+        .expect("README starts the simulator on its own");
+    let dir = tempfile::tempdir().unwrap();
+    let state = dir.path().to_str().unwrap().to_owned();
+    let script = |block: &str| block.replace("/tmp/sim", &state);
+    let bin_dir = Path::new(env!("CARGO_BIN_EXE_gantry")).parent().unwrap();
+    let path = format!(
+        "{}:{}",
+        bin_dir.display(),
+        std::env::var("PATH").unwrap_or_default()
+    );
+
+    let mut sim = Command::new("bash");
+    sim.args(["-c", &format!("exec {}", script(blocks[at]).trim())])
+        .env("PATH", &path);
+    let sim = Sim::spawn(sim, dir);
+
+    let out = Command::new("bash")
+        .args(["-euo", "pipefail", "-c", &script(blocks[at + 1])])
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .env("PATH", &path)
+        .env("HOME", sim.dir.path())
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "README's commands failed: {}{stdout}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    for expected in [
+        " Ready ",
+        "job.batch/ml-training-job created",
+        "condition met",
+        "epoch 3/3 done",
+        "\"status\": \"RUNNING\"",
+    ] {
+        assert!(stdout.contains(expected), "no {expected:?} in: {stdout}");
+    }
 }
