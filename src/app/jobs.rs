@@ -6,7 +6,10 @@ use crate::k8s::status::{AttemptPhase, EventSummary, JobSummary, PodSummary};
 use crate::k8s::watch::{Change, JobWatchEvent};
 
 /// Events kept for the events pane.
-const EVENTS_KEPT: usize = 500;
+pub const EVENTS_KEPT: usize = 500;
+/// Events past `EVENTS_KEPT` let in before the oldest are dropped: one sort per this many events,
+/// not one per event (5,000 pods bring some 25,000 events).
+const EVENTS_SLACK: usize = 100;
 
 /// Objects keyed by name, with the relist bookkeeping watchers ask for.
 #[derive(Debug, Clone)]
@@ -78,21 +81,8 @@ impl JobsView {
                     self.event_seq.insert(e.name.clone(), self.next_seq);
                 }
                 let trouble = self.events.apply(c, |e| e.name.clone());
-                if self.events.items.len() > EVENTS_KEPT {
-                    let mut by_age: Vec<(Option<jiff::Timestamp>, String)> = self
-                        .events
-                        .items
-                        .iter()
-                        .map(|(k, e)| (e.last_seen, k.clone()))
-                        .collect();
-                    by_age.sort();
-                    for (_, k) in by_age
-                        .into_iter()
-                        .take(self.events.items.len() - EVENTS_KEPT)
-                    {
-                        self.events.items.remove(&k);
-                        self.event_seq.remove(&k);
-                    }
+                if self.events.items.len() > EVENTS_KEPT + EVENTS_SLACK {
+                    self.drop_oldest_events();
                 }
                 trouble
             }
@@ -170,6 +160,27 @@ impl JobsView {
         }
     }
 
+    /// Keeps the newest `EVENTS_KEPT` events (by last seen, then arrival).
+    fn drop_oldest_events(&mut self) {
+        let seq = &self.event_seq;
+        let mut by_age: Vec<(Option<jiff::Timestamp>, u64, &String)> = self
+            .events
+            .items
+            .iter()
+            .map(|(k, e)| (e.last_seen, seq.get(k).copied().unwrap_or(0), k))
+            .collect();
+        let excess = by_age.len().saturating_sub(EVENTS_KEPT);
+        if excess == 0 {
+            return;
+        }
+        by_age.select_nth_unstable(excess - 1);
+        let oldest: Vec<String> = by_age[..excess].iter().map(|(_, _, k)| (*k).clone()).collect();
+        for k in oldest {
+            self.events.items.remove(&k);
+            self.event_seq.remove(&k);
+        }
+    }
+
     /// Events of the current attempt and its pods: warnings first, then newest first.
     pub fn events(&self) -> Vec<&EventSummary> {
         let current = self.current().map(|a| a.name.clone());
@@ -209,4 +220,38 @@ fn step(names: &[String], current: Option<usize>, delta: isize) -> Option<String
     let at = current.unwrap_or(0) as isize;
     let next = (at + delta).clamp(0, names.len() as isize - 1) as usize;
     names.get(next).cloned()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn event(i: usize) -> JobWatchEvent {
+        JobWatchEvent::Event(Change::Applied(EventSummary {
+            name: format!("ml-training-job-{i:05}.e"),
+            kind: "Pod".into(),
+            object: format!("ml-training-job-{i:05}"),
+            type_: "Normal".into(),
+            reason: "Started".into(),
+            message: "Started container".into(),
+            count: 1,
+            last_seen: jiff::Timestamp::from_second(1_700_000_000 + i as i64).ok(),
+        }))
+    }
+
+    #[test]
+    fn only_the_newest_events_are_kept() {
+        let mut view = JobsView::default();
+        for i in 0..5_000 {
+            view.apply(event(i));
+            assert!(view.events.items.len() <= EVENTS_KEPT + EVENTS_SLACK);
+        }
+        let kept: Vec<&str> = view.events().iter().map(|e| e.object.as_str()).collect();
+        assert!(kept.len() >= EVENTS_KEPT, "{}", kept.len());
+        assert_eq!(kept.first(), Some(&"ml-training-job-04999"));
+        // Whatever was dropped is older than whatever was kept.
+        let oldest_kept = 5_000 - kept.len();
+        assert_eq!(kept.last(), Some(&format!("ml-training-job-{oldest_kept:05}").as_str()));
+        assert_eq!(view.event_seq.len(), view.events.items.len());
+    }
 }
