@@ -196,9 +196,7 @@ fn app_with_lines(held: usize) -> App {
         app.on_event(event);
         i += BATCH as u64;
     }
-    while app.logs.lines.len() > held {
-        app.logs.lines.pop_front();
-    }
+    app.logs.lines.keep_newest(held);
     app
 }
 

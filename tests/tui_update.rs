@@ -24,12 +24,17 @@ fn follow(attempt: &str, pod: Option<&str>, previous: bool, generation: u64) -> 
 }
 
 fn texts(app: &App) -> Vec<String> {
-    app.logs.lines.iter().map(|e| e.text.clone()).collect()
+    app.logs.lines.iter().map(|e| e.text.to_string()).collect()
 }
 
 /// The text of the line at the bottom of the logs view.
 fn bottom_line(app: &App) -> String {
-    app.logs.lines[app.logs.bottom_index()].text.clone()
+    app.logs
+        .lines
+        .get(app.logs.bottom_index())
+        .unwrap()
+        .text
+        .to_string()
 }
 
 fn pod_names(app: &App) -> Vec<String> {
@@ -238,7 +243,7 @@ fn page_up_and_down_scroll_by_the_rows_the_pane_showed() {
 #[test]
 fn top_and_bottom() {
     let mut app = with_attempts(false);
-    let first = app.logs.lines[0].text.clone();
+    let first = app.logs.lines.get(0).unwrap().text.to_string();
     let last = bottom_line(&app);
     app.on_key(key('g'));
     assert_eq!(bottom_line(&app), first);

@@ -174,7 +174,10 @@ impl JobsView {
             return;
         }
         by_age.select_nth_unstable(excess - 1);
-        let oldest: Vec<String> = by_age[..excess].iter().map(|(_, _, k)| (*k).clone()).collect();
+        let oldest: Vec<String> = by_age[..excess]
+            .iter()
+            .map(|(_, _, k)| (*k).clone())
+            .collect();
         for k in oldest {
             self.events.items.remove(&k);
             self.event_seq.remove(&k);
@@ -251,7 +254,10 @@ mod tests {
         assert_eq!(kept.first(), Some(&"ml-training-job-04999"));
         // Whatever was dropped is older than whatever was kept.
         let oldest_kept = 5_000 - kept.len();
-        assert_eq!(kept.last(), Some(&format!("ml-training-job-{oldest_kept:05}").as_str()));
+        assert_eq!(
+            kept.last(),
+            Some(&format!("ml-training-job-{oldest_kept:05}").as_str())
+        );
         assert_eq!(view.event_seq.len(), view.events.items.len());
     }
 }

@@ -1,8 +1,9 @@
 //! The logs pane's state: a bounded buffer of sanitised lines (every line is also on disk), the
 //! source being followed, scrolling, and search.
 
-use std::collections::VecDeque;
+use std::collections::HashMap;
 
+pub use super::log_lines::{Line, LineBuffer};
 use crate::k8s::logs::LogLine;
 use crate::sanitize::sanitize;
 
@@ -10,17 +11,6 @@ use crate::sanitize::sanitize;
 pub const DEFAULT_CAPACITY: usize = 100_000;
 /// Characters of one line kept for display (the file on disk keeps the whole line).
 pub const DISPLAY_CHARS: usize = 4096;
-
-#[derive(Debug, Clone, PartialEq)]
-pub struct Entry {
-    /// Index into `LogView::pods`.
-    pub pod: u32,
-    /// When the kubelet stamped the line, in nanoseconds since the Unix epoch (None if the
-    /// server did not say); formatted only for the lines drawn, with `time_of_day`.
-    pub ts: Option<i64>,
-    /// Sanitised text: safe to draw.
-    pub text: String,
-}
 
 #[derive(Debug, Clone, PartialEq)]
 pub struct Source {
@@ -36,7 +26,9 @@ pub struct LogView {
     /// Bumped on every change of source: events of an older tail are dropped.
     pub generation: u64,
     pub pods: Vec<String>,
-    pub lines: VecDeque<Entry>,
+    /// `pods` the other way round: a batch finds its pod without walking 5,000 names.
+    pod_numbers: HashMap<String, u32>,
+    pub lines: LineBuffer,
     capacity: usize,
     /// Lines received since the source was chosen (more than held once the buffer rolls over).
     pub received: u64,
@@ -70,7 +62,8 @@ impl LogView {
             source: None,
             generation: 0,
             pods: Vec::new(),
-            lines: VecDeque::new(),
+            pod_numbers: HashMap::new(),
+            lines: LineBuffer::default(),
             capacity: capacity.max(1),
             received: 0,
             follow: true,
@@ -91,6 +84,7 @@ impl LogView {
         self.generation += 1;
         self.source = Some(source);
         self.pods.clear();
+        self.pod_numbers.clear();
         self.lines.clear();
         self.received = 0;
         self.scroll = 0;
@@ -103,13 +97,13 @@ impl LogView {
     }
 
     fn pod_index(&mut self, pod: &str) -> u32 {
-        match self.pods.iter().position(|p| p == pod) {
-            Some(i) => i as u32,
-            None => {
-                self.pods.push(pod.to_string());
-                (self.pods.len() - 1) as u32
-            }
+        if let Some(&n) = self.pod_numbers.get(pod) {
+            return n;
         }
+        let n = self.pods.len() as u32;
+        self.pods.push(pod.to_string());
+        self.pod_numbers.insert(pod.to_string(), n);
+        n
     }
 
     /// Adds a batch of lines from one pod.
@@ -127,26 +121,26 @@ impl LogView {
                 None => false,
             };
             let last = if open {
-                self.lines
-                    .iter_mut()
-                    .rev()
-                    .take(64)
-                    .find(|e| e.pod == index)
+                self.lines.last_of_pod(index, 64)
             } else {
                 None
             };
             match last {
-                Some(entry) => {
-                    let room = DISPLAY_CHARS.saturating_sub(entry.text.chars().count());
-                    entry.text.extend(piece.chars().take(room));
+                Some(at) => {
+                    let held = self.lines.get(at).map_or(0, |l| l.text.chars().count());
+                    let room = DISPLAY_CHARS.saturating_sub(held);
+                    self.lines.extend(at, truncate_chars(&piece, room));
                 }
                 None => {
-                    let text = truncate_chars(piece, DISPLAY_CHARS);
-                    self.lines.push_back(Entry {
-                        pod: index,
-                        ts: line.ts.and_then(|t| i64::try_from(t).ok()),
-                        text,
-                    });
+                    if self.lines.is_empty() {
+                        // Untouched pages cost nothing: one allocation instead of regrowing.
+                        self.lines.reserve(self.capacity);
+                    }
+                    self.lines.push_back(
+                        index,
+                        line.ts.and_then(|t| i64::try_from(t).ok()),
+                        truncate_chars(&piece, DISPLAY_CHARS),
+                    );
                     self.received += 1;
                     added += 1;
                 }
@@ -155,10 +149,7 @@ impl LogView {
                 self.continuing.push(index);
             }
         }
-        let over = self.lines.len().saturating_sub(self.capacity);
-        if over > 0 {
-            self.lines.drain(..over);
-        }
+        self.lines.keep_newest(self.capacity);
         // Scrolled back: keep the same lines in view while new ones arrive below.
         if !self.follow {
             self.scroll = (self.scroll + added).min(self.lines.len().saturating_sub(1));
@@ -215,7 +206,11 @@ impl LogView {
             } else {
                 (from + len - step % len) % len
             };
-            if self.lines[i].text.to_lowercase().contains(&query) {
+            if self
+                .lines
+                .get(i)
+                .is_some_and(|l| l.text.to_lowercase().contains(&query))
+            {
                 self.scroll = len - 1 - i;
                 self.follow = self.scroll == 0;
                 return true;
@@ -239,14 +234,16 @@ impl LogView {
     }
 }
 
-/// The first `max` characters of `text` (all of it when shorter), without copying it again.
-fn truncate_chars(mut text: String, max: usize) -> String {
-    if text.len() > max
-        && let Some((at, _)) = text.char_indices().nth(max)
-    {
-        text.truncate(at);
+/// The first `max` characters of `text` (all of it when shorter).
+fn truncate_chars(text: &str, max: usize) -> &str {
+    // A text of at most `max` bytes has at most `max` characters: no need to count them.
+    if text.len() <= max {
+        return text;
     }
-    text
+    match text.char_indices().nth(max) {
+        Some((at, _)) => &text[..at],
+        None => text,
+    }
 }
 
 /// `HH:MM:SS.mmm` (UTC) of a kubelet timestamp in nanoseconds, as the logs pane shows it.
@@ -281,7 +278,7 @@ mod tests {
         );
         assert_eq!(view.lines.len(), 3);
         assert_eq!(view.received, 4);
-        assert_eq!(view.lines[0].text, "two");
+        assert_eq!(view.lines.get(0).map(|l| l.text), Some("two"));
     }
 
     #[test]
@@ -295,9 +292,15 @@ mod tests {
         view.push("p", &[line("loss=1"), line("x"), line("loss=2"), line("y")]);
         view.search = Some("LOSS".into());
         assert!(view.jump_to_match(false));
-        assert_eq!(view.lines[view.bottom_index()].text, "loss=2");
+        assert_eq!(
+            view.lines.get(view.bottom_index()).map(|l| l.text),
+            Some("loss=2")
+        );
         assert!(view.jump_to_match(false));
-        assert_eq!(view.lines[view.bottom_index()].text, "loss=1");
+        assert_eq!(
+            view.lines.get(view.bottom_index()).map(|l| l.text),
+            Some("loss=1")
+        );
         assert!(!view.follow);
         view.search = Some("absent".into());
         assert!(!view.jump_to_match(true));

@@ -8,6 +8,7 @@ pub mod confirm;
 pub mod event;
 pub mod jobs;
 pub mod keymap;
+mod log_lines;
 pub mod logs;
 mod update;
 

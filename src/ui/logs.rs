@@ -10,7 +10,7 @@ use unicode_width::UnicodeWidthStr;
 
 use super::theme::Theme;
 use super::widgets::{fit, pane};
-use crate::app::logs::{Entry, LogView};
+use crate::app::logs::{Line as HeldLine, LogView};
 use crate::app::{App, Focus};
 
 pub fn draw(frame: &mut Frame, area: Rect, app: &App, theme: &Theme) {
@@ -83,12 +83,14 @@ fn visible_lines<'a>(view: &'a LogView, width: usize, rows: usize, theme: &Theme
         if out.len() >= rows {
             break;
         }
-        let entry = &view.lines[i];
+        let Some(entry) = view.lines.get(i) else {
+            continue;
+        };
         let mut spans = prefix(view, entry, merged, theme);
         let used: usize = spans.iter().map(|s| s.content.width()).sum();
         let room = width.saturating_sub(used).max(1);
         if view.wrap {
-            let pieces = wrap(&entry.text, room);
+            let pieces = wrap(entry.text, room);
             let mut wrapped: Vec<Line> = Vec::new();
             for (n, piece) in pieces.into_iter().enumerate() {
                 let mut line_spans = if n == 0 {
@@ -106,9 +108,9 @@ fn visible_lines<'a>(view: &'a LogView, width: usize, rows: usize, theme: &Theme
             }
         } else {
             let cut = if entry.text.width() > room {
-                fit(&entry.text, room)
+                fit(entry.text, room)
             } else {
-                entry.text.clone()
+                entry.text.to_string()
             };
             spans.extend(highlight(cut, query.as_deref(), theme));
             out.push(Line::from(spans));
@@ -118,7 +120,12 @@ fn visible_lines<'a>(view: &'a LogView, width: usize, rows: usize, theme: &Theme
     out
 }
 
-fn prefix<'a>(view: &'a LogView, entry: &'a Entry, merged: bool, theme: &Theme) -> Vec<Span<'a>> {
+fn prefix<'a>(
+    view: &'a LogView,
+    entry: HeldLine<'a>,
+    merged: bool,
+    theme: &Theme,
+) -> Vec<Span<'a>> {
     let mut spans = Vec::new();
     if view.timestamps {
         spans.push(Span::styled(
