@@ -2,6 +2,7 @@
 //! that feeds keys and worker events to `App` and draws only when something changed, at most
 //! about 30 frames a second.
 
+mod memory;
 mod session;
 mod workers;
 
@@ -77,6 +78,7 @@ async fn event_loop(
     let theme = Theme::from_env();
     let mut last_frame = Instant::now() - FRAME;
     let mut last_tick = Instant::now();
+    let mut trimmer = memory::Trimmer::new();
     loop {
         if app.dirty && last_frame.elapsed() >= FRAME {
             let size = terminal.size()?;
@@ -85,6 +87,7 @@ async fn event_loop(
             terminal.draw(|frame| ui::draw(frame, &app, &theme, now))?;
             app.dirty = false;
             last_frame = Instant::now();
+            trimmer.after_frame();
             last_tick = last_frame;
         }
         // Ages and elapsed counters move by themselves: redraw each second while an operation
