@@ -240,6 +240,7 @@ hwm=$(awk '/VmHWM/ {print $2}' "/proc/$TUI/status")
 rss=$(awk '/VmRSS/ {print $2}' "/proc/$TUI/status")
 log "VmHWM ${hwm} kB, VmRSS ${rss} kB"
 # What the resident pages are: the heap (anonymous) against the binary's own pages (file).
+log "open sockets: $(find "/proc/$TUI/fd" -lname 'socket:*' 2>/dev/null | wc -l)"
 log "now: $(grep -E '^(Rss|Pss_Anon|Pss_File):' "/proc/$TUI/smaps_rollup" | tr -s ' ' | paste -sd' ')"
 awk -v k="$hwm" 'BEGIN { printf "tui_rss_mb_5000_pods_100k_lines: %.1f\n", k / 1024 }'
 tmux -L "$TMUX_SOCKET" send-keys -t big q

@@ -4,9 +4,15 @@
 //! cache, or the token file re-read when it changes); after a 401 the layer invalidates it and
 //! sends the request once more with a fresh one. The token is never logged nor written anywhere.
 //!
-//! kube's own `auth_info.token` is fixed for the client's life, hence the layer. kube's stack is
-//! a boxed service that cannot be cloned, and the layer must await the token before calling it,
-//! so the stack goes behind a `tower::buffer::Buffer` (a cloneable handle to it).
+//! kube's own `auth_info.token` is fixed for the client's life, hence the layer. The layer must
+//! await the token before calling the stack below it, so that stack goes behind a
+//! `tower::buffer::Buffer` (a cloneable handle to it).
+//!
+//! The stack below is kube's default one (base URI, its retry of 429/503/504, connect and write
+//! timeouts, rustls with the cluster's CA) but built here, for one setting kube does not expose:
+//! how many idle connections are kept. Following thousands of pods opens a stream per pod in
+//! turn; hyper would keep every connection those streams used, each with its TLS state and
+//! buffers. Like client-go (`MaxIdleConnsPerHost`), Gantry keeps 25.
 
 use std::future::Future;
 use std::pin::Pin;
@@ -16,14 +22,22 @@ use base64::Engine;
 use google_cloud_container_v1::model::{Cluster, cluster};
 use http::header::AUTHORIZATION;
 use http::{Request, Response, StatusCode};
-use kube::client::{Body, ClientBuilder, DynBody};
+use http_body_util::BodyExt;
+use hyper_util::client::legacy::Client as HttpClient;
+use hyper_util::rt::TokioExecutor;
+use kube::client::retry::RetryPolicy;
+use kube::client::{Body, ClientBuilder, ConfigExt, DynBody};
 use tower::buffer::Buffer;
-use tower::{BoxError, Layer, Service, ServiceExt};
+use tower::retry::RetryLayer;
+use tower::util::BoxService;
+use tower::{BoxError, Layer, Service, ServiceBuilder, ServiceExt};
 
 use super::{Auth, ClusterRef, GkeError};
 
 /// Requests queued for kube's stack before callers wait.
 const BUFFER: usize = 1024;
+/// Idle connections kept for reuse (client-go's `MaxIdleConnsPerHost`).
+const IDLE_CONNECTIONS: usize = 25;
 
 /// The client for a RUNNING cluster. Needs a Tokio runtime (the buffer runs as a task).
 pub fn kube_client(
@@ -61,10 +75,32 @@ pub fn kube_client(
     let mut config = kube::Config::new(url);
     config.root_cert = Some(roots);
     config.default_namespace = "default".into();
-    let builder = ClientBuilder::try_from(config).map_err(|e| fail(e.to_string()))?;
-    Ok(builder
+    let stack = http_stack(&config).map_err(|e| fail(e.to_string()))?;
+    Ok(ClientBuilder::new(stack, config.default_namespace)
         .with_layer(&TokenLayer { auth: auth.clone() })
         .build())
+}
+
+/// kube's default HTTP stack, with at most `IDLE_CONNECTIONS` idle connections kept.
+type HttpStack = BoxService<Request<Body>, Response<Box<DynBody>>, BoxError>;
+
+fn http_stack(config: &kube::Config) -> Result<HttpStack, kube::Error> {
+    let mut connector = hyper_timeout::TimeoutConnector::new(config.rustls_https_connector()?);
+    connector.set_connect_timeout(config.connect_timeout);
+    connector.set_read_timeout(config.read_timeout);
+    connector.set_write_timeout(config.write_timeout);
+    let http: HttpClient<_, Body> = HttpClient::builder(TokioExecutor::new())
+        .pool_max_idle_per_host(IDLE_CONNECTIONS)
+        .build(connector);
+    Ok(ServiceBuilder::new()
+        .boxed()
+        .layer(config.base_uri_layer())
+        .layer(RetryLayer::new(RetryPolicy::server_retry()))
+        .map_err(BoxError::from)
+        .map_response(|response: Response<hyper::body::Incoming>| {
+            response.map(|body| Box::new(body.map_err(BoxError::from)) as Box<DynBody>)
+        })
+        .service(http))
 }
 
 /// The DER certificates of `masterAuth.clusterCaCertificate` (base64 of a PEM bundle).
