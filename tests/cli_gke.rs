@@ -374,8 +374,8 @@ async fn up_writes_a_kubeconfig_context_that_kubectl_uses() {
     let rest = after_prefix(rest, users);
     let (our_user, rest) = up_to(rest, end);
     assert_eq!(rest, end);
-    let item = |text: &str| -> serde_yaml::Value {
-        let list: Vec<serde_yaml::Value> = serde_yaml::from_str(text).unwrap();
+    let item = |text: &str| -> serde_norway::Value {
+        let list: Vec<serde_norway::Value> = serde_norway::from_str(text).unwrap();
         assert_eq!(list.len(), 1, "{text}");
         assert_eq!(list[0]["name"], context, "{text}");
         list[0].clone()

@@ -18,7 +18,7 @@ use std::path::Path;
 
 use k8s_openapi::api::batch::v1::Job;
 use serde::Deserialize;
-use serde_yaml::Value;
+use serde_norway::Value;
 
 use super::manifest;
 use crate::config::{Config, ConfigError, JobConfig};
@@ -62,7 +62,7 @@ pub fn parse(text: &str) -> Result<JobConfig, String> {
     let docs = documents(text)?;
     let (index, doc) = the_job(&docs)?;
     // Typed from the text rather than from `doc`, so a wrong type is reported where it is.
-    let job = match serde_yaml::Deserializer::from_str(text).nth(index) {
+    let job = match serde_norway::Deserializer::from_str(text).nth(index) {
         Some(d) => Job::deserialize(d).map_err(|e| located(&e))?,
         None => return Err("the Job document could not be read again".into()),
     };
@@ -72,11 +72,11 @@ pub fn parse(text: &str) -> Result<JobConfig, String> {
     Ok(cfg)
 }
 
-/// Every document of the file; the first syntax error ends the reading (serde_yaml's document
+/// Every document of the file; the first syntax error ends the reading (serde_norway's document
 /// iterator is not to be trusted past one).
 fn documents(text: &str) -> Result<Vec<Value>, String> {
     let mut docs = Vec::new();
-    for doc in serde_yaml::Deserializer::from_str(text) {
+    for doc in serde_norway::Deserializer::from_str(text) {
         docs.push(Value::deserialize(doc).map_err(|e| located(&e))?);
     }
     Ok(docs)
@@ -139,8 +139,8 @@ fn kind_of(doc: &Value) -> Option<&str> {
     doc.get("kind").and_then(Value::as_str)
 }
 
-/// `line L, column C: what` for an error serde_yaml knows the place of.
-fn located(e: &serde_yaml::Error) -> String {
+/// `line L, column C: what` for an error serde_norway knows the place of.
+fn located(e: &serde_norway::Error) -> String {
     let text = e.to_string();
     match e.location() {
         Some(l) => {

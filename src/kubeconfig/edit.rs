@@ -1,14 +1,14 @@
 //! The text edit: our three items and `current-context` go into the kubeconfig's text, and
 //! every other byte stays where it was.
 //!
-//! `serde_yaml` reads the document: it validates it and says which items are ours (`name` equal
+//! `serde_norway` reads the document: it validates it and says which items are ours (`name` equal
 //! to the context's). `yaml-edit`, a lossless syntax tree, says where each item and key is in
 //! the text. Then, in block style (what kubectl and gcloud write), the text is spliced
 //! directly: an item of ours is replaced by our item's text in its own indentation, a new item
 //! goes after the list's last item in that item's indentation, an empty list (`null`, `~`,
 //! nothing, `[]`) is replaced by a block list where it stands, and a missing list is added at
 //! the end, indented like the file's other lists (unindented, as kubectl writes them, if it has
-//! none). Our items' text is `serde_yaml`'s rendering, so its quoting is right. Edits to
+//! none). Our items' text is `serde_norway`'s rendering, so its quoting is right. Edits to
 //! flow-style lists (`clusters: [...]`), `current-context` and missing `apiVersion`, `kind`
 //! and `preferences` are made through `yaml-edit`'s tree.
 //!
@@ -28,7 +28,7 @@
 use std::ops::Range;
 use std::str::FromStr;
 
-use serde_yaml::{Mapping, Value};
+use serde_norway::{Mapping, Value};
 use yaml_edit::YamlFile;
 
 use super::entries::Entries;
@@ -82,7 +82,7 @@ fn line_ending(text: &str) -> &'static str {
 
 /// Reads `text` as a kubeconfig document: a mapping at the top.
 fn parse_root(text: &str) -> Result<Mapping, String> {
-    match serde_yaml::from_str::<Value>(text) {
+    match serde_norway::from_str::<Value>(text) {
         Ok(Value::Mapping(root)) => Ok(root),
         Ok(_) => Err("the top level is not a mapping".into()),
         Err(e) => Err(e.to_string()),
@@ -357,9 +357,9 @@ fn snippet(text: &str) -> Result<yaml_edit::Document, EditError> {
         .ok_or_else(|| unsupported("an entry of ours cannot be written as YAML"))
 }
 
-/// Our item as YAML text, in `serde_yaml`'s block style (and quoting).
+/// Our item as YAML text, in `serde_norway`'s block style (and quoting).
 fn item_yaml(item: &Value) -> Result<String, EditError> {
-    serde_yaml::to_string(item).map_err(|e| unsupported(e.to_string()))
+    serde_norway::to_string(item).map_err(|e| unsupported(e.to_string()))
 }
 
 /// A document holding just our item (a mapping).
@@ -369,7 +369,7 @@ fn item_snippet(item: &Value) -> Result<yaml_edit::Document, EditError> {
 
 /// Our item as a block list item, its `-` at column `indent`, each line ending in `newline`.
 fn item_text(item: &Value, indent: usize, newline: &str) -> Result<String, EditError> {
-    let seq = serde_yaml::to_string(&Value::Sequence(vec![item.clone()]))
+    let seq = serde_norway::to_string(&Value::Sequence(vec![item.clone()]))
         .map_err(|e| unsupported(e.to_string()))?;
     let pad = " ".repeat(indent);
     Ok(seq.lines().map(|l| format!("{pad}{l}{newline}")).collect())
@@ -395,7 +395,10 @@ fn expected(before: &Mapping, ours: &Entries) -> Mapping {
     doc.insert("current-context".into(), ours.name.as_str().into());
     for (key, value) in DEFAULTS {
         if !doc.contains_key(key) {
-            doc.insert(key.into(), serde_yaml::from_str(value).unwrap_or_default());
+            doc.insert(
+                key.into(),
+                serde_norway::from_str(value).unwrap_or_default(),
+            );
         }
     }
     doc

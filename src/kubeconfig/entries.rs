@@ -1,8 +1,8 @@
-//! The three entries Gantry owns in a kubeconfig, as `serde_yaml` values: one item each of
+//! The three entries Gantry owns in a kubeconfig, as `serde_norway` values: one item each of
 //! `clusters`, `contexts` and `users`, all named after the context. Keys are in the order
 //! kubectl and gcloud write them (alphabetical), so a later rewrite by either moves nothing.
 
-use serde_yaml::{Mapping, Value};
+use serde_norway::{Mapping, Value};
 
 use super::Credential;
 

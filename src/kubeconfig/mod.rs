@@ -21,7 +21,7 @@
 //! such fallback. Refused are: invalid YAML (including tab indentation and duplicate keys),
 //! more than one document, a top level that is not a mapping or a list that is not a list
 //! ([`KubeconfigError::Parse`]); JSON or any flow mapping at the top, text the lossless parser
-//! does not read, items it cannot line up with `serde_yaml`'s, and any edit whose result fails
+//! does not read, items it cannot line up with `serde_norway`'s, and any edit whose result fails
 //! the checks in `edit` ([`KubeconfigError::Unsupported`]). Handled in place: both list
 //! indentation styles, comments, any quoting, anchors and aliases elsewhere in the file, CRLF
 //! line endings, a missing final line break (one is added), flow-style lists inside a block

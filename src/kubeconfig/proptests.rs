@@ -6,7 +6,7 @@
 use std::collections::BTreeMap;
 
 use proptest::prelude::*;
-use serde_yaml::Value;
+use serde_norway::Value;
 
 use super::edit::merge;
 use super::*;
@@ -319,7 +319,7 @@ fn file_strategy() -> impl Strategy<Value = File> {
 /// Our items as the merge writes them, `-` at column `n`.
 fn our_lines(entries: &Entries, n: usize) -> [Vec<String>; 3] {
     entries.lists().map(|(_, item)| {
-        serde_yaml::to_string(&Value::Sequence(vec![item.clone()]))
+        serde_norway::to_string(&Value::Sequence(vec![item.clone()]))
             .unwrap()
             .lines()
             .map(|l| format!("{}{l}", " ".repeat(n)))
@@ -427,7 +427,7 @@ proptest! {
             .lists()
             .iter()
             .map(|(list, item)| {
-                let seq = serde_yaml::to_string(&Value::Sequence(vec![(*item).clone()])).unwrap();
+                let seq = serde_norway::to_string(&Value::Sequence(vec![(*item).clone()])).unwrap();
                 format!("{list}:\n{seq}")
             })
             .collect();

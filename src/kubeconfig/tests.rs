@@ -1,6 +1,6 @@
 use std::os::unix::fs::PermissionsExt;
 
-use serde_yaml::Value;
+use serde_norway::Value;
 
 use super::edit::{EditError, first_lost_byte, merge};
 use super::*;
@@ -30,7 +30,7 @@ fn item(list: &str, credential: &Credential, indent: usize) -> String {
         .into_iter()
         .find(|(l, _)| *l == list)
         .unwrap();
-    let text = serde_yaml::to_string(&Value::Sequence(vec![value.clone()])).unwrap();
+    let text = serde_norway::to_string(&Value::Sequence(vec![value.clone()])).unwrap();
     text.lines()
         .map(|l| format!("{}{l}\n", " ".repeat(indent)))
         .collect()
@@ -70,7 +70,7 @@ users:
 ";
 
 #[test]
-fn the_fixtures_match_what_serde_yaml_renders() {
+fn the_fixtures_match_what_serde_norway_renders() {
     assert_eq!(item("clusters", &token_file(), 0), OUR_CLUSTER);
     assert_eq!(item("contexts", &token_file(), 0), OUR_CONTEXT);
     assert_eq!(item("users", &token_file(), 0), OUR_TOKEN_USER);
@@ -202,7 +202,7 @@ users:
 fn replaces_every_item_of_ours_when_there_are_two() {
     let text = "clusters:\n- name: gke_p_l_c\n  cluster: {server: https://one}\n- name: b\n  cluster: {server: https://b}\n- name: gke_p_l_c\n  cluster: {server: https://two}\n";
     let out = merged(text, &token_file());
-    let doc: Value = serde_yaml::from_str(&out).unwrap();
+    let doc: Value = serde_norway::from_str(&out).unwrap();
     let clusters = doc["clusters"].as_sequence().unwrap();
     assert_eq!(clusters.len(), 3);
     assert_eq!(clusters[0], clusters[2]);
@@ -265,7 +265,7 @@ fn anchors_and_aliases_elsewhere_are_kept() {
             ),
         );
     assert_eq!(out, expected);
-    let doc: Value = serde_yaml::from_str(&out).unwrap();
+    let doc: Value = serde_norway::from_str(&out).unwrap();
     assert_eq!(doc["clusters"][1]["cluster"]["server"], "https://lab");
 }
 
@@ -281,7 +281,7 @@ fn an_anchor_in_an_old_item_of_ours_that_others_use_is_refused() {
 #[test]
 fn missing_defaults_are_added_at_the_end() {
     let out = merged("clusters: []\n", &token_file());
-    let doc: Value = serde_yaml::from_str(&out).unwrap();
+    let doc: Value = serde_norway::from_str(&out).unwrap();
     assert_eq!(doc["apiVersion"], "v1");
     assert_eq!(doc["kind"], "Config");
     assert_eq!(doc["preferences"], Value::Mapping(Default::default()));
@@ -397,8 +397,8 @@ fn flow_lists_are_appended_to_in_flow_style() {
         "{out}"
     );
     assert!(out.contains("}]  # one\n"), "{out}");
-    let doc: Value = serde_yaml::from_str(&out).unwrap();
-    let before: Value = serde_yaml::from_str(text).unwrap();
+    let doc: Value = serde_norway::from_str(&out).unwrap();
+    let before: Value = serde_norway::from_str(text).unwrap();
     for list in ["clusters", "contexts", "users"] {
         assert_eq!(doc[list][0], before[list][0]);
         assert_eq!(doc[list][1]["name"], NAME);

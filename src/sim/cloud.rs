@@ -253,5 +253,5 @@ fn kubeconfig(clusters: &[RunningCluster], shared: &SimShared) -> String {
         "users": entries.iter().map(|(n, _)| json!({"name": n, "user": {"token": token}})).collect::<Vec<_>>(),
         "contexts": entries.iter().map(|(n, _)| json!({"name": n, "context": {"cluster": n, "user": n}})).collect::<Vec<_>>(),
     });
-    serde_yaml::to_string(&config).unwrap_or_default()
+    serde_norway::to_string(&config).unwrap_or_default()
 }

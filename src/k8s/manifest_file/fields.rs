@@ -6,7 +6,7 @@
 
 use k8s_openapi::api::batch::v1::Job;
 use serde_json::Value as Json;
-use serde_yaml::Value;
+use serde_norway::Value;
 
 const TOP: &[&str] = &["apiVersion", "kind", "metadata", "spec"];
 const METADATA: &[&str] = &["name", "namespace", "labels"];

@@ -260,7 +260,7 @@ pub fn parse_body(body: &[u8]) -> Result<Value, ApiError> {
         return Err(ApiError::bad_request("the request body is empty"));
     }
     serde_json::from_slice(body)
-        .or_else(|_| serde_yaml::from_slice::<Value>(body))
+        .or_else(|_| serde_norway::from_slice::<Value>(body))
         .map_err(|e| {
             ApiError::bad_request(format!("the request body is not valid JSON or YAML: {e}"))
         })
