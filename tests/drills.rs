@@ -359,7 +359,7 @@ async fn run_inner(drill: Drill) -> Found {
                 "{drill:?} {phase:?} cli={} tail={} lines={lines_per_pod:?} ended={ended:?} trouble={:?} attempts={:?}",
                 cli.printed.load(Ordering::Relaxed),
                 tail.is_some(),
-                app.trouble,
+                app.trouble(),
                 app.jobs.newest().map(|a| (a.name.clone(), a.status))
             );
         }
@@ -434,11 +434,11 @@ async fn run_inner(drill: Drill) -> Found {
             }
         }
         if phase == Phase::On
-            && let Some(t) = &app.trouble
+            && let Some(t) = app.trouble()
             && trouble_seen.len() < 5
-            && !trouble_seen.contains(t)
+            && !trouble_seen.iter().any(|seen| seen == t)
         {
-            trouble_seen.push(t.clone());
+            trouble_seen.push(t.to_string());
         }
 
         let progress = |min: u64| {
@@ -619,7 +619,11 @@ async fn run_inner(drill: Drill) -> Found {
             "{drill:?}: no notice while the fault was on"
         );
     }
-    assert_eq!(app.trouble, None, "{drill:?}: a notice outlived the fault");
+    assert_eq!(
+        app.trouble(),
+        None,
+        "{drill:?}: a notice outlived the fault"
+    );
     assert!(
         app.notice.is_none()
             || app

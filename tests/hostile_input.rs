@@ -400,7 +400,10 @@ async fn watchers_report_trouble(mode: Garbage) {
             app.on_event(Event::Job(e));
             if let Some(i) = which {
                 troubled[i] = true;
-                assert!(app.trouble.is_some(), "{mode:?}: the App shows no trouble");
+                assert!(
+                    app.trouble().is_some(),
+                    "{mode:?}: the App shows no trouble"
+                );
             }
         }
     })
@@ -548,7 +551,7 @@ async fn a_broken_log_endpoint_is_trouble() {
             );
             app.on_event(Event::Tail { generation, event });
             if reconnecting {
-                assert!(app.trouble.is_some());
+                assert!(app.trouble().is_some());
                 break;
             }
             if failed {

@@ -8,6 +8,7 @@ use common_tui::*;
 use crossterm::event::{KeyCode, KeyEvent};
 use gantry::app::cluster::ClusterPhase;
 use gantry::app::confirm::Answer;
+use gantry::app::trouble::TroubleSource;
 use gantry::app::{Action, App, Command, Event, Focus, Level, Overlay};
 use gantry::gke::{OperationKind, ProvisionEvent};
 use gantry::k8s::logs::{StreamEnd, TailEvent};
@@ -876,7 +877,7 @@ fn stale_tail_events_are_ignored() {
     assert!(app.logs.ended.is_empty());
     assert_eq!(app.logs.saved_to, None);
     assert_eq!(app.logs.pods_stale, None);
-    assert_eq!(app.trouble, None);
+    assert_eq!(app.trouble(), None);
     assert_eq!(app.notice, None);
 
     tail_lines(&mut app, POD_RUNNING, vec![line("fresh")]);
@@ -899,14 +900,20 @@ fn tail_events_of_the_current_generation_are_shown() {
         error: "connection reset".into(),
     }));
     assert_eq!(
-        app.trouble.as_deref(),
+        app.trouble(),
         Some("logs of ml-training-job-2-4xk9p: reconnecting (connection reset)")
     );
+    // Another pod's stream ending says nothing of this one; its own lines do.
     app.on_event(tail(TailEvent::PodEnded {
         pod: POD_OOM.into(),
         why: StreamEnd::Completed,
     }));
-    assert_eq!(app.trouble, None);
+    assert!(app.trouble().is_some());
+    app.on_event(tail(TailEvent::Lines {
+        pod: POD_RUNNING.into(),
+        lines: vec![line("epoch 8/10")],
+    }));
+    assert_eq!(app.trouble(), None);
     app.on_event(tail(TailEvent::PodEnded {
         pod: POD_IMAGE.into(),
         why: StreamEnd::Failed("container is waiting to start".into()),
@@ -968,7 +975,7 @@ fn a_pod_saved_by_another_gantry_is_a_warning_not_an_error() {
         notice(&app),
         "another Gantry is saving the log of ml-training-job-2-4xk9p: shown here, not saved"
     );
-    assert_eq!(app.trouble, None);
+    assert_eq!(app.trouble(), None);
 }
 
 #[test]
@@ -1067,23 +1074,66 @@ fn a_failing_watch_is_shown_as_trouble_until_it_recovers() {
     app.on_event(Event::Job(JobWatchEvent::Pod(Change::Trouble(
         "watch pods: 410 Gone".into(),
     ))));
-    assert_eq!(app.trouble.as_deref(), Some("watch pods: 410 Gone"));
+    assert_eq!(app.trouble(), Some("watch pods: 410 Gone"));
     assert_eq!(app.jobs.pods.items.len(), 6, "what was known stays");
     app.on_event(pod_event(Change::Restarted));
-    assert_eq!(app.trouble, None);
+    assert_eq!(app.trouble(), None);
 
     // Said outright, after a relist that changed nothing.
     app.on_event(Event::Job(JobWatchEvent::Job(Change::Trouble(
         "watch jobs: connection refused".into(),
     ))));
-    assert!(app.trouble.is_some());
+    assert!(app.trouble().is_some());
     app.on_event(Event::Job(JobWatchEvent::Job(Change::Recovered)));
-    assert_eq!(app.trouble, None);
+    assert_eq!(app.trouble(), None);
 
-    app.on_event(Event::Trouble("GKE: 503, retrying".into()));
-    assert!(app.trouble.is_some());
-    app.on_event(Event::TroubleOver);
-    assert_eq!(app.trouble, None);
+    app.on_event(Event::Trouble {
+        source: TroubleSource::Gke,
+        message: "GKE: 503, retrying".into(),
+    });
+    assert!(app.trouble().is_some());
+    app.on_event(Event::TroubleOver(TroubleSource::Gke));
+    assert_eq!(app.trouble(), None);
+}
+
+#[test]
+fn a_trouble_clears_only_when_its_own_source_recovers() {
+    let mut app = with_attempts(false);
+    let generation = app.logs.generation;
+    app.on_event(Event::Trouble {
+        source: TroubleSource::Gke,
+        message: "GKE: 503".into(),
+    });
+    app.on_event(Event::Job(JobWatchEvent::Pod(Change::Trouble(
+        "watch pods: 410 Gone".into(),
+    ))));
+    app.on_event(Event::Tail {
+        generation,
+        event: TailEvent::Reconnecting {
+            pod: POD_RUNNING.into(),
+            error: "connection reset".into(),
+        },
+    });
+    assert_eq!(app.troubles.len(), 3);
+    // Other watchers' news, a good poll of something else: nothing of these clears.
+    app.on_event(Event::Job(JobWatchEvent::Job(Change::Recovered)));
+    app.on_event(Event::TroubleOver(TroubleSource::Cluster));
+    assert_eq!(app.troubles.len(), 3);
+    app.on_event(Event::Job(JobWatchEvent::Pod(Change::Recovered)));
+    assert_eq!(app.troubles.len(), 2);
+    // A good poll that changes nothing draws nothing.
+    app.dirty = false;
+    app.on_event(Event::TroubleOver(TroubleSource::Cluster));
+    assert!(!app.dirty);
+    app.on_event(Event::TroubleOver(TroubleSource::Gke));
+    assert!(app.dirty);
+    assert_eq!(
+        app.trouble(),
+        Some("logs of ml-training-job-2-4xk9p: reconnecting (connection reset)")
+    );
+    // Following something else drops the old tail's troubles.
+    app.on_key(code(KeyCode::Enter));
+    assert_eq!(app.trouble(), None);
 }
 
 #[test]
@@ -1108,11 +1158,11 @@ fn provisioning_events_drive_the_cluster_pane() {
         wait: std::time::Duration::from_millis(500),
         message: "GKE is busy".into(),
     }));
-    assert_eq!(app.trouble.as_deref(), Some("GKE is busy"));
+    assert_eq!(app.trouble(), Some("GKE is busy"));
     app.on_event(Event::Provision(ProvisionEvent::Cluster(cluster_summary(
         "RUNNING",
     ))));
-    assert_eq!(app.trouble, None);
+    assert_eq!(app.trouble(), None);
     app.on_event(Event::Provision(ProvisionEvent::Finished {
         kind: OperationKind::Create,
         elapsed: std::time::Duration::from_secs(800),
@@ -1171,6 +1221,10 @@ fn every_key_and_event_marks_the_screen_dirty() {
     app.on_key(key('x'));
     assert!(app.dirty, "even an unbound key (cheap, and simpler)");
     app.dirty = false;
-    app.on_event(Event::TroubleOver);
+    app.on_event(Event::Connected);
     assert!(app.dirty);
+    // Except a source's "all is well" with nothing to clear: it comes after every good poll.
+    app.dirty = false;
+    app.on_event(Event::TroubleOver(TroubleSource::Gke));
+    assert!(!app.dirty);
 }

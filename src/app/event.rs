@@ -1,5 +1,6 @@
 //! What workers report to the UI task. Only `App::update` folds these into state.
 
+use super::trouble::TroubleSource;
 use crate::gke::{ClusterSummary, ProvisionEvent};
 use crate::k8s::logs::TailEvent;
 use crate::k8s::watch::JobWatchEvent;
@@ -32,9 +33,13 @@ pub enum Event {
         what: String,
         result: Result<String, String>,
     },
-    /// A transient problem (a watch reconnecting, a retried request): shown, then cleared.
-    Trouble(String),
-    TroubleOver,
+    /// A transient problem (a failed poll, an unreachable cluster): shown until its source says
+    /// `TroubleOver`.
+    Trouble {
+        source: TroubleSource,
+        message: String,
+    },
+    TroubleOver(TroubleSource),
 }
 
 #[derive(Debug, Clone, PartialEq)]

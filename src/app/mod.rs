@@ -10,6 +10,7 @@ pub mod jobs;
 pub mod keymap;
 mod log_lines;
 pub mod logs;
+pub mod trouble;
 mod update;
 
 use crossterm::event::KeyEvent;
@@ -69,8 +70,9 @@ pub struct App {
     pub jobs: jobs::JobsView,
     pub logs: logs::LogView,
     pub notice: Option<Notice>,
-    /// A transient trouble (reconnecting watch, retried request), cleared when it is over.
-    pub trouble: Option<String>,
+    /// Transient troubles (a watch reconnecting, a retried request), each cleared when its
+    /// source is fine again.
+    pub troubles: trouble::Troubles,
     pub connected: bool,
     pub should_quit: bool,
     /// Something changed since the last frame.
@@ -93,13 +95,18 @@ impl App {
             jobs: Default::default(),
             logs: Default::default(),
             notice: None,
-            trouble: None,
+            troubles: Default::default(),
             connected: false,
             should_quit: false,
             dirty: true,
             log_rows: 10,
             newest_seen: None,
         }
+    }
+
+    /// The newest trouble, as the status line shows it.
+    pub fn trouble(&self) -> Option<&str> {
+        self.troubles.newest()
     }
 
     pub fn notify(&mut self, level: Level, text: impl Into<String>) {

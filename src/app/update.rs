@@ -3,9 +3,11 @@
 use super::cluster::ClusterPhase;
 use super::confirm::Confirm;
 use super::logs::Source;
+use super::trouble::TroubleSource;
 use super::{Action, App, Command, Event, Focus, Level, Overlay};
 use crate::k8s::logs::{StreamEnd, TailEvent};
 use crate::k8s::status::AttemptPhase;
+use crate::k8s::watch::JobWatchEvent;
 
 impl App {
     pub fn update(&mut self, action: Action) -> Vec<Command> {
@@ -238,6 +240,8 @@ impl App {
     }
 
     fn follow(&mut self, attempt: String, pod: Option<String>, previous: bool) -> Vec<Command> {
+        // The old tail's streams go with it, and so do their troubles.
+        self.troubles.clear_logs();
         let generation = self.logs.switch(Source {
             attempt: attempt.clone(),
             pod: pod.clone(),
@@ -270,6 +274,7 @@ impl App {
     }
 
     pub fn on_event(&mut self, event: Event) -> Vec<Command> {
+        let was_dirty = self.dirty;
         self.dirty = true;
         match event {
             Event::Target(t) => self.cluster.target = Some(t),
@@ -281,13 +286,14 @@ impl App {
             }
             Event::Provision(e) => {
                 if let crate::gke::ProvisionEvent::Retrying { message, .. } = &e {
-                    self.trouble = Some(message.clone());
+                    self.troubles.set(TroubleSource::Provision, message.clone());
                 } else {
-                    self.trouble = None;
+                    self.troubles.clear(&TroubleSource::Provision);
                 }
                 self.cluster.apply(e);
             }
             Event::ProvisionDone(result) => {
+                self.troubles.clear(&TroubleSource::Provision);
                 self.cluster.finished(&result);
                 match result {
                     Ok(done) => self.notify(Level::Info, done),
@@ -296,9 +302,17 @@ impl App {
             }
             Event::Connected => self.connected = true,
             Event::Job(e) => {
+                let watch = TroubleSource::Watch(match &e {
+                    JobWatchEvent::Job(_) => "jobs",
+                    JobWatchEvent::Pod(_) => "pods",
+                    JobWatchEvent::Event(_) => "events",
+                });
+                // Any other news from a watch means it is running again.
                 match self.jobs.apply(e) {
-                    Some(trouble) => self.trouble = Some(trouble),
-                    None => self.trouble = None,
+                    Some(trouble) => self.troubles.set(watch, trouble),
+                    None => {
+                        self.troubles.clear(&watch);
+                    }
                 }
                 return self.follow_new_attempt();
             }
@@ -314,8 +328,11 @@ impl App {
                 Ok(text) => self.notify(Level::Info, text),
                 Err(e) => self.notify(Level::Error, format!("{what}: {e}")),
             },
-            Event::Trouble(t) => self.trouble = Some(t),
-            Event::TroubleOver => self.trouble = None,
+            Event::Trouble { source, message } => self.troubles.set(source, message),
+            Event::TroubleOver(source) => {
+                // Sources say so after every good poll: only a change is worth a frame.
+                self.dirty = self.troubles.clear(&source) || was_dirty;
+            }
         }
         Vec::new()
     }
@@ -339,10 +356,17 @@ impl App {
 
     fn on_tail(&mut self, event: TailEvent) {
         match event {
-            TailEvent::Lines { pod, lines } => self.logs.push(&pod, &lines),
+            TailEvent::Lines { pod, lines } => {
+                // Lines again after a reconnect: that stream is fine.
+                if self.troubles.has_logs_of(&pod) {
+                    self.troubles.clear(&TroubleSource::Logs(pod.clone()));
+                }
+                self.logs.push(&pod, &lines)
+            }
             TailEvent::PodStarted { .. } => {}
             TailEvent::Reconnecting { pod, error } => {
-                self.trouble = Some(format!("logs of {pod}: reconnecting ({error})"))
+                let message = format!("logs of {pod}: reconnecting ({error})");
+                self.troubles.set(TroubleSource::Logs(pod), message)
             }
             TailEvent::PodEnded { pod, why } => {
                 let how = match why {
@@ -354,7 +378,7 @@ impl App {
                         format!("failed: {e}")
                     }
                 };
-                self.trouble = None;
+                self.troubles.clear(&TroubleSource::Logs(pod.clone()));
                 self.logs.ended.push((pod, how));
             }
             TailEvent::SaveFailed { pod, error } => self.notify(

@@ -11,6 +11,7 @@ use tokio::sync::{Mutex, Notify, Semaphore, mpsc};
 use tokio_util::sync::CancellationToken;
 
 use super::session::{Backend, Session};
+use crate::app::trouble::TroubleSource;
 use crate::app::{Command, Event};
 use crate::cli::JobOverrides;
 use crate::gke::{self, ClusterSummary, ProvisionEvent};
@@ -315,10 +316,14 @@ async fn check_gke(
     let cluster = match Box::pin(gke.get_cluster(target)).await {
         Ok(c) => c,
         Err(e) => {
-            let _ = shared.tx.send(Event::Trouble(format!("GKE: {e}")));
+            let _ = shared.tx.send(Event::Trouble {
+                source: TroubleSource::Gke,
+                message: format!("GKE: {e}"),
+            });
             return settled;
         }
     };
+    let _ = shared.tx.send(Event::TroubleOver(TroubleSource::Gke));
     let Some(cluster) = cluster else {
         disconnect(shared).await;
         let _ = shared.tx.send(Event::Cluster(ClusterSummary::not_found(
@@ -368,6 +373,7 @@ async fn connect(
     };
     match gke::kube::kube_client(target, cluster, gke.auth()) {
         Ok(client) => {
+            let _ = shared.tx.send(Event::TroubleOver(TroubleSource::Cluster));
             *connection = Some(start_watchers(shared, client));
             if let Some(credential) = &shared.session.kubeconfig {
                 let what = "kubeconfig".to_string();
@@ -380,9 +386,10 @@ async fn connect(
             }
         }
         Err(e) => {
-            let _ = shared
-                .tx
-                .send(Event::Trouble(format!("cannot reach the cluster: {e}")));
+            let _ = shared.tx.send(Event::Trouble {
+                source: TroubleSource::Cluster,
+                message: format!("cannot reach the cluster: {e}"),
+            });
         }
     }
 }

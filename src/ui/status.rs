@@ -25,8 +25,14 @@ pub fn draw(frame: &mut Frame, area: Rect, app: &App, theme: &Theme) {
         spans.push(Span::styled(" READ-ONLY ", theme.badge()));
         spans.push(Span::raw(" "));
     }
-    let message = match (&app.trouble, &app.notice) {
-        (Some(t), _) => Some(Span::styled(format!("⚠ {t}"), theme.busy())),
+    let message = match (app.trouble(), &app.notice) {
+        (Some(t), _) => Some(Span::styled(
+            match app.troubles.len() {
+                1 => format!("⚠ {t}"),
+                n => format!("⚠ {t} (+{} more)", n - 1),
+            },
+            theme.busy(),
+        )),
         (None, Some(n)) => Some(Span::styled(
             n.text.clone(),
             match n.level {
