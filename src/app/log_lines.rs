@@ -133,17 +133,6 @@ impl LineBuffer {
         Some(())
     }
 
-    /// The newest of the last `within` lines that came from `pod`.
-    pub fn last_of_pod(&self, pod: u32, within: usize) -> Option<usize> {
-        let len = self.slots.len();
-        self.slots
-            .iter()
-            .rev()
-            .take(within)
-            .position(|s| s.pod == pod)
-            .map(|back| len - 1 - back)
-    }
-
     fn line(&self, slot: &Slot) -> Line<'_> {
         let text = self
             .place(slot.block)
@@ -266,9 +255,6 @@ mod tests {
         // No longer the last text written: copied to the end.
         assert_eq!(buffer.extend(0, "+again"), Some(()));
         assert_eq!(texts(&buffer), ["a-start+more+again", "b"]);
-        assert_eq!(buffer.last_of_pod(0, 64), Some(0));
-        assert_eq!(buffer.last_of_pod(1, 64), Some(1));
-        assert_eq!(buffer.last_of_pod(0, 1), None);
         assert_eq!(buffer.extend(5, "x"), None);
         buffer.keep_newest(1);
         assert_eq!(texts(&buffer), ["b"]);

@@ -46,8 +46,9 @@ pub struct LogView {
     /// The tail's pod watch failed (why), and has not listed the pods again since: pods that
     /// started meanwhile are not followed yet.
     pub pods_stale: Option<String>,
-    /// Pods whose last line goes on in the next piece (very long lines come in pieces).
-    continuing: Vec<u32>,
+    /// Pods whose last line goes on in the next piece (very long lines come in pieces), and
+    /// that line's number (counted as `received` counts).
+    continuing: Vec<(u32, u64)>,
 }
 
 impl Default for LogView {
@@ -112,18 +113,18 @@ impl LogView {
         let mut added = 0;
         for line in lines {
             let piece = sanitize(&line.bytes);
-            // Only a pod in the middle of a very long line has an entry to extend.
-            let open = match self.continuing.iter().position(|p| *p == index) {
+            // Only a pod in the middle of a very long line has an entry to extend: found by its
+            // number, however many lines of other pods came in between (unless it has left).
+            let last = match self.continuing.iter().position(|(p, _)| *p == index) {
                 Some(at) => {
-                    self.continuing.swap_remove(at);
-                    true
+                    let (_, number) = self.continuing.swap_remove(at);
+                    let first = self.received - self.lines.len() as u64;
+                    number
+                        .checked_sub(first)
+                        .map(|i| i as usize)
+                        .filter(|&i| i < self.lines.len())
                 }
-                None => false,
-            };
-            let last = if open {
-                self.lines.last_of_pod(index, 64)
-            } else {
-                None
+                None => None,
             };
             match last {
                 Some(at) => {
@@ -146,7 +147,11 @@ impl LogView {
                 }
             }
             if line.continues {
-                self.continuing.push(index);
+                let number = match last {
+                    Some(at) => self.received - self.lines.len() as u64 + at as u64,
+                    None => self.received - 1,
+                };
+                self.continuing.push((index, number));
             }
         }
         self.lines.keep_newest(self.capacity);
@@ -304,5 +309,44 @@ mod tests {
         assert!(!view.follow);
         view.search = Some("absent".into());
         assert!(!view.jump_to_match(true));
+    }
+
+    #[test]
+    fn a_long_line_is_joined_whatever_other_pods_say_meanwhile() {
+        let mut view = LogView::with_capacity(1_000);
+        view.switch(Source {
+            attempt: "a".into(),
+            pod: None,
+            previous: false,
+        });
+        let piece = |text: &str| LogLine {
+            continues: true,
+            ..line(text)
+        };
+        view.push("worker-0", &[line("before"), piece("first half, ")]);
+        let chatter: Vec<LogLine> = (0..500).map(|i| line(&format!("step {i}"))).collect();
+        view.push("worker-1", &chatter);
+        view.push("worker-0", &[piece("second, "), line("end"), line("after")]);
+        let mine: Vec<&str> = view
+            .lines
+            .iter()
+            .filter(|l| l.pod == 0)
+            .map(|l| l.text)
+            .collect();
+        assert_eq!(mine, ["before", "first half, second, end", "after"]);
+        assert_eq!(view.received, 503);
+
+        // Once the line has left the buffer, the rest starts a line of its own.
+        let mut small = LogView::with_capacity(3);
+        small.switch(Source {
+            attempt: "a".into(),
+            pod: None,
+            previous: false,
+        });
+        small.push("worker-0", &[piece("gone ")]);
+        small.push("worker-1", &[line("1"), line("2"), line("3")]);
+        small.push("worker-0", &[line("rest")]);
+        let texts: Vec<&str> = small.lines.iter().map(|l| l.text).collect();
+        assert_eq!(texts, ["2", "3", "rest"]);
     }
 }
