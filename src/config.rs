@@ -301,6 +301,21 @@ impl Config {
                 "job.restart-policy = \"{policy}\": a Job's pods restart \"Never\" or \"OnFailure\""
             ));
         }
+        use crate::k8s::names::{is_label_key, is_label_value};
+        for (what, pairs) in [("labels", &j.labels), ("node-selector", &j.node_selector)] {
+            for (key, value) in pairs {
+                if !is_label_key(key) {
+                    return Err(format!(
+                        "job.{what}: key \"{key}\": use at most 63 letters, digits, '-', '_' or '.', starting and ending with a letter or digit, optionally after a DNS prefix and '/' (example.com/team)"
+                    ));
+                }
+                if !is_label_value(value) {
+                    return Err(format!(
+                        "job.{what}: {key} = \"{value}\": a value is empty or at most 63 letters, digits, '-', '_' or '.', starting and ending with a letter or digit"
+                    ));
+                }
+            }
+        }
         if j.indexed && j.completions.is_none() {
             return Err("job.indexed = true needs job.completions (the number of workers)".into());
         }

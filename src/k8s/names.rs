@@ -78,6 +78,16 @@ pub fn is_label_value(s: &str) -> bool {
             && b[b.len() - 1].is_ascii_alphanumeric())
 }
 
+/// A label key (also a node-selector key): a name as `is_label_value` says but not empty,
+/// optionally after a DNS subdomain prefix and '/' (`gantry.dev/attempt`).
+pub fn is_label_key(s: &str) -> bool {
+    let (prefix, name) = match s.split_once('/') {
+        Some((prefix, name)) => (Some(prefix), name),
+        None => (None, s),
+    };
+    prefix.is_none_or(is_rfc1123_subdomain) && !name.is_empty() && is_label_value(name)
+}
+
 /// A safe single path component for the log directory (pod, job and cluster names are RFC 1123
 /// already; a kubeconfig context name may hold anything).
 pub fn path_component(s: &str) -> String {
@@ -130,5 +140,33 @@ mod tests {
         assert!(!is_label_value("-x"));
         assert_eq!(path_component("gke_p_l/c"), "gke_p_l_c");
         assert_eq!(path_component(".."), "_");
+    }
+
+    #[test]
+    fn label_keys_as_the_api_server_takes_them() {
+        for good in [
+            "job",
+            "team_name",
+            "a.b-c",
+            "example.com/team",
+            "gantry.dev/attempt",
+            "x",
+        ] {
+            assert!(is_label_key(good), "{good}");
+        }
+        let long = "a".repeat(64);
+        for bad in [
+            "",
+            "team name",
+            "-x",
+            "x-",
+            "/x",
+            "example.com/",
+            "Example.com/x",
+            "a/b/c",
+            long.as_str(),
+        ] {
+            assert!(!is_label_key(bad), "{bad}");
+        }
     }
 }

@@ -22,9 +22,7 @@ pub fn validate(job: &Job) -> Result<(), ManifestError> {
         )));
     }
     for (k, v) in job.metadata.labels.iter().flatten() {
-        if !names::is_label_value(v) {
-            return Err(invalid(format!("label {k}={v}: not a valid label value")));
-        }
+        check_label("label", k, v)?;
     }
     let spec = job
         .spec
@@ -56,6 +54,9 @@ pub fn validate(job: &Job) -> Result<(), ManifestError> {
         .spec
         .as_ref()
         .ok_or_else(|| invalid("the Job has no pod template"))?;
+    for (k, v) in pod.node_selector.iter().flatten() {
+        check_label("node selector", k, v)?;
+    }
     if !matches!(pod.restart_policy.as_deref(), Some("Never" | "OnFailure")) {
         return Err(invalid("a Job's restartPolicy must be Never or OnFailure"));
     }
@@ -121,4 +122,19 @@ pub fn is_quantity(s: &str) -> bool {
         !exp.is_empty() && exp.chars().all(|c| c.is_ascii_digit())
     });
     number_ok && suffix_ok
+}
+
+/// A label (or node-selector) pair the API server accepts.
+fn check_label(what: &str, key: &str, value: &str) -> Result<(), ManifestError> {
+    if !names::is_label_key(key) {
+        return Err(invalid(format!(
+            "{what} key \"{key}\": use at most 63 letters, digits, '-', '_' or '.', starting and ending with a letter or digit, optionally after a DNS prefix and '/' (example.com/team)"
+        )));
+    }
+    if !names::is_label_value(value) {
+        return Err(invalid(format!(
+            "{what} {key}={value}: a value is empty or at most 63 letters, digits, '-', '_' or '.', starting and ending with a letter or digit"
+        )));
+    }
+    Ok(())
 }
