@@ -125,9 +125,23 @@ async fn open_sim(cli: &Cli, config: Config) -> Result<Session> {
         .await
         .map_err(|e| eyre!("{e}"))?
         .with_retry(RetryPolicy::scaled(factor));
-    let target = ClusterRef::new(DEMO_PROJECT, DEMO_LOCATION, &config.cluster.name);
+    // The project and location the operator named (flag, then config), so a rehearsal on the
+    // simulator looks like the real thing; else the simulator's own.
+    let project = cli
+        .target
+        .project
+        .clone()
+        .or_else(|| config.project.clone())
+        .unwrap_or_else(|| DEMO_PROJECT.to_string());
+    let location = cli
+        .target
+        .location
+        .clone()
+        .or_else(|| config.location.clone())
+        .unwrap_or_else(|| DEMO_LOCATION.to_string());
+    let target = ClusterRef::new(&project, &location, &config.cluster.name);
     let info = TargetInfo {
-        place: format!("{DEMO_PROJECT}/{DEMO_LOCATION}"),
+        place: format!("{project}/{location}"),
         cluster: config.cluster.name.clone(),
         managed: true,
         unmanaged_reason: None,
