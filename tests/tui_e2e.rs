@@ -97,6 +97,30 @@ fn read_only_refuses_to_provision() {
     let _ = Path::new("");
 }
 
+#[test]
+fn the_simulated_cluster_lives_where_the_operator_said() {
+    // Flags: a region, so three zones of nodes, as GKE makes them.
+    let Some(t) = Tmux::start("place", "--project my-proj --location europe-west4", "") else {
+        return;
+    };
+    t.wait_for(&["my-proj/europe-west4", "NOT CREATED"]);
+    t.keys(&["c"]);
+    t.wait_for(&["Create this GKE cluster?"]);
+    t.keys(&["y"]);
+    t.wait_for(&["RUNNING", "9 nodes"]);
+    t.keys(&["q"]);
+    t.wait_for(&["GANTRY-EXIT=0"]);
+
+    // The config file, when no flag says otherwise.
+    let config = "project = \"cfg-proj\"\nlocation = \"asia-east1-b\"\n";
+    let Some(t) = Tmux::start("place-config", "", config) else {
+        return;
+    };
+    t.wait_for(&["cfg-proj/asia-east1-b", "NOT CREATED"]);
+    t.keys(&["q"]);
+    t.wait_for(&["GANTRY-EXIT=0"]);
+}
+
 /// Valid configs that cannot start on the simulator, by path, each with the reason: none so far.
 /// Each is still named in the test's output with its reason, never skipped in silence.
 const CANNOT_START_ON_THE_SIMULATOR: &[(&str, &str)] = &[];
