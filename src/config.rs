@@ -276,19 +276,19 @@ impl Config {
             ));
         }
         let j = &self.job;
-        if !crate::sim::kube::meta::valid_subdomain(&j.name) || j.name.len() > 63 {
+        if !crate::k8s::names::is_rfc1123_subdomain(&j.name) || j.name.len() > 63 {
             return Err(format!(
                 "job.name = \"{}\": use lower-case letters, digits and '-' (RFC 1123), at most 63 characters",
                 j.name
             ));
         }
-        if !crate::sim::kube::meta::valid_label(&j.namespace) {
+        if !crate::k8s::names::is_rfc1123_label(&j.namespace) {
             return Err(format!(
                 "job.namespace = \"{}\": not a valid namespace name (RFC 1123 label)",
                 j.namespace
             ));
         }
-        if !crate::sim::kube::meta::valid_label(&j.container) {
+        if !crate::k8s::names::is_rfc1123_label(&j.container) {
             return Err(format!(
                 "job.container = \"{}\": not a valid container name (RFC 1123 label)",
                 j.container

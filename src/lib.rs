@@ -9,6 +9,7 @@ pub mod gke;
 pub mod k8s;
 pub mod kubeconfig;
 pub mod logging;
+pub mod private_file;
 pub mod sanitize;
 pub mod sim;
 pub mod tui;

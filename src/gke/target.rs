@@ -201,6 +201,11 @@ impl GcloudConfig {
     }
 }
 
+/// The kubeconfig context name gcloud gives a GKE cluster.
+pub fn context_name(project: &str, location: &str, name: &str) -> String {
+    format!("gke_{project}_{location}_{name}")
+}
+
 #[cfg(test)]
 mod tests {
     #![allow(clippy::unwrap_used, clippy::expect_used)]

@@ -6,6 +6,7 @@
 //! Nothing here holds UI state: watchers and the tailer send events over channels; the caller
 //! (the TUI's `App`, or a CLI command) folds them into whatever state it keeps.
 
+pub mod age;
 pub mod attempts;
 pub mod backoff;
 pub mod delete;

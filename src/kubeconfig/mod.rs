@@ -34,7 +34,7 @@ mod entries;
 
 use std::path::{Path, PathBuf};
 
-use crate::sim::state_dir::write_private;
+use crate::private_file::write_private;
 
 use edit::EditError;
 use entries::Entries;
@@ -145,7 +145,7 @@ pub fn write_for_cluster(
     cluster: &google_cloud_container_v1::model::Cluster,
 ) -> Result<(String, PathBuf), KubeconfigError> {
     let path = default_path().ok_or(KubeconfigError::NoPath)?;
-    let name = crate::sim::cloud::context_name(&target.project, &target.location, &target.name);
+    let name = crate::gke::target::context_name(&target.project, &target.location, &target.name);
     let ca = cluster
         .master_auth
         .as_ref()

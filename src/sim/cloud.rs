@@ -15,9 +15,10 @@ use super::clock::Clock;
 use super::faults::{Fault, Faults};
 use super::gke::{GkeApi, RunningCluster};
 use super::kube::cluster::{ClusterRuntime, ClusterSpec};
-use super::state_dir::write_private;
 use super::tls::CertificateAuthority;
 use super::{SimError, SimShared};
+use crate::gke::target::context_name;
+use crate::private_file::write_private;
 
 pub const DEMO_PROJECT: &str = "demo-project";
 pub const DEMO_LOCATION: &str = "us-central1-a";
@@ -197,11 +198,6 @@ impl Drop for SimCloud {
     fn drop(&mut self) {
         self.stop.cancel();
     }
-}
-
-/// The kubeconfig context name gcloud gives a GKE cluster.
-pub fn context_name(project: &str, location: &str, name: &str) -> String {
-    format!("gke_{project}_{location}_{name}")
 }
 
 fn write_state(

@@ -11,7 +11,6 @@ pub mod gke;
 pub mod http_faults;
 pub mod kube;
 pub mod machines;
-pub mod state_dir;
 pub mod tls;
 
 use std::sync::Arc;

@@ -46,11 +46,11 @@ pub fn col(text: &str, width: usize) -> String {
 /// Age as kubectl prints it, from a timestamp.
 pub fn age(since: Option<jiff::Timestamp>, now: jiff::Timestamp) -> String {
     match since {
-        Some(t) => crate::sim::kube::meta::human_duration((now - t).get_seconds()),
+        Some(t) => crate::k8s::age::human_duration((now - t).get_seconds()),
         None => "-".into(),
     }
 }
 
 pub fn duration(d: std::time::Duration) -> String {
-    crate::sim::kube::meta::human_duration(d.as_secs() as i64)
+    crate::k8s::age::human_duration(d.as_secs() as i64)
 }

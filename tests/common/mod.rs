@@ -8,7 +8,8 @@ pub mod tmux;
 use std::process::{Output, Stdio};
 use std::time::Duration;
 
-use gantry::sim::cloud::{DEMO_LOCATION, DEMO_PROJECT, context_name};
+use gantry::gke::target::context_name;
+use gantry::sim::cloud::{DEMO_LOCATION, DEMO_PROJECT};
 use gantry::sim::{SimCloud, SimOptions};
 
 pub const CLUSTER: &str = "ml-gke-cluster";

@@ -11,7 +11,7 @@ use jiff::Timestamp;
 use serde_json::{Map, Value, json};
 
 use super::Params;
-use crate::sim::kube::meta::human_duration;
+use crate::k8s::age::human_duration;
 use crate::sim::kube::resources::{Kind, ResourceType};
 use crate::sim::kube::store::Obj;
 

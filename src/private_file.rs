@@ -1,4 +1,5 @@
-//! The files `gantry sim` keeps current in its state directory for clients to find it.
+//! Files that may hold a credential (a kubeconfig, a token, a CA): readable by their owner only,
+//! and replaced whole, so a reader never sees half of one and a crash leaves the old one.
 
 use std::io::Write;
 use std::path::Path;
@@ -24,5 +25,9 @@ pub fn write_private(path: &Path, contents: &[u8]) -> std::io::Result<()> {
         file.write_all(contents)?;
         file.sync_all()?;
     }
-    std::fs::rename(&tmp, path)
+    std::fs::rename(&tmp, path)?;
+    // The rename is durable only once the directory is: else a crash can bring the old file back.
+    #[cfg(unix)]
+    std::fs::File::open(dir)?.sync_all()?;
+    Ok(())
 }
