@@ -31,6 +31,7 @@
 
 mod edit;
 mod entries;
+mod lock;
 
 use std::path::{Path, PathBuf};
 
@@ -66,6 +67,10 @@ pub enum KubeconfigError {
         path: PathBuf,
         source: std::io::Error,
     },
+    #[error(
+        "the kubeconfig {path} was left as it was: another program is writing it ({lock} exists); try again, or remove {lock} if no kubectl or gcloud is running"
+    )]
+    Locked { path: PathBuf, lock: PathBuf },
     #[error("no kubeconfig location: set KUBECONFIG or HOME, or pass --no-kubeconfig")]
     NoPath,
 }
@@ -89,6 +94,18 @@ pub fn merge_context(
     ca_base64: &str,
     credential: &Credential,
 ) -> Result<(), KubeconfigError> {
+    // Held from before the read until after the rename, as kubectl holds it: on the path as
+    // named (a symlink's own name), where kubectl looks for it.
+    let _lock = lock::Lock::take(path).map_err(|e| match e {
+        lock::LockError::Held(lock) => KubeconfigError::Locked {
+            path: path.to_path_buf(),
+            lock,
+        },
+        lock::LockError::Io(source) => KubeconfigError::Write {
+            path: path.to_path_buf(),
+            source,
+        },
+    })?;
     // A symlinked kubeconfig (kept with dotfiles, say) is edited where it points, not replaced
     // by a file of its own.
     let is_link = std::fs::symlink_metadata(path).is_ok_and(|m| m.file_type().is_symlink());

@@ -327,6 +327,33 @@ fn a_missing_file_is_created_with_mode_0600() {
 }
 
 #[test]
+fn a_file_kubectl_is_writing_is_left_alone() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("config");
+    std::fs::write(&path, GCLOUD).unwrap();
+    let lock = dir.path().join("config.lock");
+    std::fs::write(&lock, "").unwrap();
+    let refused = merge_context(&path, NAME, "10.0.0.1", "Q0E=", &Credential::GcloudPlugin);
+    let message = refused.unwrap_err().to_string();
+    assert!(
+        message.contains("another program is writing it"),
+        "{message}"
+    );
+    assert!(message.contains(&lock.display().to_string()), "{message}");
+    assert_eq!(std::fs::read_to_string(&path).unwrap(), GCLOUD);
+    assert!(lock.exists(), "someone else's lock is theirs to remove");
+
+    // Once it is gone: merged, and Gantry's own lock removed.
+    std::fs::remove_file(&lock).unwrap();
+    merge_context(&path, NAME, "10.0.0.1", "Q0E=", &Credential::GcloudPlugin).unwrap();
+    assert_eq!(
+        std::fs::read_to_string(&path).unwrap(),
+        merged(GCLOUD, &Credential::GcloudPlugin)
+    );
+    assert!(!lock.exists());
+}
+
+#[test]
 fn an_existing_file_keeps_its_bytes_and_becomes_0600() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("config");
