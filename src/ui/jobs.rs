@@ -48,7 +48,8 @@ pub fn draw(frame: &mut Frame, area: Rect, app: &App, theme: &Theme, now: jiff::
     // Keep the current attempt in view.
     let at = app.jobs.current_index().unwrap_or(0);
     let skip = (at + 1).saturating_sub(rows);
-    // Narrow: name, status, failures; from 44 columns the time it took too.
+    // Narrow: `#N`, status, failures and, when it fits, the time it took; from 44 columns the
+    // attempt's Job name.
     let roomy = width >= 44;
     let name_w = if roomy {
         width.saturating_sub(26).clamp(6, 40)
@@ -83,12 +84,16 @@ pub fn draw(frame: &mut Frame, area: Rect, app: &App, theme: &Theme, now: jiff::
                 },
             ),
         ];
-        if roomy {
+        // Why it ended, when the status does not say it all (a success says it all): narrow,
+        // it goes before the time it took.
+        let reason = a.reason.as_ref().filter(|_| a.status != AttemptPhase::Succeeded);
+        let with_took = roomy || (reason.is_none() && width >= name_w + 17 + 8);
+        if with_took {
             spans.push(Span::raw(" "));
             spans.push(Span::raw(col(&took, 7)));
         }
-        if let Some(reason) = &a.reason
-            && width >= name_w + if roomy { 26 } else { 17 } + 8
+        if let Some(reason) = reason
+            && width >= name_w + if with_took { 26 } else { 17 } + 8
         {
             spans.push(Span::styled(format!(" {reason}"), theme.status(reason)));
         }
