@@ -6,7 +6,11 @@ use std::path::Path;
 
 /// Writes a file readable by its owner only (it may hold a credential), atomically.
 pub fn write_private(path: &Path, contents: &[u8]) -> std::io::Result<()> {
-    let dir = path.parent().unwrap_or_else(|| Path::new("."));
+    // A bare file name (`KUBECONFIG=config`) has the empty path as its parent.
+    let dir = path
+        .parent()
+        .filter(|d| !d.as_os_str().is_empty())
+        .unwrap_or_else(|| Path::new("."));
     std::fs::create_dir_all(dir)?;
     let file_name = path
         .file_name()
@@ -27,7 +31,10 @@ pub fn write_private(path: &Path, contents: &[u8]) -> std::io::Result<()> {
     }
     std::fs::rename(&tmp, path)?;
     // The rename is durable only once the directory is: else a crash can bring the old file back.
+    // The file is written either way, so a filesystem that cannot sync a directory is no error.
     #[cfg(unix)]
-    std::fs::File::open(dir)?.sync_all()?;
+    if let Err(e) = std::fs::File::open(dir).and_then(|d| d.sync_all()) {
+        tracing::debug!("could not sync {}: {e}", dir.display());
+    }
     Ok(())
 }

@@ -1134,6 +1134,21 @@ fn a_trouble_clears_only_when_its_own_source_recovers() {
     // Following something else drops the old tail's troubles.
     app.on_key(code(KeyCode::Enter));
     assert_eq!(app.trouble(), None);
+
+    // So does deleting the cluster (its streams stop with it).
+    app.on_event(Event::Tail {
+        generation: app.logs.generation,
+        event: TailEvent::Reconnecting {
+            pod: POD_RUNNING.into(),
+            error: "connection reset".into(),
+        },
+    });
+    assert!(app.trouble().is_some());
+    assert_eq!(
+        app.request(Command::DeleteCluster),
+        [Command::DeleteCluster]
+    );
+    assert_eq!(app.trouble(), None);
 }
 
 #[test]

@@ -162,12 +162,12 @@ impl LineBuffer {
             .back()
             .is_some_and(|b| b.text.len() + text.len() <= b.text.capacity());
         if !fits {
-            // The newest block leaves with nothing in it when its lines have gone: free it now.
-            self.free_front_blocks();
+            // A newest block whose lines have all gone (or moved on) is not kept: no line points
+            // into it, so the new block may take its number. Older blocks may still hold lines.
             if self.blocks.back().is_some_and(|b| b.live == 0) {
-                self.blocks.clear();
-                self.first_block = self.first_block.wrapping_add(1);
+                self.blocks.pop_back();
             }
+            self.free_front_blocks();
             self.blocks.push_back(Block {
                 text: String::with_capacity(BLOCK_BYTES.max(text.len())),
                 live: 0,
@@ -279,6 +279,22 @@ mod tests {
         assert!(buffer.is_empty() && buffer.blocks.is_empty());
         buffer.push_back(2, None, "again");
         assert_eq!(texts(&buffer), ["again"]);
+    }
+
+    #[test]
+    fn an_emptied_newest_block_goes_without_taking_older_lines() {
+        let mut buffer = LineBuffer::default();
+        let big = "b".repeat(60_000);
+        buffer.push_back(0, None, "old");
+        buffer.push_back(1, None, &big);
+        // Line 0 grows past the block's room: moved into a second block.
+        buffer.extend(0, &"g".repeat(10_000));
+        // It leaves; the second block is empty, the first still holds the big line.
+        buffer.keep_newest(1);
+        buffer.push_back(2, None, &big);
+        assert_eq!(texts(&buffer), [big.as_str(), big.as_str()]);
+        let live: u32 = buffer.blocks.iter().map(|b| b.live).sum();
+        assert_eq!(live, 2);
     }
 
     #[derive(Debug, Clone)]

@@ -112,7 +112,6 @@ impl LogView {
         let index = self.pod_index(pod);
         let mut added = 0;
         for line in lines {
-            let piece = sanitize(&line.bytes);
             // Only a pod in the middle of a very long line has an entry to extend: found by its
             // number, however many lines of other pods came in between (unless it has left).
             let last = match self.continuing.iter().position(|(p, _)| *p == index) {
@@ -130,9 +129,14 @@ impl LogView {
                 Some(at) => {
                     let held = self.lines.get(at).map_or(0, |l| l.text.chars().count());
                     let room = DISPLAY_CHARS.saturating_sub(held);
-                    self.lines.extend(at, truncate_chars(&piece, room));
+                    // A line already at its display length takes no more (the file has it all).
+                    if room > 0 {
+                        let piece = sanitize(&line.bytes);
+                        self.lines.extend(at, truncate_chars(&piece, room));
+                    }
                 }
                 None => {
+                    let piece = sanitize(&line.bytes);
                     if self.lines.is_empty() {
                         // Untouched pages cost nothing: one allocation instead of regrowing.
                         self.lines.reserve(self.capacity);

@@ -177,6 +177,10 @@ impl App {
             );
             return Vec::new();
         }
+        if command == Command::DeleteCluster {
+            // Its log streams stop with it (the worker cancels the tail): so do their troubles.
+            self.troubles.clear_logs();
+        }
         vec![command]
     }
 

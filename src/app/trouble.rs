@@ -2,6 +2,8 @@
 //! from: a source's recovery clears its own trouble and no other (a pod's log reconnecting says
 //! nothing of GKE, and a watch coming back says nothing of a pod's log).
 
+use crate::k8s::watch::JobWatchEvent;
+
 /// Where a trouble comes from.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum TroubleSource {
@@ -15,6 +17,22 @@ pub enum TroubleSource {
     Watch(&'static str),
     /// A pod's log stream.
     Logs(String),
+}
+
+impl TroubleSource {
+    /// The watcher a Job watch event comes from.
+    pub fn watch_of(event: &JobWatchEvent) -> TroubleSource {
+        TroubleSource::Watch(match event {
+            JobWatchEvent::Job(_) => "jobs",
+            JobWatchEvent::Pod(_) => "pods",
+            JobWatchEvent::Event(_) => "events",
+        })
+    }
+
+    /// Every Job watcher.
+    pub fn watches() -> [TroubleSource; 3] {
+        ["jobs", "pods", "events"].map(TroubleSource::Watch)
+    }
 }
 
 /// The troubles present, oldest first.

@@ -7,7 +7,6 @@ use super::trouble::TroubleSource;
 use super::{Action, App, Command, Event, Focus, Level, Overlay};
 use crate::k8s::logs::{StreamEnd, TailEvent};
 use crate::k8s::status::AttemptPhase;
-use crate::k8s::watch::JobWatchEvent;
 
 impl App {
     pub fn update(&mut self, action: Action) -> Vec<Command> {
@@ -302,11 +301,7 @@ impl App {
             }
             Event::Connected => self.connected = true,
             Event::Job(e) => {
-                let watch = TroubleSource::Watch(match &e {
-                    JobWatchEvent::Job(_) => "jobs",
-                    JobWatchEvent::Pod(_) => "pods",
-                    JobWatchEvent::Event(_) => "events",
-                });
+                let watch = TroubleSource::watch_of(&e);
                 // Any other news from a watch means it is running again.
                 match self.jobs.apply(e) {
                     Some(trouble) => self.troubles.set(watch, trouble),

@@ -201,7 +201,12 @@ fn forward_provision(tx: &Tx) -> mpsc::UnboundedSender<ProvisionEvent> {
 async fn disconnect(shared: &Shared) {
     if let Some(conn) = shared.connection.lock().await.take() {
         conn.watchers.cancel();
+        // The watchers are gone, and what they had to say with them.
+        for watch in TroubleSource::watches() {
+            let _ = shared.tx.send(Event::TroubleOver(watch));
+        }
     }
+    let _ = shared.tx.send(Event::TroubleOver(TroubleSource::Cluster));
 }
 
 /// Creates or deletes the cluster (or follows such an operation already running at GKE).
@@ -375,14 +380,19 @@ async fn connect(
         Ok(client) => {
             let _ = shared.tx.send(Event::TroubleOver(TroubleSource::Cluster));
             *connection = Some(start_watchers(shared, client));
-            if let Some(credential) = &shared.session.kubeconfig {
-                let what = "kubeconfig".to_string();
-                let result = crate::kubeconfig::write_for_cluster(credential, target, cluster)
-                    .map(|(context, path)| {
-                        format!("kubectl context {context} written to {}", path.display())
-                    })
-                    .map_err(|e| e.to_string());
-                let _ = shared.tx.send(Event::Done { what, result });
+            if let Some(credential) = shared.session.kubeconfig.clone() {
+                // File work (kubectl's lock, fsyncs) off the runtime's threads.
+                let (tx, target, cluster) = (shared.tx.clone(), target.clone(), cluster.clone());
+                tokio::task::spawn_blocking(move || {
+                    let result =
+                        crate::kubeconfig::write_for_cluster(&credential, &target, &cluster)
+                            .map(|(context, path)| {
+                                format!("kubectl context {context} written to {}", path.display())
+                            })
+                            .map_err(|e| e.to_string());
+                    let what = "kubeconfig".to_string();
+                    let _ = tx.send(Event::Done { what, result });
+                });
             }
         }
         Err(e) => {

@@ -86,7 +86,10 @@ pub fn draw(frame: &mut Frame, area: Rect, app: &App, theme: &Theme, now: jiff::
         ];
         // Why it ended, when the status does not say it all (a success says it all): narrow,
         // it goes before the time it took.
-        let reason = a.reason.as_ref().filter(|_| a.status != AttemptPhase::Succeeded);
+        let reason = a
+            .reason
+            .as_ref()
+            .filter(|_| a.status != AttemptPhase::Succeeded);
         let with_took = roomy || (reason.is_none() && width >= name_w + 17 + 8);
         if with_took {
             spans.push(Span::raw(" "));
