@@ -31,6 +31,7 @@ use tower::buffer::Buffer;
 use tower::retry::RetryLayer;
 use tower::util::BoxService;
 use tower::{BoxError, Layer, Service, ServiceBuilder, ServiceExt};
+use tower_http::trace::TraceLayer;
 
 use super::{Auth, ClusterRef, GkeError};
 
@@ -83,6 +84,10 @@ pub fn kube_client(
 
 /// kube's default HTTP stack, with at most `IDLE_CONNECTIONS` idle connections kept.
 type HttpStack = BoxService<Request<Body>, Response<Box<DynBody>>, BoxError>;
+type TracedBody = tower_http::trace::ResponseBody<
+    hyper::body::Incoming,
+    tower_http::classify::NeverClassifyEos<tower_http::classify::ServerErrorsFailureClass>,
+>;
 
 fn http_stack(config: &kube::Config) -> Result<HttpStack, kube::Error> {
     let mut connector = hyper_timeout::TimeoutConnector::new(config.rustls_https_connector()?);
@@ -97,9 +102,12 @@ fn http_stack(config: &kube::Config) -> Result<HttpStack, kube::Error> {
         .layer(config.base_uri_layer())
         .layer(RetryLayer::new(RetryPolicy::server_retry()))
         .map_err(BoxError::from)
-        .map_response(|response: Response<hyper::body::Incoming>| {
-            response.map(|body| Box::new(body.map_err(BoxError::from)) as Box<DynBody>)
+        .map_response(|response: Response<_>| {
+            response.map(|body: TracedBody| Box::new(body.map_err(BoxError::from)) as Box<DynBody>)
         })
+        // As kube's own stack: a debug span per request (method, URI, status, latency) in
+        // gantry.log, an error event for a failed one. The default spans carry no header.
+        .layer(TraceLayer::new_for_http())
         .service(http))
 }
 
