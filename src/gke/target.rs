@@ -72,6 +72,14 @@ pub fn resolve(target: &TargetArgs, config: &Config) -> Result<ClusterRef, GkeEr
     )
 }
 
+/// The project and location the operator named, if any: the flag, then the config file.
+pub fn named_place(target: &TargetArgs, config: &Config) -> (Option<String>, Option<String>) {
+    (
+        target.project.clone().or_else(|| config.project.clone()),
+        target.location.clone().or_else(|| config.location.clone()),
+    )
+}
+
 /// [`resolve`] with the environment and gcloud's directory given, for tests.
 pub fn resolve_with(
     target: &TargetArgs,
@@ -87,10 +95,8 @@ pub fn resolve_with(
     let gcloud = gcloud
         .map(|dir| GcloudConfig::active(dir, env))
         .unwrap_or_default();
-    let project = target
-        .project
-        .clone()
-        .or_else(|| config.project.clone())
+    let (project, location) = named_place(target, config);
+    let project = project
         .or_else(|| env("GOOGLE_CLOUD_PROJECT"))
         .or_else(|| env("CLOUDSDK_CORE_PROJECT"))
         .or_else(|| gcloud.get("core", "project"))
@@ -101,10 +107,7 @@ pub fn resolve_with(
                     .into(),
             )
         })?;
-    let location = target
-        .location
-        .clone()
-        .or_else(|| config.location.clone())
+    let location = location
         .or_else(|| env("CLOUDSDK_COMPUTE_ZONE"))
         .or_else(|| gcloud.get("compute", "zone"))
         .or_else(|| env("CLOUDSDK_COMPUTE_REGION"))

@@ -127,18 +127,9 @@ async fn open_sim(cli: &Cli, config: Config) -> Result<Session> {
         .with_retry(RetryPolicy::scaled(factor));
     // The project and location the operator named (flag, then config), so a rehearsal on the
     // simulator looks like the real thing; else the simulator's own.
-    let project = cli
-        .target
-        .project
-        .clone()
-        .or_else(|| config.project.clone())
-        .unwrap_or_else(|| DEMO_PROJECT.to_string());
-    let location = cli
-        .target
-        .location
-        .clone()
-        .or_else(|| config.location.clone())
-        .unwrap_or_else(|| DEMO_LOCATION.to_string());
+    let (project, location) = crate::gke::target::named_place(&cli.target, &config);
+    let project = project.unwrap_or_else(|| DEMO_PROJECT.to_string());
+    let location = location.unwrap_or_else(|| DEMO_LOCATION.to_string());
     let target = ClusterRef::new(&project, &location, &config.cluster.name);
     let info = TargetInfo {
         place: format!("{project}/{location}"),
