@@ -19,7 +19,8 @@ use std::time::{Duration, Instant};
 
 use bytes::Bytes;
 use criterion::{BatchSize, BenchmarkId, Criterion, Throughput};
-use gantry::app::{Action, App, Event, Focus, Keymap, TargetInfo};
+use gantry::app::{App, Event, Focus, TargetInfo};
+use gantry::keys::{Action, Keymap};
 use gantry::config::Config;
 use gantry::gke::ClusterSummary;
 use gantry::k8s::logs::{LogLine, TailEvent};

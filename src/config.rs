@@ -249,11 +249,7 @@ impl Config {
 
     /// The default file: `$XDG_CONFIG_HOME/gantry/config.toml` (or `~/.config/...`).
     pub fn default_path() -> Option<PathBuf> {
-        std::env::var_os("XDG_CONFIG_HOME")
-            .map(PathBuf::from)
-            .filter(|p| p.is_absolute())
-            .or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".config")))
-            .map(|base| base.join("gantry").join("config.toml"))
+        crate::paths::config_dir().map(|dir| dir.join("config.toml"))
     }
 
     pub fn validate(&self) -> Result<(), String> {
@@ -276,19 +272,19 @@ impl Config {
             ));
         }
         let j = &self.job;
-        if !crate::k8s::names::is_rfc1123_subdomain(&j.name) || j.name.len() > 63 {
+        if !crate::names::is_rfc1123_subdomain(&j.name) || j.name.len() > 63 {
             return Err(format!(
                 "job.name = \"{}\": use lower-case letters, digits and '-' (RFC 1123), at most 63 characters",
                 j.name
             ));
         }
-        if !crate::k8s::names::is_rfc1123_label(&j.namespace) {
+        if !crate::names::is_rfc1123_label(&j.namespace) {
             return Err(format!(
                 "job.namespace = \"{}\": not a valid namespace name (RFC 1123 label)",
                 j.namespace
             ));
         }
-        if !crate::k8s::names::is_rfc1123_label(&j.container) {
+        if !crate::names::is_rfc1123_label(&j.container) {
             return Err(format!(
                 "job.container = \"{}\": not a valid container name (RFC 1123 label)",
                 j.container
@@ -301,7 +297,7 @@ impl Config {
                 "job.restart-policy = \"{policy}\": a Job's pods restart \"Never\" or \"OnFailure\""
             ));
         }
-        use crate::k8s::names::{is_label_key, is_label_value};
+        use crate::names::{is_label_key, is_label_value};
         for (what, pairs) in [("labels", &j.labels), ("node-selector", &j.node_selector)] {
             for (key, value) in pairs {
                 if !is_label_key(key) {
@@ -319,7 +315,7 @@ impl Config {
         if j.indexed && j.completions.is_none() {
             return Err("job.indexed = true needs job.completions (the number of workers)".into());
         }
-        crate::app::Keymap::with_overrides(&self.keys)?;
+        crate::keys::Keymap::with_overrides(&self.keys)?;
         Ok(())
     }
 }

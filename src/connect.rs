@@ -6,6 +6,7 @@ use std::path::PathBuf;
 use crate::cli::TargetArgs;
 use crate::config::{Config, ConfigError};
 use crate::gke::{self, Auth, ClusterRef, Gke, GkeError};
+use crate::k8s::manifest::import::ImportError;
 
 /// Why Gantry could not get a client.
 #[derive(Debug, thiserror::Error)]
@@ -40,9 +41,20 @@ pub fn load_config(target: &TargetArgs) -> Result<Config, ConfigError> {
         },
     };
     if let Some(path) = &target.job_manifest {
-        config.job = crate::k8s::manifest_file::load(path)?;
+        config.job = crate::k8s::manifest::import::load(path)?;
     }
     Ok(config)
+}
+
+/// A `--job-manifest` file stands where the config's `[job]` section would: its errors are the
+/// config's.
+impl From<ImportError> for ConfigError {
+    fn from(e: ImportError) -> Self {
+        match e {
+            ImportError::Read { path, source } => ConfigError::Read { path, source },
+            ImportError::Invalid { path, message } => ConfigError::Invalid { path, message },
+        }
+    }
 }
 
 /// The cluster Gantry works on (project, location, name), or why it cannot tell.

@@ -22,7 +22,7 @@ pub fn to_stderr() {
 pub fn to_file(path: Option<&std::path::Path>) {
     let path = path
         .map(std::path::Path::to_path_buf)
-        .or_else(|| crate::k8s::logs::state_dir().map(|d| d.join("gantry.log")));
+        .or_else(|| crate::paths::state_dir().map(|d| d.join("gantry.log")));
     let Some(path) = path else { return };
     if let Some(dir) = path.parent() {
         let _ = std::fs::create_dir_all(dir);

@@ -24,7 +24,8 @@ use std::time::Duration;
 
 use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 use futures::AsyncReadExt;
-use gantry::app::{App, Command, Event, Focus, Keymap, TargetInfo};
+use gantry::app::{App, Command, Event, Focus, TargetInfo};
+use gantry::keys::Keymap;
 use gantry::config::{Config, JobConfig};
 use gantry::gke::{self, Auth, ClusterRef, ClusterSummary, Gke};
 use gantry::k8s;

@@ -14,7 +14,7 @@ use common::cases::cases;
 use common::fixtures::{assert_refused, expected_message, fixture_files, gantry_config, repo_path};
 use common::{CliEnv, text};
 use gantry::config::{Config, JobConfig};
-use gantry::k8s::{manifest, manifest_file};
+use gantry::k8s::manifest::{self, import};
 use k8s_openapi::api::batch::v1::Job;
 use k8s_openapi::api::core::v1::Service;
 use kube::api::Api;
@@ -184,7 +184,7 @@ fn missing_and_hostile_files_exit_2() {
 fn a_manifest_makes_the_job_its_config_twin_makes() {
     let read = |p: &str| std::fs::read_to_string(repo_path(p)).unwrap();
     let from_manifest =
-        manifest_file::parse(&read("tests/job_manifests/valid/gpu-indexed.yaml")).unwrap();
+        import::parse(&read("tests/job_manifests/valid/gpu-indexed.yaml")).unwrap();
     let from_config = Config::load(&repo_path("assets/config/gpu-indexed.toml"))
         .unwrap()
         .job;
@@ -197,7 +197,7 @@ fn a_manifest_makes_the_job_its_config_twin_makes() {
         manifest::worker_service(&from_config, 3).unwrap()
     );
 
-    let seed = manifest_file::parse(&read("assets/ml-training-job.yaml")).unwrap();
+    let seed = import::parse(&read("assets/ml-training-job.yaml")).unwrap();
     assert_eq!(
         manifest::training_job(&seed, None, 1).unwrap(),
         manifest::training_job(&JobConfig::default(), Some("demo-project"), 1).unwrap()
@@ -210,7 +210,7 @@ fn on_failure_reaches_the_pod_template() {
         "tests/job_manifests/valid/workers-on-failure.json",
     ))
     .unwrap();
-    let cfg = manifest_file::parse(&text).unwrap();
+    let cfg = import::parse(&text).unwrap();
     let job = serde_json::to_value(manifest::training_job(&cfg, None, 1).unwrap()).unwrap();
     let pod = &job["spec"]["template"]["spec"];
     assert_eq!(pod["restartPolicy"], "OnFailure");
@@ -289,7 +289,7 @@ proptest! {
     /// checks accept.
     #[test]
     fn edited_manifests_error_or_make_a_valid_job(text in edited_manifest()) {
-        if let Ok(cfg) = manifest_file::parse(&text) {
+        if let Ok(cfg) = import::parse(&text) {
             let config = Config { job: cfg.clone(), ..Config::default() };
             prop_assert!(config.validate().is_ok());
             prop_assert!(manifest::training_job(&cfg, None, 2).is_ok());
@@ -298,7 +298,7 @@ proptest! {
 
     #[test]
     fn any_text_is_an_error_not_a_panic(text in "\\PC{0,300}") {
-        let _ = manifest_file::parse(&text);
+        let _ = import::parse(&text);
     }
 }
 

@@ -10,7 +10,8 @@ use std::process::{Output, Stdio};
 
 use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 use futures::AsyncReadExt;
-use gantry::app::{Action, App, Command, Event, Focus, Keymap, TargetInfo};
+use gantry::app::{App, Command, Event, Focus, TargetInfo};
+use gantry::keys::{Action, Keymap};
 use gantry::config::Config;
 use gantry::gke::{ClusterRef, ClusterSummary};
 use gantry::k8s::status::{JobSummary, PodSummary};

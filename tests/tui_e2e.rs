@@ -11,7 +11,7 @@ use std::path::Path;
 
 use common::tmux::Tmux;
 use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
-use gantry::app::{Action, Keymap};
+use gantry::keys::{Action, Keymap};
 use gantry::config::Config;
 
 const FAILING_JOB: &str =

@@ -1,13 +1,11 @@
 //! The application state and its one update function. Keys become actions through the keymap;
 //! actions and worker events change state and may ask for commands; drawing reads the state.
 
-pub mod action;
 pub mod cluster;
 pub mod command;
 pub mod confirm;
 pub mod event;
 pub mod jobs;
-pub mod keymap;
 mod log_lines;
 pub mod logs;
 pub mod trouble;
@@ -15,12 +13,11 @@ mod update;
 
 use crossterm::event::KeyEvent;
 
-pub use action::Action;
 pub use command::Command;
 pub use event::{Event, TargetInfo};
-pub use keymap::Keymap;
 
 use crate::config::Config;
+use crate::keys::Keymap;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Focus {

@@ -4,7 +4,8 @@ use super::cluster::ClusterPhase;
 use super::confirm::Confirm;
 use super::logs::Source;
 use super::trouble::TroubleSource;
-use super::{Action, App, Command, Event, Focus, Level, Overlay};
+use super::{App, Command, Event, Focus, Level, Overlay};
+use crate::keys::Action;
 use crate::k8s::logs::{StreamEnd, TailEvent};
 use crate::k8s::status::AttemptPhase;
 

@@ -7,7 +7,7 @@ use kube::api::{Api, ListParams};
 use serde_json::{Value, json};
 
 use super::K8sError;
-use super::names;
+use super::labels;
 use super::status::{JobSummary, PodSummary, attempt_of};
 use crate::config::JobConfig;
 
@@ -15,7 +15,7 @@ use crate::config::JobConfig;
 pub async fn list_attempts(client: &kube::Client, cfg: &JobConfig) -> Result<Vec<Job>, K8sError> {
     let jobs: Api<Job> = Api::namespaced(client.clone(), &cfg.namespace);
     let mut list = jobs
-        .list(&ListParams::default().labels(&names::managed_selector(&cfg.name)))
+        .list(&ListParams::default().labels(&labels::managed_selector(&cfg.name)))
         .await
         .map_err(K8sError::api(format!("listing the Jobs of {}", cfg.name)))?
         .items;
@@ -44,7 +44,7 @@ pub async fn pods_of(
 ) -> Result<Vec<Pod>, K8sError> {
     let pods: Api<Pod> = Api::namespaced(client.clone(), namespace);
     let mut list = pods
-        .list(&ListParams::default().labels(&names::pods_of_job_selector(job_name)))
+        .list(&ListParams::default().labels(&labels::pods_of_job_selector(job_name)))
         .await
         .map_err(K8sError::api(format!("listing the pods of {job_name}")))?
         .items;

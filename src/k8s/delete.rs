@@ -5,7 +5,7 @@ use k8s_openapi::api::batch::v1::Job;
 use k8s_openapi::api::core::v1::Service;
 use kube::api::{Api, DeleteParams, ListParams};
 
-use super::names::{self, JOB_LABEL, MANAGED_BY, MANAGER};
+use super::labels::{self, JOB_LABEL, MANAGED_BY, MANAGER};
 use super::{K8sError, attempts, status_code};
 use crate::config::JobConfig;
 
@@ -71,7 +71,7 @@ pub async fn delete(
     if left == 0 {
         let services: Api<Service> = Api::namespaced(client.clone(), ns);
         let managed = services
-            .list(&ListParams::default().labels(&names::managed_selector(&cfg.name)))
+            .list(&ListParams::default().labels(&labels::managed_selector(&cfg.name)))
             .await
             .map_err(K8sError::api("listing Gantry's Services"))?;
         for svc in managed.items.into_iter().filter_map(|s| s.metadata.name) {

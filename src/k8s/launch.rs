@@ -6,7 +6,7 @@ use k8s_openapi::api::core::v1::Service;
 use kube::api::{Api, PostParams};
 
 use super::manifest;
-use super::names::{JOB_LABEL, MANAGED_BY, MANAGER};
+use super::labels::{JOB_LABEL, MANAGED_BY, MANAGER};
 use super::status::{AttemptPhase, JobSummary, attempt_of};
 use super::{K8sError, attempts, status_code};
 use crate::config::JobConfig;

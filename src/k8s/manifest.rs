@@ -3,6 +3,7 @@
 //! because a Job's template is immutable and the attempt that ran is the truth about what ran
 //! (see [`overrides`]); [`validate`] says what the API server would refuse.
 
+pub mod import;
 mod overrides;
 mod validate;
 
@@ -12,7 +13,7 @@ use k8s_openapi::api::batch::v1::Job;
 use k8s_openapi::api::core::v1::Service;
 use serde_json::json;
 
-use super::names::{self, ATTEMPT_LABEL, COMPLETION_INDEX, JOB_LABEL, MANAGED_BY, MANAGER};
+use super::labels::{self, ATTEMPT_LABEL, COMPLETION_INDEX, JOB_LABEL, MANAGED_BY, MANAGER};
 use crate::config::{Distributed, JobConfig};
 
 pub use overrides::{apply_launch_flags, next_attempt};
@@ -68,7 +69,7 @@ pub fn training_job(
         (None, Some(p)) if !p.is_empty() => cfg.image_for(p),
         _ => return Err(ManifestError::NoImage),
     };
-    let name = names::attempt_name(&cfg.name, attempt);
+    let name = labels::attempt_name(&cfg.name, attempt);
     let labels = object_labels(cfg, attempt);
     let dist = distributed(cfg);
     let completions = cfg
@@ -215,7 +216,7 @@ pub fn worker_service(cfg: &JobConfig, attempt: u32) -> Result<Option<Service>, 
         return Ok(None);
     };
     let name = service_name(cfg);
-    if !names::is_rfc1035_label(&name) {
+    if !crate::names::is_rfc1035_label(&name) {
         return Err(invalid(format!(
             "service name \"{name}\": a Service name is at most 63 lower-case letters, digits or '-', starting with a letter"
         )));

@@ -5,7 +5,7 @@ use k8s_openapi::api::batch::v1::Job;
 use k8s_openapi::api::core::v1::{Event, Pod};
 use serde::Serialize;
 
-use super::names::{ATTEMPT_LABEL, COMPLETION_INDEX, POD_JOB_NAME_LABEL};
+use super::labels::{ATTEMPT_LABEL, COMPLETION_INDEX, POD_JOB_NAME_LABEL};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 pub enum AttemptPhase {

@@ -20,7 +20,7 @@ use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 
 use super::backoff::Backoff;
-use super::names;
+use super::labels;
 use super::status::{EventSummary, JobSummary, PodSummary};
 use crate::config::JobConfig;
 
@@ -169,7 +169,7 @@ pub fn spawn_job_watchers(
     let mut set = tokio::task::JoinSet::new();
 
     let jobs: Api<Job> = Api::namespaced(client.clone(), &ns);
-    let job_config = watcher::Config::default().labels(&names::managed_selector(&cfg.name));
+    let job_config = watcher::Config::default().labels(&labels::managed_selector(&cfg.name));
     set.spawn(watch_objects(
         jobs,
         job_config,
@@ -214,6 +214,6 @@ pub fn spawn_job_watchers(
 /// The pods Gantry made for the training Job: the training labels and Gantry's own.
 fn pod_selector(cfg: &JobConfig) -> String {
     let mut parts: Vec<String> = cfg.labels.iter().map(|(k, v)| format!("{k}={v}")).collect();
-    parts.push(names::managed_selector(&cfg.name));
+    parts.push(labels::managed_selector(&cfg.name));
     parts.join(",")
 }

@@ -14,7 +14,8 @@ use futures::StreamExt;
 use tokio::sync::mpsc;
 use tokio::time::Instant;
 
-use crate::app::{App, Event, Keymap};
+use crate::app::{App, Event};
+use crate::keys::Keymap;
 use crate::cli::Cli;
 use crate::ui;
 use crate::ui::theme::Theme;

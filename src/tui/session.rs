@@ -108,7 +108,7 @@ pub async fn open(cli: &Cli, config: Config) -> Result<Session> {
 }
 
 async fn open_sim(cli: &Cli, config: Config) -> Result<Session> {
-    let base = crate::k8s::logs::state_dir()
+    let base = crate::paths::state_dir()
         .ok_or_else(|| eyre!("no state directory: set HOME or XDG_STATE_HOME"))?;
     let dir = base.join("sim").join(std::process::id().to_string());
     let cloud = SimCloud::start(SimOptions {

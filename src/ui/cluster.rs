@@ -8,7 +8,8 @@ use ratatui::widgets::Paragraph;
 use super::theme::Theme;
 use super::widgets::{duration, pane};
 use crate::app::cluster::ClusterPhase;
-use crate::app::{Action, App};
+use crate::app::App;
+use crate::keys::Action;
 
 pub fn draw(frame: &mut Frame, area: Rect, app: &App, theme: &Theme) {
     let view = &app.cluster;

@@ -38,7 +38,7 @@ pub fn draw(frame: &mut Frame, area: Rect, app: &App, theme: &Theme, now: jiff::
         let hint = if app.connected {
             format!(
                 "No attempt yet: {} launches.",
-                app.keymap.keys_for(crate::app::Action::Launch)
+                app.keymap.keys_for(crate::keys::Action::Launch)
             )
         } else {
             "Waiting for the cluster…".to_string()

@@ -7,7 +7,8 @@ use ratatui::widgets::Paragraph;
 
 use super::theme::Theme;
 use super::widgets::fit;
-use crate::app::{Action, App, Level};
+use crate::app::{App, Level};
+use crate::keys::Action;
 
 const HINTS: [(Action, &str); 6] = [
     (Action::CreateCluster, "create"),

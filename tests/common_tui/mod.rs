@@ -5,7 +5,8 @@
 use std::time::Duration;
 
 use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
-use gantry::app::{App, Command, Event, Keymap, TargetInfo};
+use gantry::app::{App, Command, Event, TargetInfo};
+use gantry::keys::Keymap;
 use gantry::config::Config;
 use gantry::gke::summary::PoolSummary;
 use gantry::gke::{ClusterSummary, OperationKind, ProvisionEvent, Stage};

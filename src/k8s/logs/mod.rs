@@ -19,6 +19,8 @@ use std::path::PathBuf;
 
 use bytes::Bytes;
 
+use crate::paths::path_component;
+
 pub use lines::{Cursor, LineReader};
 pub use tail::{LogTail, TailHandle, TailOptions, TailTarget};
 
@@ -79,20 +81,11 @@ pub enum TailEvent {
     WatchRecovered,
 }
 
-/// `$XDG_STATE_HOME/gantry` (else `~/.local/state/gantry`).
-pub fn state_dir() -> Option<PathBuf> {
-    std::env::var_os("XDG_STATE_HOME")
-        .map(PathBuf::from)
-        .filter(|p| p.is_absolute())
-        .or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".local/state")))
-        .map(|base| base.join("gantry"))
-}
-
 /// Where the pods of `job` on `cluster` save their logs: `<state>/logs/<cluster>/<job>/`.
 pub fn logs_dir(cluster: &str, job: &str) -> Option<PathBuf> {
-    state_dir().map(|d| {
+    crate::paths::state_dir().map(|d| {
         d.join("logs")
-            .join(crate::k8s::names::path_component(cluster))
-            .join(crate::k8s::names::path_component(job))
+            .join(path_component(cluster))
+            .join(path_component(job))
     })
 }

@@ -51,7 +51,7 @@ impl PodSink {
     /// brings the whole log anyway. `SinkError::Busy`, at once, when another sink holds it.
     pub fn open(dir: &Path, pod: &str) -> Result<(Self, Cursor), SinkError> {
         std::fs::create_dir_all(dir)?;
-        let pod = crate::k8s::names::path_component(pod);
+        let pod = crate::paths::path_component(pod);
         let path = dir.join(format!("{pod}.log"));
         let cursor_path = dir.join(format!(".{pod}.cursor"));
         let file = OpenOptions::new()

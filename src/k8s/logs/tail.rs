@@ -22,7 +22,7 @@ use tokio_util::sync::CancellationToken;
 use super::lines::LineReader;
 use super::pod_stream::{PodStream, Run};
 use super::{StreamEnd, TailEvent};
-use crate::k8s::names;
+use crate::k8s::labels;
 use crate::k8s::status::PodSummary;
 use crate::k8s::watch::{Change, watch_objects};
 
@@ -205,7 +205,7 @@ impl Supervisor {
     async fn follow(&mut self, mut stop_rx: mpsc::UnboundedReceiver<String>) {
         let (pods_tx, mut pods_rx) = mpsc::channel::<PodNews>(64);
         let config = watcher::Config::default()
-            .labels(&names::pods_of_job_selector(&self.target.job))
+            .labels(&labels::pods_of_job_selector(&self.target.job))
             .page_size(crate::k8s::watch::LIST_PAGE);
         let config = match &self.options.pod {
             Some(p) => config.fields(&format!("metadata.name={p}")),
@@ -273,7 +273,7 @@ impl Supervisor {
     async fn read_once(&mut self, mut stop_rx: mpsc::UnboundedReceiver<String>) {
         let listed = self
             .api
-            .list(&ListParams::default().labels(&names::pods_of_job_selector(&self.target.job)))
+            .list(&ListParams::default().labels(&labels::pods_of_job_selector(&self.target.job)))
             .await;
         let mut pods: Vec<PodSummary> = match listed {
             Ok(list) => list.items.iter().map(PodSummary::of).collect(),

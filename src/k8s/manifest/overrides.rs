@@ -6,7 +6,7 @@ use k8s_openapi::api::batch::v1::Job;
 use k8s_openapi::api::core::v1::{Container, EnvVar};
 use k8s_openapi::apimachinery::pkg::api::resource::Quantity;
 
-use super::names::{self, ATTEMPT_LABEL, JOB_LABEL, MANAGED_BY, MANAGER};
+use super::labels::{self, ATTEMPT_LABEL, JOB_LABEL, MANAGED_BY, MANAGER};
 use super::{MASTER_ADDR, ManifestError, invalid, validate};
 use crate::cli::JobOverrides;
 use crate::config::JobConfig;
@@ -52,7 +52,7 @@ pub fn next_attempt(
     attempt: u32,
     overrides: &JobOverrides,
 ) -> Result<Job, ManifestError> {
-    let name = names::attempt_name(base, attempt);
+    let name = labels::attempt_name(base, attempt);
     let mut spec = previous
         .spec
         .clone()

@@ -2,7 +2,7 @@
 
 use k8s_openapi::api::batch::v1::Job;
 
-use super::names;
+use crate::names;
 use super::{ManifestError, invalid};
 
 /// What the API server would refuse, said before anything is sent.

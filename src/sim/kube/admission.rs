@@ -161,8 +161,8 @@ pub fn stamp_new(
     }
     let name = metadata["name"].as_str().unwrap_or_default().to_string();
     let name_ok = match resource.kind {
-        Kind::Service | Kind::Namespace => crate::k8s::names::is_rfc1123_label(&name),
-        _ => crate::k8s::names::is_rfc1123_subdomain(&name),
+        Kind::Service | Kind::Namespace => crate::names::is_rfc1123_label(&name),
+        _ => crate::names::is_rfc1123_subdomain(&name),
     };
     if !name_ok {
         return Err(ApiError::invalid(

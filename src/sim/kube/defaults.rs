@@ -185,7 +185,7 @@ fn validate_pod_spec(
         Some(cs) if !cs.is_empty() => {
             for (i, c) in cs.iter().enumerate() {
                 let cname = c["name"].as_str().unwrap_or_default();
-                if !crate::k8s::names::is_rfc1123_label(cname) {
+                if !crate::names::is_rfc1123_label(cname) {
                     causes.push((format!("{at}.containers[{i}].name"), format!("Invalid value: \"{cname}\": a lowercase RFC 1123 label must consist of lower case alphanumeric characters or '-'")));
                 }
                 if c["image"].as_str().is_none_or(|s| s.trim().is_empty()) {

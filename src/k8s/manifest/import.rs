@@ -20,20 +20,35 @@ use k8s_openapi::api::batch::v1::Job;
 use serde::Deserialize;
 use serde_norway::Value;
 
-use super::manifest;
-use crate::config::{Config, ConfigError, JobConfig};
+use crate::config::{Config, JobConfig};
+use crate::k8s::manifest;
+
+/// Why a Job manifest file could not be used; each names the file.
+#[derive(Debug, thiserror::Error)]
+pub enum ImportError {
+    #[error("cannot read {path}: {source}")]
+    Read {
+        path: std::path::PathBuf,
+        source: std::io::Error,
+    },
+    #[error("{path}: {message}")]
+    Invalid {
+        path: std::path::PathBuf,
+        message: String,
+    },
+}
 
 /// Far more than any Job manifest (the API server refuses objects of about 1.5 MB).
 pub const MAX_BYTES: u64 = 1024 * 1024;
 
 /// Reads FILE into the `[job]` section that replaces the config's. The error names the file,
 /// and the line and column or the field.
-pub fn load(path: &Path) -> Result<JobConfig, ConfigError> {
-    let invalid = |message: String| ConfigError::Invalid {
+pub fn load(path: &Path) -> Result<JobConfig, ImportError> {
+    let invalid = |message: String| ImportError::Invalid {
         path: path.to_path_buf(),
         message,
     };
-    let read_error = |source| ConfigError::Read {
+    let read_error = |source| ImportError::Read {
         path: path.to_path_buf(),
         source,
     };

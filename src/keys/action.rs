@@ -1,4 +1,4 @@
-//! What the operator can ask for. Keys map to these (the keymap), and `App::update` acts on them.
+//! What the operator can ask for. Keys map to these (the keymap), and the app acts on them.
 
 use std::fmt;
 

@@ -1,41 +1,6 @@
-//! Names and labels of what Gantry creates: attempt names, RFC 1123 checks, the labels that let
-//! Gantry find (and only ever touch) its own objects.
-
-/// Every object Gantry creates carries `app.kubernetes.io/managed-by=gantry`.
-pub const MANAGED_BY: &str = "app.kubernetes.io/managed-by";
-pub const MANAGER: &str = "gantry";
-/// The training Job's base name (the configured `job.name`), shared by all its attempts.
-pub const JOB_LABEL: &str = "gantry.dev/job";
-/// Which attempt an object belongs to: 1 for the launch, 2 for the first retry, ...
-pub const ATTEMPT_LABEL: &str = "gantry.dev/attempt";
-/// Set by the Job controller on every pod of a Job.
-pub const POD_JOB_NAME_LABEL: &str = "job-name";
-/// Set by the Job controller on every pod of an Indexed Job.
-pub const COMPLETION_INDEX: &str = "batch.kubernetes.io/job-completion-index";
-
-/// The Job name of an attempt: `<job>` for the first, then `<job>-2`, `<job>-3`, ...
-pub fn attempt_name(job: &str, attempt: u32) -> String {
-    if attempt <= 1 {
-        job.to_string()
-    } else {
-        format!("{job}-{attempt}")
-    }
-}
-
-/// The label selector of every object Gantry made for a training Job (all attempts).
-pub fn managed_selector(job: &str) -> String {
-    format!("{MANAGED_BY}={MANAGER},{JOB_LABEL}={job}")
-}
-
-/// The label selector of one attempt's objects.
-pub fn attempt_selector(job: &str, attempt: u32) -> String {
-    format!("{},{ATTEMPT_LABEL}={attempt}", managed_selector(job))
-}
-
-/// The pods of one attempt's Job, as the Job controller labels them.
-pub fn pods_of_job_selector(job_name: &str) -> String {
-    format!("{POD_JOB_NAME_LABEL}={job_name}")
-}
+//! Names and label syntax as the Kubernetes API server accepts them (RFC 1123 and 1035 names,
+//! label keys and values, environment variable names). A leaf: the config file, manifests and
+//! Job actions all check names here, before anything is sent.
 
 /// An RFC 1123 label: 1 to 63 lower-case letters, digits or '-', alphanumeric at both ends.
 pub fn is_rfc1123_label(s: &str) -> bool {
@@ -88,35 +53,9 @@ pub fn is_label_key(s: &str) -> bool {
     prefix.is_none_or(is_rfc1123_subdomain) && !name.is_empty() && is_label_value(name)
 }
 
-/// A safe single path component for the log directory (pod, job and cluster names are RFC 1123
-/// already; a kubeconfig context name may hold anything).
-pub fn path_component(s: &str) -> String {
-    let cleaned: String = s
-        .chars()
-        .map(|c| {
-            if c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.') {
-                c
-            } else {
-                '_'
-            }
-        })
-        .collect();
-    match cleaned.as_str() {
-        "" | "." | ".." => "_".to_string(),
-        _ => cleaned,
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn attempts_are_numbered_after_the_first() {
-        assert_eq!(attempt_name("ml-training-job", 1), "ml-training-job");
-        assert_eq!(attempt_name("ml-training-job", 2), "ml-training-job-2");
-        assert_eq!(attempt_name("ml-training-job", 13), "ml-training-job-13");
-    }
 
     #[test]
     fn rfc1123() {
@@ -138,8 +77,6 @@ mod tests {
         assert!(!is_env_name("A B"));
         assert!(is_label_value("ml-training"));
         assert!(!is_label_value("-x"));
-        assert_eq!(path_component("gke_p_l/c"), "gke_p_l_c");
-        assert_eq!(path_component(".."), "_");
     }
 
     #[test]
