@@ -152,9 +152,9 @@ async fn truth(
 ) -> Result<(Vec<JobSummary>, Vec<PodSummary>), kube::Error> {
     let jobs: Api<Job> = Api::default_namespaced(client.clone());
     let pods: Api<Pod> = Api::default_namespaced(client.clone());
-    let job_sel = ListParams::default().labels(&k8s::names::managed_selector(&cfg.name));
+    let job_sel = ListParams::default().labels(&k8s::labels::managed_selector(&cfg.name));
     let mut pod_sel: Vec<String> = cfg.labels.iter().map(|(k, v)| format!("{k}={v}")).collect();
-    pod_sel.push(k8s::names::managed_selector(&cfg.name));
+    pod_sel.push(k8s::labels::managed_selector(&cfg.name));
     let pod_sel = ListParams::default().labels(&pod_sel.join(","));
     let j = jobs.list(&job_sel).await?;
     let p = pods.list(&pod_sel).await?;
