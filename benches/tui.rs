@@ -20,12 +20,12 @@ use std::time::{Duration, Instant};
 use bytes::Bytes;
 use criterion::{BatchSize, BenchmarkId, Criterion, Throughput};
 use gantry::app::{App, Event, Focus, TargetInfo};
-use gantry::keys::{Action, Keymap};
 use gantry::config::Config;
-use gantry::gke::ClusterSummary;
+use gantry::gke::{ClusterStatus, ClusterSummary};
 use gantry::k8s::logs::{LogLine, TailEvent};
 use gantry::k8s::status::{AttemptPhase, JobSummary, PodSummary};
 use gantry::k8s::watch::{Change, JobWatchEvent};
+use gantry::keys::{Action, Keymap};
 use gantry::ui::theme::Theme;
 use ratatui::Terminal;
 use ratatui::backend::TestBackend;
@@ -43,7 +43,7 @@ fn cluster() -> ClusterSummary {
         name: "ml-gke-cluster".into(),
         project: "demo-project".into(),
         location: "us-central1-a".into(),
-        status: "RUNNING".into(),
+        status: ClusterStatus::Running,
         status_message: String::new(),
         node_count: 3,
         machine_type: "n1-standard-1".into(),

@@ -43,7 +43,6 @@ pub fn path_component(s: &str) -> String {
     }
 }
 
-
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -10,8 +10,8 @@ use std::time::Duration;
 
 use gantry::config::{ClusterConfig, SEED_SCOPES};
 use gantry::gke::{
-    Auth, Begun, ClusterRef, DownOutcome, Gke, GkeError, OperationKind, PollPolicy, ProvisionEvent,
-    RetryPolicy, UpHow, begin_up, down, spec, up,
+    Auth, Begun, ClusterRef, ClusterStatus, DownOutcome, Gke, GkeError, OperationKind, PollPolicy,
+    ProvisionEvent, RetryPolicy, UpHow, begin_up, down, spec, up,
 };
 use gantry::sim::cloud::{DEMO_LOCATION, DEMO_PROJECT};
 use gantry::sim::faults::Fault;
@@ -121,7 +121,7 @@ async fn creates_the_seed_cluster_with_progress_in_order() {
     .await
     .unwrap();
     assert_eq!(outcome.how, UpHow::Created);
-    assert_eq!(outcome.cluster.status, "RUNNING");
+    assert_eq!(outcome.cluster.status, ClusterStatus::Running);
     assert_eq!(outcome.cluster.node_count, 3);
     assert_eq!(outcome.cluster.machine_type, "n1-standard-1");
     assert!(!outcome.cluster.endpoint.is_empty());
@@ -166,15 +166,23 @@ async fn creates_the_seed_cluster_with_progress_in_order() {
         .collect();
     assert!(elapsed.windows(2).all(|w| w[0] <= w[1]));
     // The cluster is seen PROVISIONING, then RUNNING, before the end.
-    let statuses: Vec<&str> = events
+    let statuses: Vec<ClusterStatus> = events
         .iter()
         .filter_map(|e| match e {
-            ProvisionEvent::Cluster(c) => Some(c.status.as_str()),
+            ProvisionEvent::Cluster(c) => Some(c.status),
             _ => None,
         })
         .collect();
-    assert_eq!(statuses.first(), Some(&"PROVISIONING"), "{statuses:?}");
-    assert_eq!(statuses.last(), Some(&"RUNNING"), "{statuses:?}");
+    assert_eq!(
+        statuses.first(),
+        Some(&ClusterStatus::Provisioning),
+        "{statuses:?}"
+    );
+    assert_eq!(
+        statuses.last(),
+        Some(&ClusterStatus::Running),
+        "{statuses:?}"
+    );
     for e in &events {
         assert!(!e.line().is_empty());
     }
@@ -199,7 +207,7 @@ async fn creates_the_seed_cluster_with_progress_in_order() {
     assert_eq!(again.how, UpHow::Adopted);
     let events = drain(&mut rx);
     assert!(
-        matches!(&events[0], ProvisionEvent::Adopted { status } if status == "RUNNING"),
+        matches!(&events[0], ProvisionEvent::Adopted { status } if *status == ClusterStatus::Running),
         "{events:?}"
     );
     let request = spec::cluster_request(&ClusterConfig::default()).unwrap();
@@ -243,7 +251,9 @@ async fn picks_up_a_create_already_running() {
         events.iter().any(|e| matches!(e, ProvisionEvent::Resumed { kind: OperationKind::Create, operation } if *operation == name)),
         "{events:?}"
     );
-    assert!(matches!(&events[0], ProvisionEvent::Adopted { status } if status == "PROVISIONING"));
+    assert!(
+        matches!(&events[0], ProvisionEvent::Adopted { status } if *status == ClusterStatus::Provisioning)
+    );
 }
 
 async fn failing_create(fault: Fault) -> GkeError {
@@ -381,7 +391,7 @@ async fn too_many_requests_are_retried_then_surfaced() {
     );
     s.cloud.faults().clear();
     let outcome = with_patience(task).await.unwrap().unwrap();
-    assert_eq!(outcome.cluster.status, "RUNNING");
+    assert_eq!(outcome.cluster.status, ClusterStatus::Running);
 }
 
 #[tokio::test]

@@ -183,8 +183,7 @@ fn missing_and_hostile_files_exit_2() {
 #[test]
 fn a_manifest_makes_the_job_its_config_twin_makes() {
     let read = |p: &str| std::fs::read_to_string(repo_path(p)).unwrap();
-    let from_manifest =
-        import::parse(&read("tests/job_manifests/valid/gpu-indexed.yaml")).unwrap();
+    let from_manifest = import::parse(&read("tests/job_manifests/valid/gpu-indexed.yaml")).unwrap();
     let from_config = Config::load(&repo_path("assets/config/gpu-indexed.toml"))
         .unwrap()
         .job;

@@ -11,11 +11,11 @@ use std::process::{Output, Stdio};
 use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 use futures::AsyncReadExt;
 use gantry::app::{App, Command, Event, Focus, TargetInfo};
-use gantry::keys::{Action, Keymap};
 use gantry::config::Config;
-use gantry::gke::{ClusterRef, ClusterSummary};
+use gantry::gke::{ClusterRef, ClusterStatus, ClusterSummary};
 use gantry::k8s::status::{JobSummary, PodSummary};
 use gantry::k8s::watch::{Change, JobWatchEvent};
+use gantry::keys::{Action, Keymap};
 use gantry::sim::cloud::{DEMO_LOCATION, DEMO_PROJECT};
 use gantry::sim::{SimCloud, SimOptions};
 use k8s_openapi::api::batch::v1::Job;
@@ -122,17 +122,17 @@ fn states(read_only: bool, keymap: &Keymap) -> Vec<(String, App)> {
     };
     let mut out = Vec::new();
     for (label, status, attempts) in [
-        ("no cluster", "NOT_FOUND", vec![]),
-        ("provisioning", "PROVISIONING", vec![]),
-        ("running, no attempt", "RUNNING", vec![]),
+        ("no cluster", ClusterStatus::NotFound, vec![]),
+        ("provisioning", ClusterStatus::Provisioning, vec![]),
+        ("running, no attempt", ClusterStatus::Running, vec![]),
         (
             "running, attempt finished",
-            "RUNNING",
+            ClusterStatus::Running,
             vec![job("ml-training-job", 1, Failed)],
         ),
         (
             "running, attempt running",
-            "RUNNING",
+            ClusterStatus::Running,
             vec![
                 job("ml-training-job", 1, Failed),
                 job("ml-training-job-2", 2, Running),
@@ -144,9 +144,9 @@ fn states(read_only: bool, keymap: &Keymap) -> Vec<(String, App)> {
                 let mut app = App::new(Config::default(), keymap.clone(), read_only);
                 app.on_event(Event::Target(info.clone()));
                 let mut summary = ClusterSummary::not_found(&target, "n1-standard-1");
-                summary.status = status.into();
+                summary.status = status;
                 app.on_event(Event::Cluster(summary));
-                if status == "RUNNING" {
+                if status == ClusterStatus::Running {
                     app.on_event(Event::Connected);
                 }
                 for a in &attempts {

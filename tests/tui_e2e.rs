@@ -11,8 +11,8 @@ use std::path::Path;
 
 use common::tmux::Tmux;
 use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
-use gantry::keys::{Action, Keymap};
 use gantry::config::Config;
+use gantry::keys::{Action, Keymap};
 
 const FAILING_JOB: &str =
     "[job]\nbackoff-limit = 0\n[job.env]\nSIM_FAIL_ATTEMPTS = \"1\"\nSIM_LOG_LINES = \"40\"\n";

@@ -10,11 +10,11 @@ use gantry::app::cluster::ClusterPhase;
 use gantry::app::confirm::Answer;
 use gantry::app::trouble::TroubleSource;
 use gantry::app::{App, Command, Event, Focus, Level, Overlay};
-use gantry::keys::Action;
-use gantry::gke::{OperationKind, ProvisionEvent};
+use gantry::gke::{ClusterStatus, OperationKind, ProvisionEvent};
 use gantry::k8s::logs::{StreamEnd, TailEvent};
 use gantry::k8s::status::AttemptPhase;
 use gantry::k8s::watch::{Change, JobWatchEvent};
+use gantry::keys::Action;
 
 fn follow(attempt: &str, pod: Option<&str>, previous: bool, generation: u64) -> Command {
     Command::FollowLogs {
@@ -444,7 +444,7 @@ fn launch_before_the_cluster_runs_says_why() {
     // RUNNING, but the Job watchers are not connected yet.
     let mut app = new_app(false);
     app.on_event(Event::Target(target()));
-    app.on_event(Event::Cluster(cluster_summary("RUNNING")));
+    app.on_event(Event::Cluster(cluster_summary(ClusterStatus::Running)));
     assert_eq!(refused(&mut app, key('l')), "connecting to the cluster…");
     app.on_event(Event::Connected);
     assert_eq!(app.on_key(key('l')), [Command::LaunchJob]);
@@ -1176,7 +1176,7 @@ fn provisioning_events_drive_the_cluster_pane() {
     }));
     assert_eq!(app.trouble(), Some("GKE is busy"));
     app.on_event(Event::Provision(ProvisionEvent::Cluster(cluster_summary(
-        "RUNNING",
+        ClusterStatus::Running,
     ))));
     assert_eq!(app.trouble(), None);
     app.on_event(Event::Provision(ProvisionEvent::Finished {
@@ -1207,7 +1207,7 @@ fn a_failed_operation_is_an_error_and_a_cluster_leaving_running_disconnects() {
 
     let mut app = running(false);
     assert!(app.connected);
-    app.on_event(Event::Cluster(cluster_summary("RECONCILING")));
+    app.on_event(Event::Cluster(cluster_summary(ClusterStatus::Reconciling)));
     assert!(!app.connected);
     assert_eq!(app.cluster.phase(), ClusterPhase::Other);
     assert!(refused(&mut app, key('l')).contains("not running yet (Other)"));

@@ -3,7 +3,7 @@
 use std::time::{Duration, Instant};
 
 use super::event::TargetInfo;
-use crate::gke::{ClusterSummary, OperationKind, ProvisionEvent, Stage};
+use crate::gke::{ClusterStatus, ClusterSummary, OperationKind, ProvisionEvent, Stage};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum ClusterPhase {
@@ -65,18 +65,19 @@ impl ClusterView {
         if self.busy == Some(OperationKind::Delete) {
             return ClusterPhase::Deleting;
         }
-        match self.summary.as_ref().map(|s| s.status.as_str()) {
-            None if self.busy == Some(OperationKind::Create) => ClusterPhase::Provisioning,
+        let creating = self.busy == Some(OperationKind::Create);
+        match self.summary.as_ref().map(|s| s.status) {
+            None if creating => ClusterPhase::Provisioning,
             None => ClusterPhase::Checking,
-            Some("NOT_FOUND") if self.busy == Some(OperationKind::Create) => {
-                ClusterPhase::Provisioning
+            Some(ClusterStatus::NotFound) if creating => ClusterPhase::Provisioning,
+            Some(ClusterStatus::NotFound) => ClusterPhase::NotCreated,
+            Some(ClusterStatus::Provisioning) => ClusterPhase::Provisioning,
+            Some(ClusterStatus::Running) => ClusterPhase::Running,
+            Some(ClusterStatus::Stopping) => ClusterPhase::Deleting,
+            Some(ClusterStatus::Error) => ClusterPhase::Error,
+            Some(ClusterStatus::Reconciling | ClusterStatus::Degraded | ClusterStatus::Unknown) => {
+                ClusterPhase::Other
             }
-            Some("NOT_FOUND") => ClusterPhase::NotCreated,
-            Some("PROVISIONING") => ClusterPhase::Provisioning,
-            Some("RUNNING") => ClusterPhase::Running,
-            Some("STOPPING") => ClusterPhase::Deleting,
-            Some("ERROR") => ClusterPhase::Error,
-            Some(_) => ClusterPhase::Other,
         }
     }
 

@@ -5,9 +5,10 @@ use super::confirm::Confirm;
 use super::logs::Source;
 use super::trouble::TroubleSource;
 use super::{App, Command, Event, Focus, Level, Overlay};
-use crate::keys::Action;
+use crate::gke::ClusterStatus;
 use crate::k8s::logs::{StreamEnd, TailEvent};
 use crate::k8s::status::AttemptPhase;
+use crate::keys::Action;
 
 impl App {
     pub fn update(&mut self, action: Action) -> Vec<Command> {
@@ -279,7 +280,7 @@ impl App {
         match event {
             Event::Target(t) => self.cluster.target = Some(t),
             Event::Cluster(summary) => {
-                if summary.status != "RUNNING" {
+                if summary.status != ClusterStatus::Running {
                     self.connected = false;
                 }
                 self.cluster.summary = Some(summary);

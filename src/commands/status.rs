@@ -4,7 +4,7 @@ use serde::Serialize;
 
 use super::up::{Prepared, fail, prepare};
 use crate::cli::{StatusArgs, TargetArgs};
-use crate::gke::ClusterSummary;
+use crate::gke::{ClusterStatus, ClusterSummary};
 
 /// `gantry status --json`: one object.
 #[derive(Debug, Serialize)]
@@ -32,16 +32,15 @@ pub async fn run(args: StatusArgs, target: &TargetArgs) -> i32 {
         Err(e) => return fail(&e, e.exit_code()),
     };
     // JOB-STATUS (src/k8s): the training Job's attempts, when the cluster can answer.
-    let job = match summary.status.as_str() {
-        "RUNNING" | "RECONCILING" | "DEGRADED" => {
-            match crate::connect::kube_client(target, &config).await {
-                Ok(client) => Some(crate::k8s::job_status_json(&client, &config.job).await),
-                Err(e) => Some(
-                    serde_json::json!({"name": config.job.name, "attempts": [], "error": e.to_string()}),
-                ),
-            }
+    let job = if summary.status.serves_api() {
+        match crate::connect::kube_client(target, &config).await {
+            Ok(client) => Some(crate::k8s::job_status_json(&client, &config.job).await),
+            Err(e) => Some(
+                serde_json::json!({"name": config.job.name, "attempts": [], "error": e.to_string()}),
+            ),
         }
-        _ => None,
+    } else {
+        None
     };
     let report = StatusReport {
         cluster: summary,
@@ -65,7 +64,7 @@ fn print_human(report: &StatusReport) {
     if !c.status_message.is_empty() {
         println!("message   {}", c.status_message);
     }
-    if c.status == crate::gke::summary::NOT_FOUND {
+    if c.status == ClusterStatus::NotFound {
         println!("          create it with `gantry up --wait`");
         return;
     }

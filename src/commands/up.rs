@@ -38,14 +38,14 @@ pub(super) fn fail(e: &dyn std::fmt::Display, code: i32) -> i32 {
 
 /// Prints progress events, one line each, until the sender is dropped.
 pub(super) async fn print_events(mut rx: UnboundedReceiver<ProvisionEvent>) {
-    let mut last_status = String::new();
+    let mut last_status = None;
     while let Some(event) = rx.recv().await {
         if let ProvisionEvent::Cluster(c) = &event {
             // Node counts and versions fill in while it works; only status changes are news.
-            if c.status == last_status {
+            if Some(c.status) == last_status {
                 continue;
             }
-            last_status = c.status.clone();
+            last_status = Some(c.status);
         }
         println!("{}", event.line());
     }

@@ -45,7 +45,7 @@ pub enum GkeError {
     #[error("cluster {cluster} is {status}{}", if message.is_empty() { String::new() } else { format!(": {message}") })]
     NotReady {
         cluster: String,
-        status: String,
+        status: super::ClusterStatus,
         message: String,
     },
 

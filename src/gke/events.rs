@@ -50,7 +50,7 @@ pub enum ProvisionEvent {
     },
     /// The cluster was already there (409 ALREADY_EXISTS, or found before creating): Gantry
     /// uses it rather than creating one.
-    Adopted { status: String },
+    Adopted { status: super::ClusterStatus },
     /// The cluster's state changed (status, pools, nodes, endpoint).
     Cluster(ClusterSummary),
     /// A poll of the operation.

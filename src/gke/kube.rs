@@ -19,7 +19,7 @@ use std::pin::Pin;
 use std::task::{Context, Poll};
 
 use base64::Engine;
-use google_cloud_container_v1::model::{Cluster, cluster};
+use google_cloud_container_v1::model::Cluster;
 use http::header::AUTHORIZATION;
 use http::{Request, Response, StatusCode};
 use http_body_util::BodyExt;
@@ -33,7 +33,7 @@ use tower::util::BoxService;
 use tower::{BoxError, Layer, Service, ServiceBuilder, ServiceExt};
 use tower_http::trace::TraceLayer;
 
-use super::{Auth, ClusterRef, GkeError};
+use super::{Auth, ClusterRef, ClusterStatus, GkeError};
 
 /// Requests queued for kube's stack before callers wait.
 const BUFFER: usize = 1024;
@@ -50,13 +50,11 @@ pub fn kube_client(
         cluster: target.to_string(),
         message,
     };
-    if !matches!(
-        cluster.status,
-        cluster::Status::Running | cluster::Status::Reconciling | cluster::Status::Degraded
-    ) {
+    let status = ClusterStatus::from_api(&cluster.status);
+    if !status.serves_api() {
         return Err(GkeError::NotReady {
             cluster: target.to_string(),
-            status: cluster.status.name().unwrap_or("UNKNOWN").to_string(),
+            status,
             message: "it must be RUNNING; create it with `gantry up --wait`".into(),
         });
     }

@@ -11,6 +11,7 @@
 //! - [`events`]: [`ProvisionEvent`], what the TUI and `gantry up --wait` show.
 //! - [`provision`]: [`up`] and [`down`], following operations to their end.
 //! - [`summary`]: [`ClusterSummary`], the cluster as `gantry status` and the TUI show it.
+//! - [`status`]: [`ClusterStatus`], GKE's status names as an enum.
 //! - [`kube`]: a `kube::Client` for a RUNNING cluster, with a refreshing token.
 //! - [`error`]: [`GkeError`], with the exit code and the fix for each failure.
 
@@ -22,6 +23,7 @@ pub mod kube;
 pub mod provision;
 pub mod retry;
 pub mod spec;
+pub mod status;
 pub mod summary;
 pub mod target;
 
@@ -31,6 +33,7 @@ pub use error::GkeError;
 pub use events::{OperationKind, ProvisionEvent, Stage};
 pub use provision::{Begun, DownOutcome, UpHow, UpOutcome, begin_up, down, follow, up};
 pub use retry::{PollPolicy, RetryPolicy};
+pub use status::ClusterStatus;
 pub use summary::ClusterSummary;
 pub use target::ClusterRef;
 

@@ -9,7 +9,9 @@ use tokio::sync::mpsc::UnboundedSender;
 
 use super::client::Created;
 use super::events::OperationKind;
-use super::{ClusterRef, ClusterSummary, Gke, GkeError, PollPolicy, ProvisionEvent, spec};
+use super::{
+    ClusterRef, ClusterStatus, ClusterSummary, Gke, GkeError, PollPolicy, ProvisionEvent, spec,
+};
 use crate::config::ClusterConfig;
 
 /// How `up` got a RUNNING cluster.
@@ -106,7 +108,7 @@ pub async fn up(
     }
     Err(GkeError::NotReady {
         cluster: target.to_string(),
-        status: "STOPPING".into(),
+        status: ClusterStatus::Stopping,
         message: "it keeps being deleted while Gantry creates it".into(),
     })
 }
@@ -157,7 +159,7 @@ pub async fn begin_up(
             }
             cluster::Status::Provisioning => {
                 let _ = events.send(ProvisionEvent::Adopted {
-                    status: summary.status.clone(),
+                    status: summary.status,
                 });
                 let name = running_operation(gke, target, operation::Type::CreateCluster).await?;
                 let _ = events.send(ProvisionEvent::Cluster(summary));
@@ -173,7 +175,7 @@ pub async fn begin_up(
             }
             cluster::Status::Running | cluster::Status::Reconciling | cluster::Status::Degraded => {
                 let _ = events.send(ProvisionEvent::Adopted {
-                    status: summary.status.clone(),
+                    status: summary.status,
                 });
                 let _ = events.send(ProvisionEvent::Cluster(summary.clone()));
                 return Ok(Begun::Running(summary));
@@ -202,7 +204,7 @@ pub async fn begin_up(
     };
     Err(GkeError::NotReady {
         cluster: target.to_string(),
-        status: "UNKNOWN".into(),
+        status: ClusterStatus::Unknown,
         message: why.into(),
     })
 }
@@ -270,7 +272,7 @@ pub async fn down(
     }
     Err(GkeError::NotReady {
         cluster: target.to_string(),
-        status: "RECONCILING".into(),
+        status: ClusterStatus::Reconciling,
         message: "other operations keep running on it; try again later".into(),
     })
 }
@@ -404,9 +406,9 @@ async fn running_operation(
         .ok_or_else(|| GkeError::NotReady {
             cluster: target.to_string(),
             status: if kind == operation::Type::DeleteCluster {
-                "STOPPING".into()
+                ClusterStatus::Stopping
             } else {
-                "PROVISIONING".into()
+                ClusterStatus::Provisioning
             },
             message: "GKE lists no running operation for it; try again shortly".into(),
         })

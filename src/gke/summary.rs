@@ -3,10 +3,7 @@
 use google_cloud_container_v1::model::Cluster;
 use serde::Serialize;
 
-use super::ClusterRef;
-
-/// GKE's status name for a cluster that does not exist.
-pub const NOT_FOUND: &str = "NOT_FOUND";
+use super::{ClusterRef, ClusterStatus};
 
 #[derive(Debug, Clone, PartialEq, Serialize)]
 #[serde(rename_all = "camelCase")]
@@ -14,9 +11,7 @@ pub struct ClusterSummary {
     pub name: String,
     pub project: String,
     pub location: String,
-    /// GKE's status name (`PROVISIONING`, `RUNNING`, `RECONCILING`, `STOPPING`, `ERROR`,
-    /// `DEGRADED`), or `NOT_FOUND`.
-    pub status: String,
+    pub status: ClusterStatus,
     /// Why the status is what it is, when GKE says.
     #[serde(skip_serializing_if = "String::is_empty")]
     pub status_message: String,
@@ -93,7 +88,7 @@ impl ClusterSummary {
             } else {
                 c.location.clone()
             },
-            status: c.status.name().unwrap_or("UNKNOWN").to_string(),
+            status: ClusterStatus::from_api(&c.status),
             status_message,
             node_count,
             machine_type,
@@ -111,7 +106,7 @@ impl ClusterSummary {
             name: target.name.clone(),
             project: target.project.clone(),
             location: target.location.clone(),
-            status: NOT_FOUND.into(),
+            status: ClusterStatus::NotFound,
             status_message: String::new(),
             node_count: 0,
             machine_type: machine_type.into(),
@@ -124,6 +119,6 @@ impl ClusterSummary {
     }
 
     pub fn is_running(&self) -> bool {
-        self.status == "RUNNING"
+        self.status == ClusterStatus::Running
     }
 }

@@ -5,8 +5,8 @@ use k8s_openapi::api::batch::v1::Job;
 use k8s_openapi::api::core::v1::Service;
 use kube::api::{Api, PostParams};
 
-use super::manifest;
 use super::labels::{JOB_LABEL, MANAGED_BY, MANAGER};
+use super::manifest;
 use super::status::{AttemptPhase, JobSummary, attempt_of};
 use super::{K8sError, attempts, status_code};
 use crate::config::JobConfig;

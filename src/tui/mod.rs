@@ -15,8 +15,8 @@ use tokio::sync::mpsc;
 use tokio::time::Instant;
 
 use crate::app::{App, Event};
-use crate::keys::Keymap;
 use crate::cli::Cli;
+use crate::keys::Keymap;
 use crate::ui;
 use crate::ui::theme::Theme;
 

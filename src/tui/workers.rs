@@ -14,7 +14,7 @@ use super::session::{Backend, Session};
 use crate::app::trouble::TroubleSource;
 use crate::app::{Command, Event};
 use crate::cli::JobOverrides;
-use crate::gke::{self, ClusterSummary, ProvisionEvent};
+use crate::gke::{self, ClusterStatus, ClusterSummary, ProvisionEvent};
 use crate::k8s;
 use crate::k8s::logs::{LogTail, TailOptions, TailTarget};
 
@@ -338,20 +338,20 @@ async fn check_gke(
         return settled;
     };
     let summary = ClusterSummary::from_cluster(target, &cluster);
-    let status = summary.status.clone();
+    let status = summary.status;
     let _ = shared.tx.send(Event::Cluster(summary));
-    match status.as_str() {
-        "RUNNING" | "RECONCILING" | "DEGRADED" => {
+    match status {
+        s if s.serves_api() => {
             connect(shared, target, &cluster).await;
             settled
         }
-        "PROVISIONING" => {
+        ClusterStatus::Provisioning => {
             if !shared.operating.load(Ordering::SeqCst) {
                 tokio::spawn(operate(shared.clone(), gke::OperationKind::Create));
             }
             changing
         }
-        "STOPPING" => {
+        ClusterStatus::Stopping => {
             if !shared.operating.load(Ordering::SeqCst) {
                 tokio::spawn(operate(shared.clone(), gke::OperationKind::Delete));
             }
@@ -454,7 +454,7 @@ async fn check_context(shared: &Arc<Shared>, client: &kube::Client, name: &str) 
         name: name.to_string(),
         project: String::new(),
         location: server,
-        status: "RUNNING".into(),
+        status: ClusterStatus::Running,
         status_message: String::new(),
         node_count,
         machine_type: String::new(),

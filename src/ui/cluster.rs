@@ -7,8 +7,9 @@ use ratatui::widgets::Paragraph;
 
 use super::theme::Theme;
 use super::widgets::{duration, pane};
-use crate::app::cluster::ClusterPhase;
 use crate::app::App;
+use crate::app::cluster::ClusterPhase;
+use crate::gke::ClusterStatus;
 use crate::keys::Action;
 
 pub fn draw(frame: &mut Frame, area: Rect, app: &App, theme: &Theme) {
@@ -21,8 +22,8 @@ pub fn draw(frame: &mut Frame, area: Rect, app: &App, theme: &Theme) {
     let status = view
         .summary
         .as_ref()
-        .map(|s| s.status.clone())
-        .unwrap_or_else(|| "…".into());
+        .map_or("…", |s| s.status.name())
+        .to_string();
     let shown_status = match view.phase() {
         ClusterPhase::NotCreated => "NOT CREATED".to_string(),
         ClusterPhase::Deleting => "DELETING".to_string(),
@@ -46,7 +47,7 @@ pub fn draw(frame: &mut Frame, area: Rect, app: &App, theme: &Theme) {
     let width = area.width.saturating_sub(2) as usize;
     let mut lines = Vec::new();
     if let Some(s) = &view.summary
-        && s.status != "NOT_FOUND"
+        && s.status != ClusterStatus::NotFound
         && !view.managed()
     {
         lines.push(Line::from(vec![
@@ -57,7 +58,7 @@ pub fn draw(frame: &mut Frame, area: Rect, app: &App, theme: &Theme) {
             Span::raw(s.location.clone()),
         ]));
     } else if let Some(s) = &view.summary
-        && s.status != "NOT_FOUND"
+        && s.status != ClusterStatus::NotFound
     {
         let pools: Vec<String> = s
             .node_pools

@@ -6,13 +6,13 @@ use std::time::Duration;
 
 use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 use gantry::app::{App, Command, Event, TargetInfo};
-use gantry::keys::Keymap;
 use gantry::config::Config;
 use gantry::gke::summary::PoolSummary;
-use gantry::gke::{ClusterSummary, OperationKind, ProvisionEvent, Stage};
+use gantry::gke::{ClusterStatus, ClusterSummary, OperationKind, ProvisionEvent, Stage};
 use gantry::k8s::logs::{LogLine, TailEvent};
 use gantry::k8s::status::{AttemptPhase, EventSummary, JobSummary, PodSummary};
 use gantry::k8s::watch::{Change, JobWatchEvent};
+use gantry::keys::Keymap;
 
 pub const CLUSTER: &str = "ml-gke-cluster";
 pub const PLACE: &str = "demo-project/us-central1-a";
@@ -103,13 +103,13 @@ pub fn context_target() -> TargetInfo {
     }
 }
 
-pub fn cluster_summary(status: &str) -> ClusterSummary {
-    let up = status == "RUNNING";
+pub fn cluster_summary(status: ClusterStatus) -> ClusterSummary {
+    let up = status == ClusterStatus::Running;
     ClusterSummary {
         name: CLUSTER.into(),
         project: "demo-project".into(),
         location: "us-central1-a".into(),
-        status: status.into(),
+        status,
         status_message: String::new(),
         node_count: if up { 3 } else { 0 },
         machine_type: "n1-standard-1".into(),
@@ -140,7 +140,7 @@ pub fn context_summary() -> ClusterSummary {
         name: "gke_demo_training".into(),
         project: String::new(),
         location: "https://34.118.12.7".into(),
-        status: "RUNNING".into(),
+        status: ClusterStatus::Running,
         status_message: String::new(),
         node_count: 3,
         machine_type: String::new(),
@@ -154,14 +154,14 @@ pub fn context_summary() -> ClusterSummary {
 
 pub fn not_found_summary() -> ClusterSummary {
     ClusterSummary {
-        status: "NOT_FOUND".into(),
+        status: ClusterStatus::NotFound,
         node_count: 0,
         endpoint: String::new(),
         version: String::new(),
         node_version: String::new(),
         node_pools: Vec::new(),
         locations: Vec::new(),
-        ..cluster_summary("NOT_FOUND")
+        ..cluster_summary(ClusterStatus::NotFound)
     }
 }
 
@@ -414,7 +414,7 @@ pub fn provisioning(read_only: bool) -> App {
         operation: "operation-1717243200000-5f2a".into(),
     }));
     app.on_event(Event::Provision(ProvisionEvent::Cluster(cluster_summary(
-        "PROVISIONING",
+        ClusterStatus::Provisioning,
     ))));
     app.on_event(Event::Provision(ProvisionEvent::Progress {
         kind: OperationKind::Create,
@@ -447,7 +447,7 @@ pub fn context_cluster(read_only: bool) -> App {
 pub fn running(read_only: bool) -> App {
     let mut app = new_app(read_only);
     app.on_event(Event::Target(target()));
-    app.on_event(Event::Cluster(cluster_summary("RUNNING")));
+    app.on_event(Event::Cluster(cluster_summary(ClusterStatus::Running)));
     app.on_event(Event::Connected);
     app
 }

@@ -2,8 +2,8 @@
 
 use k8s_openapi::api::batch::v1::Job;
 
-use crate::names;
 use super::{ManifestError, invalid};
+use crate::names;
 
 /// What the API server would refuse, said before anything is sent.
 pub fn validate(job: &Job) -> Result<(), ManifestError> {

@@ -9,8 +9,8 @@ use k8s_openapi::api::core::v1::{Container, EnvVarSource};
 
 use super::fields::PLAIN_ENV;
 use crate::config::{Distributed, JobConfig, Resources, Toleration};
-use crate::k8s::manifest::GPU_RESOURCE;
 use crate::k8s::labels::{COMPLETION_INDEX, MANAGED_BY, POD_JOB_NAME_LABEL};
+use crate::k8s::manifest::GPU_RESOURCE;
 
 /// What the API server gives a Job that does not say (Gantry's own default is 2).
 const KUBERNETES_BACKOFF_LIMIT: u32 = 6;
