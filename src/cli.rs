@@ -2,7 +2,7 @@
 
 use std::path::PathBuf;
 
-use clap::{Args, Parser, Subcommand};
+use clap::{Args, Parser};
 
 use crate::sim::faults::Fault;
 
@@ -30,7 +30,7 @@ pub struct Cli {
     pub target: TargetArgs,
 
     #[command(subcommand)]
-    pub command: Option<Command>,
+    pub command: Option<Subcommand>,
 }
 
 /// Where Gantry works and with what credentials. Accepted before or after a subcommand.
@@ -75,8 +75,40 @@ pub struct TargetArgs {
     pub log_file: Option<PathBuf>,
 }
 
-#[derive(Debug, Subcommand)]
-pub enum Command {
+impl Cli {
+    /// What the TUI needs of the command line.
+    pub fn tui_options(&self) -> crate::tui::TuiOptions {
+        crate::tui::TuiOptions {
+            session: crate::tui::SessionOptions {
+                target: (&self.target).into(),
+                sim: self.sim,
+                time_scale: self.time_scale,
+            },
+            read_only: self.read_only,
+            log_file: self.target.log_file.clone(),
+        }
+    }
+}
+
+impl From<&TargetArgs> for crate::connect::Target {
+    fn from(t: &TargetArgs) -> Self {
+        Self {
+            named: crate::gke::target::Named {
+                project: t.project.clone(),
+                location: t.location.clone(),
+            },
+            config: t.config.clone(),
+            access_token_file: t.access_token_file.clone(),
+            gke_endpoint: t.gke_endpoint.clone(),
+            context: t.context.clone(),
+            job_manifest: t.job_manifest.clone(),
+            no_kubeconfig: t.no_kubeconfig,
+        }
+    }
+}
+
+#[derive(Debug, clap::Subcommand)]
+pub enum Subcommand {
     /// Start the simulated cloud in the foreground (GKE API and one Kubernetes API per cluster).
     #[command(
         after_help = "Examples:\n  gantry sim --state-dir /tmp/sim --cluster ml-gke-cluster\n  KUBECONFIG=/tmp/sim/kubeconfig kubectl get nodes\n  gantry sim --state-dir /tmp/sim --time-scale 0.01 --fault watch-drop=5 --fault http-429=10"
@@ -127,21 +159,21 @@ pub enum Command {
     },
 }
 
-impl Command {
+impl Subcommand {
     /// What the command would change in the cloud, for the read-only refusal; None when it
     /// only reads.
     pub fn mutation(&self) -> Option<&'static str> {
         match self {
-            Command::Up(_) => Some("create a cluster (`gantry up`)"),
-            Command::Down(_) => Some("delete the cluster (`gantry down`)"),
-            Command::Launch(_) => Some("launch the training Job (`gantry launch`)"),
-            Command::Retry(_) => Some("start a new attempt (`gantry retry`)"),
-            Command::Delete(_) => Some("delete the training Job (`gantry delete job`)"),
-            Command::Sim(_)
-            | Command::Status(_)
-            | Command::Logs(_)
-            | Command::Config
-            | Command::Completions { .. } => None,
+            Subcommand::Up(_) => Some("create a cluster (`gantry up`)"),
+            Subcommand::Down(_) => Some("delete the cluster (`gantry down`)"),
+            Subcommand::Launch(_) => Some("launch the training Job (`gantry launch`)"),
+            Subcommand::Retry(_) => Some("start a new attempt (`gantry retry`)"),
+            Subcommand::Delete(_) => Some("delete the training Job (`gantry delete job`)"),
+            Subcommand::Sim(_)
+            | Subcommand::Status(_)
+            | Subcommand::Logs(_)
+            | Subcommand::Config
+            | Subcommand::Completions { .. } => None,
         }
     }
 }
@@ -181,6 +213,17 @@ pub struct JobOverrides {
     /// CPU request, e.g. 500m or 2.
     #[arg(long, value_name = "QUANTITY")]
     pub cpu: Option<String>,
+}
+
+impl From<&JobOverrides> for crate::k8s::manifest::Overrides {
+    fn from(o: &JobOverrides) -> Self {
+        Self {
+            image: o.image.clone(),
+            env: o.env.clone(),
+            memory: o.memory.clone(),
+            cpu: o.cpu.clone(),
+        }
+    }
 }
 
 #[derive(Debug, Args)]
@@ -232,7 +275,7 @@ pub struct DeleteArgs {
     pub what: DeleteWhat,
 }
 
-#[derive(Debug, Subcommand)]
+#[derive(Debug, clap::Subcommand)]
 pub enum DeleteWhat {
     /// Delete the training Job: every attempt, or the named one. Only objects Gantry manages.
     Job {

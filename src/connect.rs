@@ -3,10 +3,28 @@
 
 use std::path::PathBuf;
 
-use crate::cli::TargetArgs;
 use crate::config::{Config, ConfigError};
 use crate::gke::{self, Auth, ClusterRef, Gke, GkeError};
 use crate::k8s::manifest::import::ImportError;
+
+/// Where Gantry works and with what credentials, as the operator said it (the command line
+/// fills this in; nothing here knows about flags).
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Target {
+    pub named: gke::target::Named,
+    /// The config file (default: `$XDG_CONFIG_HOME/gantry/config.toml` when it exists).
+    pub config: Option<PathBuf>,
+    /// A file holding an OAuth access token, instead of Application Default Credentials.
+    pub access_token_file: Option<PathBuf>,
+    /// The Container API endpoint (default: Google's).
+    pub gke_endpoint: Option<String>,
+    /// An existing cluster through this kubeconfig context, instead of GKE.
+    pub context: Option<String>,
+    /// A Job manifest to use instead of the config's `[job]` section.
+    pub job_manifest: Option<PathBuf>,
+    /// Leave the kubeconfig alone.
+    pub no_kubeconfig: bool,
+}
 
 /// Why Gantry could not get a client.
 #[derive(Debug, thiserror::Error)]
@@ -32,7 +50,7 @@ impl ConnectError {
 /// The configuration in force: `--config FILE` (which must exist), else the default path when
 /// the file is there, else the seed's defaults; with `--job-manifest FILE`, its Job in place of
 /// the `[job]` section.
-pub fn load_config(target: &TargetArgs) -> Result<Config, ConfigError> {
+pub fn load_config(target: &Target) -> Result<Config, ConfigError> {
     let mut config = match &target.config {
         Some(path) => Config::load(path)?,
         None => match Config::default_path().filter(|p| p.is_file()) {
@@ -58,12 +76,12 @@ impl From<ImportError> for ConfigError {
 }
 
 /// The cluster Gantry works on (project, location, name), or why it cannot tell.
-pub fn cluster_ref(target: &TargetArgs, config: &Config) -> Result<ClusterRef, ConnectError> {
-    Ok(gke::target::resolve(target, config)?)
+pub fn cluster_ref(target: &Target, config: &Config) -> Result<ClusterRef, ConnectError> {
+    Ok(gke::target::resolve(&target.named, config)?)
 }
 
 /// The credentials: `--access-token-file`, else Application Default Credentials.
-pub fn auth(target: &TargetArgs) -> Result<Auth, ConnectError> {
+pub fn auth(target: &Target) -> Result<Auth, ConnectError> {
     Ok(Auth::from_flags(target.access_token_file.as_deref())?)
 }
 
@@ -72,7 +90,7 @@ const CREDENTIALS_PATIENCE: std::time::Duration = std::time::Duration::from_secs
 
 /// A Container API client for `--gke-endpoint` (default: Google's) with [`auth`]'s credentials,
 /// which are tried once first so that missing credentials fail early with the fix named.
-pub async fn gke_client(target: &TargetArgs) -> Result<Gke, ConnectError> {
+pub async fn gke_client(target: &Target) -> Result<Gke, ConnectError> {
     let auth = auth(target)?;
     auth.verify(CREDENTIALS_PATIENCE).await?;
     Ok(Gke::connect(auth, target.gke_endpoint.as_deref()).await?)
@@ -80,10 +98,7 @@ pub async fn gke_client(target: &TargetArgs) -> Result<Gke, ConnectError> {
 
 /// A Kubernetes client for the training cluster: the kubeconfig's `--context NAME` when given,
 /// else through GKE (the cluster must exist and be RUNNING).
-pub async fn kube_client(
-    target: &TargetArgs,
-    config: &Config,
-) -> Result<kube::Client, ConnectError> {
+pub async fn kube_client(target: &Target, config: &Config) -> Result<kube::Client, ConnectError> {
     if let Some(context) = &target.context {
         return context_client(context).await;
     }
@@ -114,7 +129,7 @@ async fn context_client(context: &str) -> Result<kube::Client, ConnectError> {
 }
 
 /// Where `--config` or the default configuration file is, for messages.
-pub fn config_path(target: &TargetArgs) -> Option<PathBuf> {
+pub fn config_path(target: &Target) -> Option<PathBuf> {
     target.config.clone().or_else(Config::default_path)
 }
 
@@ -125,9 +140,9 @@ mod tests {
 
     #[test]
     fn explicit_config_must_exist_and_parse() {
-        let missing = TargetArgs {
+        let missing = Target {
             config: Some("/nonexistent/gantry.toml".into()),
-            ..TargetArgs::default()
+            ..Target::default()
         };
         assert!(matches!(
             load_config(&missing),
@@ -136,9 +151,9 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("c.toml");
         std::fs::write(&path, "project = \"p\"\n[cluster]\nnode-count = 5\n").unwrap();
-        let target = TargetArgs {
+        let target = Target {
             config: Some(path),
-            ..TargetArgs::default()
+            ..Target::default()
         };
         let config = load_config(&target).unwrap();
         assert_eq!(config.project.as_deref(), Some("p"));

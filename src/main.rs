@@ -3,7 +3,7 @@
 use clap::Parser;
 use color_eyre::eyre::Result;
 
-use gantry::cli::{Cli, Command};
+use gantry::cli::{Cli, Subcommand};
 
 fn main() {
     let code = match run() {
@@ -26,17 +26,17 @@ fn run() -> Result<i32> {
         .build()?;
     runtime.block_on(async move {
         match cli.command {
-            Some(Command::Sim(args)) => {
+            Some(Subcommand::Sim(args)) => {
                 gantry::logging::to_stderr();
                 gantry::commands::sim::run(args, cli.time_scale).await
             }
-            Some(Command::Completions { shell }) => {
+            Some(Subcommand::Completions { shell }) => {
                 let mut command = <Cli as clap::CommandFactory>::command();
                 clap_complete::generate(shell, &mut command, "gantry", &mut std::io::stdout());
                 Ok(0)
             }
-            Some(other) => gantry::commands::run(other, &cli.target, cli.read_only).await,
-            None => gantry::tui::run(&cli).await,
+            Some(other) => gantry::commands::run(other, &(&cli.target).into(), cli.read_only).await,
+            None => gantry::tui::run(cli.tui_options()).await,
         }
     })
 }

@@ -472,9 +472,11 @@ async fn kube_client_reaches_the_cluster_over_tls_and_survives_token_rotation() 
     );
 
     // The same through `connect`, as the Job side calls it.
-    let flags = gantry::cli::TargetArgs {
-        project: Some(DEMO_PROJECT.into()),
-        location: Some(DEMO_LOCATION.into()),
+    let flags = gantry::connect::Target {
+        named: gantry::gke::target::Named {
+            project: Some(DEMO_PROJECT.into()),
+            location: Some(DEMO_LOCATION.into()),
+        },
         access_token_file: Some(s.token_file.clone()),
         gke_endpoint: Some(s.cloud.gke_endpoint().into()),
         ..Default::default()
@@ -489,9 +491,11 @@ async fn kube_client_reaches_the_cluster_over_tls_and_survives_token_rotation() 
 #[tokio::test]
 async fn kube_client_needs_a_running_cluster() {
     let s = setup(0.001, vec![]).await;
-    let flags = gantry::cli::TargetArgs {
-        project: Some(DEMO_PROJECT.into()),
-        location: Some(DEMO_LOCATION.into()),
+    let flags = gantry::connect::Target {
+        named: gantry::gke::target::Named {
+            project: Some(DEMO_PROJECT.into()),
+            location: Some(DEMO_LOCATION.into()),
+        },
         access_token_file: Some(s.token_file.clone()),
         gke_endpoint: Some(s.cloud.gke_endpoint().into()),
         ..Default::default()

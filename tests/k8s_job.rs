@@ -6,9 +6,9 @@ mod common;
 
 use std::collections::HashMap;
 
-use gantry::cli::JobOverrides;
 use gantry::config::JobConfig;
 use gantry::k8s::logs::{LogTail, StreamEnd, TailEvent, TailOptions, TailTarget};
+use gantry::k8s::manifest::Overrides;
 use gantry::k8s::status::{AttemptPhase, EventSummary, JobSummary, PodSummary};
 use gantry::k8s::watch::{Change, JobWatchEvent, spawn_job_watchers};
 use gantry::k8s::{self, manifest};
@@ -212,7 +212,7 @@ async fn backoff_limit_exhausted_then_retry_with_an_override_succeeds() {
     w.event_until(|e| e.reason == "BackoffLimitExceeded" && e.object == "ml-training-job")
         .await;
 
-    let overrides = JobOverrides {
+    let overrides = Overrides {
         env: vec![("SIM_FAIL_ATTEMPTS".into(), "0".into())],
         ..Default::default()
     };
@@ -280,7 +280,7 @@ async fn image_pull_backoff_and_failed_scheduling_are_reported() {
     // A second launch is refused while the first waits; a retry with the right image is not.
     let again = k8s::launch(&client, &bad, None).await.unwrap_err();
     assert!(again.to_string().contains("still pending"), "{again}");
-    let fixed = JobOverrides {
+    let fixed = Overrides {
         image: Some("gcr.io/demo-project/ml-training-job:v2".into()),
         env: vec![("SIM_LOG_LINES".into(), "5".into())],
         ..Default::default()
@@ -335,7 +335,7 @@ async fn oom_killed_then_retry_with_more_memory_succeeds() {
         .await;
     assert_eq!(pod.exit_code, Some(137));
     w.job_until(|j| j.status == AttemptPhase::Failed).await;
-    let more = JobOverrides {
+    let more = Overrides {
         memory: Some("8Gi".into()),
         ..Default::default()
     };
@@ -362,7 +362,7 @@ async fn an_indexed_job_of_four_workers_logs_from_every_rank() {
     let cloud = common::cloud_with_cluster().await;
     let client = common::kube_client(&cloud);
     let mut cfg = job_config("ml-training-job", &[("SIM_LOG_LINES", "30")]);
-    manifest::apply_launch_flags(&mut cfg, &JobOverrides::default(), Some(4), Some(4), true);
+    manifest::apply_launch_flags(&mut cfg, &Overrides::default(), Some(4), Some(4), true);
     let dir = tempfile::tempdir().unwrap();
     let launched = k8s::launch(&client, &cfg, Some("demo-project"))
         .await

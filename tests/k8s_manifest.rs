@@ -1,8 +1,8 @@
 //! Manifests from the configuration: the seed's defaults, distributed training, validation.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-use gantry::cli::JobOverrides;
 use gantry::config::JobConfig;
+use gantry::k8s::manifest::Overrides;
 use gantry::k8s::manifest::{self, ManifestError};
 
 #[test]
@@ -33,7 +33,7 @@ fn the_seed_job() {
 #[test]
 fn distributed_training_env_and_service() {
     let mut cfg = JobConfig::default();
-    manifest::apply_launch_flags(&mut cfg, &JobOverrides::default(), Some(4), None, true);
+    manifest::apply_launch_flags(&mut cfg, &Overrides::default(), Some(4), None, true);
     cfg.resources.gpus = Some(1);
     let job = manifest::training_job(&cfg, Some("p"), 3).unwrap();
     let spec = job.spec.unwrap();
@@ -73,7 +73,7 @@ fn distributed_training_env_and_service() {
         &first,
         "ml-training-job",
         2,
-        &JobOverrides {
+        &Overrides {
             memory: Some("8Gi".into()),
             env: vec![("EPOCHS".into(), "10".into())],
             ..Default::default()

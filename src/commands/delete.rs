@@ -2,13 +2,14 @@
 
 use std::io::IsTerminal;
 
-use crate::cli::{DeleteArgs, DeleteWhat, TargetArgs};
+use crate::cli::{DeleteArgs, DeleteWhat};
+use crate::connect::Target;
 use crate::k8s;
 
 use super::launch::{connect, job_error};
 use super::up::fail;
 
-pub async fn run(args: DeleteArgs, target: &TargetArgs) -> i32 {
+pub async fn run(args: DeleteArgs, target: &Target) -> i32 {
     let DeleteWhat::Job { name, yes } = args.what;
     let t = match connect(target).await {
         Ok(t) => t,

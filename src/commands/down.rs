@@ -5,10 +5,11 @@ use std::io::IsTerminal;
 use tokio::sync::mpsc::unbounded_channel;
 
 use super::up::{Prepared, fail, prepare, print_events};
-use crate::cli::{TargetArgs, YesArgs};
+use crate::cli::YesArgs;
+use crate::connect::Target;
 use crate::gke::{self, DownOutcome, PollPolicy};
 
-pub async fn run(args: YesArgs, target: &TargetArgs) -> i32 {
+pub async fn run(args: YesArgs, target: &Target) -> i32 {
     let Prepared { cluster, gke, .. } = match prepare(target).await {
         Ok(p) => p,
         Err(code) => return code,

@@ -1,8 +1,9 @@
 //! `gantry launch`: the next attempt of the training Job from the configuration and flags.
 //! Also the connection helpers the Job commands share.
 
-use crate::cli::{LaunchArgs, TargetArgs};
+use crate::cli::LaunchArgs;
 use crate::config::Config;
+use crate::connect::Target;
 use crate::k8s::{self, K8sError, manifest};
 
 use super::up::fail;
@@ -17,23 +18,12 @@ pub(super) struct JobTarget {
 }
 
 /// Loads the configuration and connects; on failure prints why and gives the exit code.
-pub(super) async fn connect(target: &TargetArgs) -> Result<JobTarget, i32> {
+pub(super) async fn connect(target: &Target) -> Result<JobTarget, i32> {
     let mut config = crate::connect::load_config(target).map_err(|e| fail(&e, 2))?;
     if let Err(e) = config.validate() {
         return Err(fail(&e, 2));
     }
-    let project = target
-        .project
-        .clone()
-        .or_else(|| config.project.clone())
-        .or_else(|| std::env::var("GOOGLE_CLOUD_PROJECT").ok())
-        .or_else(|| std::env::var("CLOUDSDK_CORE_PROJECT").ok())
-        .or_else(|| {
-            crate::connect::cluster_ref(target, &config)
-                .ok()
-                .map(|c| c.project)
-        })
-        .filter(|p| !p.is_empty());
+    let project = crate::gke::target::project(&target.named, &config);
     if config.project.is_none() {
         config.project = project.clone();
     }
@@ -62,14 +52,14 @@ pub(super) fn job_error(e: &K8sError) -> i32 {
     fail(e, code)
 }
 
-pub async fn run(args: LaunchArgs, target: &TargetArgs) -> i32 {
+pub async fn run(args: LaunchArgs, target: &Target) -> i32 {
     let mut t = match connect(target).await {
         Ok(t) => t,
         Err(code) => return code,
     };
     manifest::apply_launch_flags(
         &mut t.config.job,
-        &args.overrides,
+        &(&args.overrides).into(),
         args.parallelism,
         args.completions,
         args.indexed,

@@ -11,7 +11,8 @@ use kube::runtime::watcher;
 use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 
-use crate::cli::{LogsArgs, TargetArgs};
+use crate::cli::LogsArgs;
+use crate::connect::Target;
 use crate::k8s::logs::{LogTail, StreamEnd, TailEvent, TailOptions, TailTarget, logs_dir};
 use crate::k8s::status::{AttemptPhase, JobSummary};
 use crate::k8s::watch::{Change, watch_objects};
@@ -20,7 +21,7 @@ use crate::k8s::{self, attempts};
 use super::launch::{connect, job_error};
 use super::up::fail;
 
-pub async fn run(args: LogsArgs, target: &TargetArgs) -> i32 {
+pub async fn run(args: LogsArgs, target: &Target) -> i32 {
     let t = match connect(target).await {
         Ok(t) => t,
         Err(code) => return code,

@@ -13,11 +13,12 @@ pub mod up;
 
 use color_eyre::eyre::Result;
 
-use crate::cli::{Command, TargetArgs};
+use crate::cli::Subcommand;
+use crate::connect::Target;
 
 /// The one read-only gate of the command line: every command that would change the cloud is
 /// refused here, before it connects to anything.
-pub async fn run(command: Command, target: &TargetArgs, read_only: bool) -> Result<i32> {
+pub async fn run(command: Subcommand, target: &Target, read_only: bool) -> Result<i32> {
     // The config file can ask for read-only too; a file that cannot be read is the command's
     // own error to report.
     let read_only = read_only || crate::connect::load_config(target).is_ok_and(|c| c.read_only);
@@ -28,14 +29,14 @@ pub async fn run(command: Command, target: &TargetArgs, read_only: bool) -> Resu
         return Ok(2);
     }
     match command {
-        Command::Sim(_) | Command::Completions { .. } => Ok(0),
-        Command::Up(args) => Ok(up::run(args, target).await),
-        Command::Status(args) => Ok(status::run(args, target).await),
-        Command::Down(args) => Ok(down::run(args, target).await),
-        Command::Launch(args) => Ok(launch::run(args, target).await),
-        Command::Retry(args) => Ok(retry::run(args, target).await),
-        Command::Logs(args) => Ok(logs::run(args, target).await),
-        Command::Delete(args) => Ok(delete::run(args, target).await),
-        Command::Config => Ok(show_config::run(target)),
+        Subcommand::Sim(_) | Subcommand::Completions { .. } => Ok(0),
+        Subcommand::Up(args) => Ok(up::run(args, target).await),
+        Subcommand::Status(args) => Ok(status::run(args, target).await),
+        Subcommand::Down(args) => Ok(down::run(args, target).await),
+        Subcommand::Launch(args) => Ok(launch::run(args, target).await),
+        Subcommand::Retry(args) => Ok(retry::run(args, target).await),
+        Subcommand::Logs(args) => Ok(logs::run(args, target).await),
+        Subcommand::Delete(args) => Ok(delete::run(args, target).await),
+        Subcommand::Config => Ok(show_config::run(target)),
     }
 }

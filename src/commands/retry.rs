@@ -1,17 +1,18 @@
 //! `gantry retry`: a new attempt of the training Job with the previous attempt's spec and the
 //! given overrides; the old attempt stays for its logs.
 
-use crate::cli::{RetryArgs, TargetArgs};
+use crate::cli::RetryArgs;
+use crate::connect::Target;
 use crate::k8s;
 
 use super::launch::{connect, job_error, print_launched};
 
-pub async fn run(args: RetryArgs, target: &TargetArgs) -> i32 {
+pub async fn run(args: RetryArgs, target: &Target) -> i32 {
     let t = match connect(target).await {
         Ok(t) => t,
         Err(code) => return code,
     };
-    match k8s::retry(&t.client, &t.config.job, &args.overrides).await {
+    match k8s::retry(&t.client, &t.config.job, &(&args.overrides).into()).await {
         Ok(l) => {
             print_launched("started", &l);
             0

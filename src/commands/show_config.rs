@@ -1,8 +1,8 @@
 //! `gantry config`: the effective configuration (the seed's defaults with the file over them).
 
-use crate::cli::TargetArgs;
+use crate::connect::Target;
 
-pub fn run(target: &TargetArgs) -> i32 {
+pub fn run(target: &Target) -> i32 {
     match crate::connect::load_config(target) {
         Ok(config) => match toml::to_string_pretty(&config) {
             Ok(text) => {

@@ -3,7 +3,8 @@
 use serde::Serialize;
 
 use super::up::{Prepared, fail, prepare};
-use crate::cli::{StatusArgs, TargetArgs};
+use crate::cli::StatusArgs;
+use crate::connect::Target;
 use crate::gke::{ClusterStatus, ClusterSummary};
 
 /// `gantry status --json`: one object.
@@ -17,7 +18,7 @@ pub struct StatusReport {
     pub job: Option<serde_json::Value>,
 }
 
-pub async fn run(args: StatusArgs, target: &TargetArgs) -> i32 {
+pub async fn run(args: StatusArgs, target: &Target) -> i32 {
     let Prepared {
         config,
         cluster,

@@ -3,9 +3,10 @@
 
 use tokio::sync::mpsc::{UnboundedReceiver, unbounded_channel};
 
-use crate::cli::{TargetArgs, UpArgs};
+use crate::cli::UpArgs;
 use crate::config::Config;
 use crate::connect;
+use crate::connect::Target;
 use crate::gke::{
     self, Begun, ClusterRef, Gke, OperationKind, PollPolicy, ProvisionEvent, UpHow, spec,
 };
@@ -17,7 +18,7 @@ pub(super) struct Prepared {
     pub gke: Gke,
 }
 
-pub(super) async fn prepare(target: &TargetArgs) -> Result<Prepared, i32> {
+pub(super) async fn prepare(target: &Target) -> Result<Prepared, i32> {
     let config = connect::load_config(target).map_err(|e| fail(&e, 2))?;
     let cluster = connect::cluster_ref(target, &config).map_err(|e| fail(&e, e.exit_code()))?;
     let gke = connect::gke_client(target)
@@ -54,13 +55,14 @@ pub(super) async fn print_events(mut rx: UnboundedReceiver<ProvisionEvent>) {
 /// Adds the cluster's context to the kubeconfig (unless `--no-kubeconfig`); a failure to write
 /// it is reported but does not undo the cluster.
 fn write_kubeconfig(
-    target: &TargetArgs,
+    target: &Target,
     cluster: &crate::gke::ClusterRef,
     running: &google_cloud_container_v1::model::Cluster,
 ) -> i32 {
-    let Some(credential) = crate::kubeconfig::credential_for(target) else {
+    if target.no_kubeconfig {
         return 0;
-    };
+    }
+    let credential = crate::kubeconfig::credential_for(target.access_token_file.as_deref());
     match crate::kubeconfig::write_for_cluster(&credential, cluster, running) {
         Ok((context, path)) => {
             println!("kubeconfig: context {context} in {}", path.display());
@@ -73,7 +75,7 @@ fn write_kubeconfig(
     }
 }
 
-pub async fn run(args: UpArgs, target: &TargetArgs) -> i32 {
+pub async fn run(args: UpArgs, target: &Target) -> i32 {
     let Prepared {
         config,
         cluster,

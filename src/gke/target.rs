@@ -5,7 +5,6 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 use super::GkeError;
-use crate::cli::TargetArgs;
 use crate::config::Config;
 
 /// A cluster's full identity, and the resource names the Container API wants for it.
@@ -61,11 +60,19 @@ impl std::fmt::Display for ClusterRef {
     }
 }
 
+/// The project and location the operator named on the command line (`--project`,
+/// `--location`), before the config file and the environment are asked.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Named {
+    pub project: Option<String>,
+    pub location: Option<String>,
+}
+
 /// Resolves the cluster from the flags, the config, this process's environment and gcloud's
 /// configuration directory.
-pub fn resolve(target: &TargetArgs, config: &Config) -> Result<ClusterRef, GkeError> {
+pub fn resolve(named: &Named, config: &Config) -> Result<ClusterRef, GkeError> {
     resolve_with(
-        target,
+        named,
         config,
         |k| std::env::var(k).ok(),
         gcloud_dir().as_deref(),
@@ -73,52 +80,90 @@ pub fn resolve(target: &TargetArgs, config: &Config) -> Result<ClusterRef, GkeEr
 }
 
 /// The project and location the operator named, if any: the flag, then the config file.
-pub fn named_place(target: &TargetArgs, config: &Config) -> (Option<String>, Option<String>) {
+pub fn named_place(named: &Named, config: &Config) -> (Option<String>, Option<String>) {
     (
-        target.project.clone().or_else(|| config.project.clone()),
-        target.location.clone().or_else(|| config.location.clone()),
+        named.project.clone().or_else(|| config.project.clone()),
+        named.location.clone().or_else(|| config.location.clone()),
     )
+}
+
+/// The Google Cloud project, when one can be found (the flag, the config file,
+/// `GOOGLE_CLOUD_PROJECT`, `CLOUDSDK_CORE_PROJECT`, gcloud's `core/project`): what a Job's
+/// default image needs, where no cluster location is.
+pub fn project(named: &Named, config: &Config) -> Option<String> {
+    let env = |k: &str| std::env::var(k).ok();
+    Lookup::new(env, gcloud_dir().as_deref()).project(named, config)
+}
+
+/// The environment and gcloud's active configuration, trimmed, empty values as absent.
+struct Lookup<E> {
+    env: E,
+    gcloud: GcloudConfig,
+}
+
+impl<E: Fn(&str) -> Option<String>> Lookup<E> {
+    fn new(env: E, gcloud: Option<&Path>) -> Self {
+        let trimmed = |k: &str| {
+            env(k)
+                .map(|v| v.trim().to_string())
+                .filter(|v| !v.is_empty())
+        };
+        let gcloud = gcloud
+            .map(|dir| GcloudConfig::active(dir, trimmed))
+            .unwrap_or_default();
+        Self { env, gcloud }
+    }
+
+    fn env(&self, key: &str) -> Option<String> {
+        (self.env)(key)
+            .map(|v| v.trim().to_string())
+            .filter(|v| !v.is_empty())
+    }
+
+    fn project(&self, named: &Named, config: &Config) -> Option<String> {
+        named_place(named, config)
+            .0
+            .map(|p| p.trim().to_string())
+            .filter(|p| !p.is_empty())
+            .or_else(|| self.env("GOOGLE_CLOUD_PROJECT"))
+            .or_else(|| self.env("CLOUDSDK_CORE_PROJECT"))
+            .or_else(|| self.gcloud.get("core", "project"))
+    }
+
+    fn location(&self, named: &Named, config: &Config) -> Option<String> {
+        named_place(named, config)
+            .1
+            .map(|l| l.trim().to_string())
+            .filter(|l| !l.is_empty())
+            .or_else(|| self.env("CLOUDSDK_COMPUTE_ZONE"))
+            .or_else(|| self.gcloud.get("compute", "zone"))
+            .or_else(|| self.env("CLOUDSDK_COMPUTE_REGION"))
+            .or_else(|| self.gcloud.get("compute", "region"))
+    }
 }
 
 /// [`resolve`] with the environment and gcloud's directory given, for tests.
 pub fn resolve_with(
-    target: &TargetArgs,
+    named: &Named,
     config: &Config,
     env: impl Fn(&str) -> Option<String>,
     gcloud: Option<&Path>,
 ) -> Result<ClusterRef, GkeError> {
-    let env = |k: &str| {
-        env(k)
-            .map(|v| v.trim().to_string())
-            .filter(|v| !v.is_empty())
-    };
-    let gcloud = gcloud
-        .map(|dir| GcloudConfig::active(dir, env))
-        .unwrap_or_default();
-    let (project, location) = named_place(target, config);
-    let project = project
-        .or_else(|| env("GOOGLE_CLOUD_PROJECT"))
-        .or_else(|| env("CLOUDSDK_CORE_PROJECT"))
-        .or_else(|| gcloud.get("core", "project"))
-        .ok_or_else(|| {
-            GkeError::BadInput(
-                "no Google Cloud project: pass --project PROJECT, set `project` in the config file \
+    let lookup = Lookup::new(env, gcloud);
+    let project = lookup.project(named, config).ok_or_else(|| {
+        GkeError::BadInput(
+            "no Google Cloud project: pass --project PROJECT, set `project` in the config file \
                  or GOOGLE_CLOUD_PROJECT, or run `gcloud config set project PROJECT`"
-                    .into(),
-            )
-        })?;
-    let location = location
-        .or_else(|| env("CLOUDSDK_COMPUTE_ZONE"))
-        .or_else(|| gcloud.get("compute", "zone"))
-        .or_else(|| env("CLOUDSDK_COMPUTE_REGION"))
-        .or_else(|| gcloud.get("compute", "region"))
-        .ok_or_else(|| {
-            GkeError::BadInput(
-                "no location for the cluster: pass --location ZONE_OR_REGION (e.g. us-central1-a), \
+                .into(),
+        )
+    })?;
+    let location = lookup.location(named, config).ok_or_else(|| {
+        GkeError::BadInput(
+            "no location for the cluster: pass --location ZONE_OR_REGION (e.g. us-central1-a), \
                  set `location` in the config file, or run `gcloud config set compute/zone ZONE`"
-                    .into(),
-            )
-        })?;
+                .into(),
+        )
+    })?;
     check_id("project", "--project", &project)?;
     check_id("location", "--location", &location)?;
     Ok(ClusterRef::new(
@@ -244,7 +289,7 @@ mod tests {
             "[core]\naccount = a@b.c\nproject = from-gcloud\n\n[compute]\nzone = europe-west4-a\n",
         );
         let config = Config::default();
-        let none = TargetArgs::default();
+        let none = Named::default();
         let r = resolve_with(&none, &config, env(&[]), Some(dir.path())).unwrap();
         assert_eq!(
             (r.project.as_str(), r.location.as_str(), r.name.as_str()),
@@ -277,10 +322,10 @@ mod tests {
             (r.project.as_str(), r.location.as_str()),
             ("from-config", "us-east1")
         );
-        let flags = TargetArgs {
+        let flags = Named {
             project: Some("from-flag".into()),
             location: Some("us-central1-a".into()),
-            ..TargetArgs::default()
+            ..Named::default()
         };
         let r = resolve_with(&flags, &config, env(&[]), Some(dir.path())).unwrap();
         assert_eq!(
@@ -293,7 +338,7 @@ mod tests {
     fn missing_project_or_location_names_the_fix() {
         let empty = tempfile::tempdir().unwrap();
         let e = resolve_with(
-            &TargetArgs::default(),
+            &Named::default(),
             &Config::default(),
             env(&[]),
             Some(empty.path()),
@@ -302,17 +347,17 @@ mod tests {
         assert_eq!(e.exit_code(), 2);
         assert!(e.to_string().contains("--project"), "{e}");
         let e = resolve_with(
-            &TargetArgs::default(),
+            &Named::default(),
             &Config::default(),
             env(&[("GOOGLE_CLOUD_PROJECT", "p")]),
             None,
         )
         .unwrap_err();
         assert!(e.to_string().contains("--location"), "{e}");
-        let bad = TargetArgs {
+        let bad = Named {
             project: Some("a b".into()),
             location: Some("z".into()),
-            ..TargetArgs::default()
+            ..Named::default()
         };
         assert!(resolve_with(&bad, &Config::default(), env(&[]), None).is_err());
     }

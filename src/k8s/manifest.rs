@@ -16,7 +16,7 @@ use serde_json::json;
 use super::labels::{self, ATTEMPT_LABEL, COMPLETION_INDEX, JOB_LABEL, MANAGED_BY, MANAGER};
 use crate::config::{Distributed, JobConfig};
 
-pub use overrides::{apply_launch_flags, next_attempt};
+pub use overrides::{Overrides, apply_launch_flags, next_attempt};
 pub use validate::{is_quantity, validate};
 
 pub const GPU_RESOURCE: &str = "nvidia.com/gpu";

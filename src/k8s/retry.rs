@@ -7,13 +7,12 @@ use kube::api::Api;
 use super::launch::{Launched, create_job, ensure_service, refuse_if_active};
 use super::status::attempt_of;
 use super::{K8sError, attempts, manifest};
-use crate::cli::JobOverrides;
 use crate::config::JobConfig;
 
 pub async fn retry(
     client: &kube::Client,
     cfg: &JobConfig,
-    overrides: &JobOverrides,
+    overrides: &manifest::Overrides,
 ) -> Result<Launched, K8sError> {
     let previous = attempts::current_attempt(client, cfg)
         .await?

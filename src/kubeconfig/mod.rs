@@ -142,17 +142,15 @@ pub fn merge_context(
     })
 }
 
-/// The credential kubectl should use, from Gantry's own flags: None when `--no-kubeconfig`.
-pub fn credential_for(target: &crate::cli::TargetArgs) -> Option<Credential> {
-    if target.no_kubeconfig {
-        return None;
-    }
-    Some(match &target.access_token_file {
+/// The credential kubectl should use: the token file Gantry reads, if it reads one, else the
+/// gcloud plugin.
+pub fn credential_for(access_token_file: Option<&Path>) -> Credential {
+    match access_token_file {
         Some(file) => {
-            Credential::TokenFile(std::path::absolute(file).unwrap_or_else(|_| file.clone()))
+            Credential::TokenFile(std::path::absolute(file).unwrap_or_else(|_| file.to_path_buf()))
         }
         None => Credential::GcloudPlugin,
-    })
+    }
 }
 
 /// Writes the context for a RUNNING GKE cluster; returns the context name and the file.

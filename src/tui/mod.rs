@@ -15,7 +15,6 @@ use tokio::sync::mpsc;
 use tokio::time::Instant;
 
 use crate::app::{App, Event};
-use crate::cli::Cli;
 use crate::keys::Keymap;
 use crate::ui;
 use crate::ui::theme::Theme;
@@ -25,8 +24,20 @@ const FRAME: Duration = Duration::from_millis(33);
 /// Worker events folded in before a frame is considered, so a flood of log lines is one frame.
 const EVENTS_PER_TURN: usize = 4096;
 
-pub async fn run(cli: &Cli) -> Result<i32> {
-    let config = match crate::connect::load_config(&cli.target) {
+pub use session::SessionOptions;
+
+/// What the TUI is started with.
+#[derive(Debug, Clone, Default)]
+pub struct TuiOptions {
+    pub session: SessionOptions,
+    /// Refuse every change to the cloud (the config file can ask for it too).
+    pub read_only: bool,
+    /// Gantry's own log (default: the state directory's `gantry.log`).
+    pub log_file: Option<std::path::PathBuf>,
+}
+
+pub async fn run(options: TuiOptions) -> Result<i32> {
+    let config = match crate::connect::load_config(&options.session.target) {
         Ok(c) => c,
         Err(e) => {
             eprintln!("gantry: {e}");
@@ -40,8 +51,8 @@ pub async fn run(cli: &Cli) -> Result<i32> {
             return Ok(2);
         }
     };
-    crate::logging::to_file(cli.target.log_file.as_deref());
-    let session = match session::open(cli, config.clone()).await {
+    crate::logging::to_file(options.log_file.as_deref());
+    let session = match session::open(&options.session, config.clone()).await {
         Ok(s) => s,
         Err(e) => {
             eprintln!("gantry: {e}");
@@ -50,7 +61,7 @@ pub async fn run(cli: &Cli) -> Result<i32> {
     };
     let (tx, rx) = mpsc::unbounded_channel();
     let workers = workers::Workers::start(session, tx);
-    let read_only = cli.read_only || config.read_only;
+    let read_only = options.read_only || config.read_only;
     let app = App::new(config, keymap, read_only);
     let mut terminal = ratatui::try_init().map_err(|e| eyre!("cannot use this terminal: {e}"))?;
     let result = event_loop(&mut terminal, app, workers, rx).await;

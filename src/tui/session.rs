@@ -7,8 +7,8 @@ use std::sync::Arc;
 use color_eyre::eyre::{Result, WrapErr, eyre};
 
 use crate::app::TargetInfo;
-use crate::cli::Cli;
 use crate::config::Config;
+use crate::connect::Target;
 use crate::gke::{Auth, ClusterRef, Gke, PollPolicy, RetryPolicy};
 use crate::sim::cloud::{DEMO_LOCATION, DEMO_PROJECT};
 use crate::sim::{SimCloud, SimOptions};
@@ -51,12 +51,23 @@ impl Session {
     }
 }
 
-pub async fn open(cli: &Cli, config: Config) -> Result<Session> {
-    if cli.sim {
-        return open_sim(cli, config).await;
+/// What the operator asked for: where to work, and whether on the embedded simulated cloud.
+#[derive(Debug, Clone, Default)]
+pub struct SessionOptions {
+    pub target: Target,
+    /// Run on the embedded simulated cloud.
+    pub sim: bool,
+    /// With `sim`: every simulated delay multiplied by this.
+    pub time_scale: f64,
+}
+
+pub async fn open(options: &SessionOptions, config: Config) -> Result<Session> {
+    if options.sim {
+        return open_sim(options, config).await;
     }
-    if let Some(context) = &cli.target.context {
-        let client = crate::connect::kube_client(&cli.target, &config)
+    let target = &options.target;
+    if let Some(context) = &target.context {
+        let client = crate::connect::kube_client(target, &config)
             .await
             .map_err(|e| eyre!("{e}"))?;
         let info = TargetInfo {
@@ -79,17 +90,17 @@ pub async fn open(cli: &Cli, config: Config) -> Result<Session> {
             _sim: None,
         });
     }
-    let target = crate::connect::cluster_ref(&cli.target, &config).map_err(|e| eyre!("{e}"))?;
-    let auth = crate::connect::auth(&cli.target).map_err(|e| eyre!("{e}"))?;
+    let cluster = crate::connect::cluster_ref(target, &config).map_err(|e| eyre!("{e}"))?;
+    let auth = crate::connect::auth(target).map_err(|e| eyre!("{e}"))?;
     auth.verify(std::time::Duration::from_secs(20))
         .await
         .map_err(|e| eyre!("{e}"))?;
-    let gke = Gke::connect(auth, cli.target.gke_endpoint.as_deref())
+    let gke = Gke::connect(auth, target.gke_endpoint.as_deref())
         .await
         .map_err(|e| eyre!("{e}"))?;
     let info = TargetInfo {
-        place: format!("{}/{}", target.project, target.location),
-        cluster: target.name.clone(),
+        place: format!("{}/{}", cluster.project, cluster.location),
+        cluster: cluster.name.clone(),
         managed: true,
         unmanaged_reason: None,
         simulated: false,
@@ -97,37 +108,38 @@ pub async fn open(cli: &Cli, config: Config) -> Result<Session> {
     Ok(Session {
         backend: Backend::Gke {
             gke: Arc::new(gke),
-            target,
+            target: cluster,
             poll: PollPolicy::default(),
         },
         config,
         info,
-        kubeconfig: crate::kubeconfig::credential_for(&cli.target),
+        kubeconfig: (!target.no_kubeconfig)
+            .then(|| crate::kubeconfig::credential_for(target.access_token_file.as_deref())),
         _sim: None,
     })
 }
 
-async fn open_sim(cli: &Cli, config: Config) -> Result<Session> {
+async fn open_sim(options: &SessionOptions, config: Config) -> Result<Session> {
     let base = crate::paths::state_dir()
         .ok_or_else(|| eyre!("no state directory: set HOME or XDG_STATE_HOME"))?;
     let dir = base.join("sim").join(std::process::id().to_string());
     let cloud = SimCloud::start(SimOptions {
         state_dir: Some(dir.clone()),
-        time_scale: cli.time_scale,
+        time_scale: options.time_scale,
         ..Default::default()
     })
     .await
     .wrap_err("could not start the simulated cloud")?;
     let auth = Auth::token_file(&dir.join("token")).map_err(|e| eyre!("{e}"))?;
     // The simulator answers fast and never throttles for real: poll it at its own pace.
-    let factor = cli.time_scale.clamp(0.001, 1.0);
+    let factor = options.time_scale.clamp(0.001, 1.0);
     let gke = Gke::connect(auth, Some(cloud.gke_endpoint()))
         .await
         .map_err(|e| eyre!("{e}"))?
         .with_retry(RetryPolicy::scaled(factor));
     // The project and location the operator named (flag, then config), so a rehearsal on the
     // simulator looks like the real thing; else the simulator's own.
-    let (project, location) = crate::gke::target::named_place(&cli.target, &config);
+    let (project, location) = crate::gke::target::named_place(&options.target.named, &config);
     let project = project.unwrap_or_else(|| DEMO_PROJECT.to_string());
     let location = location.unwrap_or_else(|| DEMO_LOCATION.to_string());
     let target = ClusterRef::new(&project, &location, &config.cluster.name);

@@ -13,7 +13,6 @@ use tokio_util::sync::CancellationToken;
 use super::session::{Backend, Session};
 use crate::app::trouble::TroubleSource;
 use crate::app::{Command, Event};
-use crate::cli::JobOverrides;
 use crate::gke::{self, ClusterStatus, ClusterSummary, ProvisionEvent};
 use crate::k8s;
 use crate::k8s::logs::{LogTail, TailOptions, TailTarget};
@@ -273,7 +272,7 @@ async fn job_action(shared: Arc<Shared>, command: Command) {
         Command::LaunchJob => k8s::launch(&client, cfg, shared.session.project())
             .await
             .map(|l| format!("launched {}", l.job)),
-        Command::RetryJob => k8s::retry(&client, cfg, &JobOverrides::default())
+        Command::RetryJob => k8s::retry(&client, cfg, &Default::default())
             .await
             .map(|l| format!("retrying as {}", l.job)),
         Command::DeleteAttempt(name) => k8s::delete(&client, cfg, Some(&name))

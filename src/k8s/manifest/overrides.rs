@@ -8,13 +8,25 @@ use k8s_openapi::apimachinery::pkg::api::resource::Quantity;
 
 use super::labels::{self, ATTEMPT_LABEL, JOB_LABEL, MANAGED_BY, MANAGER};
 use super::{MASTER_ADDR, ManifestError, invalid, validate};
-use crate::cli::JobOverrides;
 use crate::config::JobConfig;
+
+/// Changes to the training container, for a launch (folded into the config) or a retry
+/// (applied to the previous attempt's container).
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Overrides {
+    pub image: Option<String>,
+    /// Environment variables set (added, or replacing the value of one of that name).
+    pub env: Vec<(String, String)>,
+    /// Memory request and limit.
+    pub memory: Option<String>,
+    /// CPU request.
+    pub cpu: Option<String>,
+}
 
 /// Folds `gantry launch` flags into the configured Job.
 pub fn apply_launch_flags(
     cfg: &mut JobConfig,
-    overrides: &JobOverrides,
+    overrides: &Overrides,
     parallelism: Option<u32>,
     completions: Option<u32>,
     indexed: bool,
@@ -50,7 +62,7 @@ pub fn next_attempt(
     previous: &Job,
     base: &str,
     attempt: u32,
-    overrides: &JobOverrides,
+    overrides: &Overrides,
 ) -> Result<Job, ManifestError> {
     let name = labels::attempt_name(base, attempt);
     let mut spec = previous
@@ -119,7 +131,7 @@ fn set_env(container: &mut Container, key: &str, value: &str, add: bool) {
     }
 }
 
-fn apply_overrides(container: &mut Container, o: &JobOverrides) {
+fn apply_overrides(container: &mut Container, o: &Overrides) {
     if let Some(image) = &o.image {
         container.image = Some(image.clone());
     }
