@@ -23,7 +23,7 @@ use gantry::app::{App, Event, Focus, TargetInfo};
 use gantry::config::Config;
 use gantry::gke::{ClusterStatus, ClusterSummary};
 use gantry::k8s::logs::{LogLine, TailEvent};
-use gantry::k8s::status::{AttemptPhase, JobSummary, PodSummary};
+use gantry::k8s::status::{AttemptPhase, AttemptSummary, PodSummary};
 use gantry::k8s::watch::{Change, JobWatchEvent};
 use gantry::keys::{Action, Keymap};
 use gantry::ui::theme::Theme;
@@ -55,8 +55,8 @@ fn cluster() -> ClusterSummary {
     }
 }
 
-fn attempt() -> JobSummary {
-    JobSummary {
+fn attempt() -> AttemptSummary {
+    AttemptSummary {
         name: ATTEMPT.into(),
         namespace: "default".into(),
         attempt: Some(1),

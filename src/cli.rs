@@ -142,9 +142,9 @@ pub enum Subcommand {
         after_help = "Examples:\n  gantry logs\n  gantry logs --follow\n  gantry logs --pod ml-training-job-x7k2p --previous"
     )]
     Logs(LogsArgs),
-    /// Delete the training Job (every attempt, or the one named).
+    /// Delete the training Job (every attempt), or one attempt.
     #[command(
-        after_help = "Examples:\n  gantry delete job\n  gantry delete job ml-training-job-2 --yes"
+        after_help = "Examples:\n  gantry delete job\n  gantry delete attempt ml-training-job-2 --yes"
     )]
     Delete(DeleteArgs),
     /// Print the effective configuration as TOML.
@@ -168,7 +168,12 @@ impl Subcommand {
             Subcommand::Down(_) => Some("delete the cluster (`gantry down`)"),
             Subcommand::Launch(_) => Some("launch the training Job (`gantry launch`)"),
             Subcommand::Retry(_) => Some("start a new attempt (`gantry retry`)"),
-            Subcommand::Delete(_) => Some("delete the training Job (`gantry delete job`)"),
+            Subcommand::Delete(DeleteArgs {
+                what: DeleteWhat::Job { .. },
+            }) => Some("delete the training Job (`gantry delete job`)"),
+            Subcommand::Delete(DeleteArgs {
+                what: DeleteWhat::Attempt { .. },
+            }) => Some("delete an attempt (`gantry delete attempt`)"),
             Subcommand::Sim(_)
             | Subcommand::Status(_)
             | Subcommand::Logs(_)
@@ -277,10 +282,22 @@ pub struct DeleteArgs {
 
 #[derive(Debug, clap::Subcommand)]
 pub enum DeleteWhat {
-    /// Delete the training Job: every attempt, or the named one. Only objects Gantry manages.
+    /// Delete the training Job: every attempt Gantry made, with their pods and the workers'
+    /// Service. Only objects Gantry manages.
     Job {
-        /// One attempt's Job name.
+        /// Refused with a pointer to `delete attempt` (one attempt is not the Job).
+        #[arg(hide = true)]
         name: Option<String>,
+        /// Do not ask.
+        #[arg(long, short = 'y')]
+        yes: bool,
+    },
+    /// Delete one attempt (its Job, as `gantry status` lists it: `<job>` or `<job>-N`) and its
+    /// pods; the other attempts stay.
+    Attempt {
+        /// The attempt's Job name.
+        name: String,
+        /// Do not ask.
         #[arg(long, short = 'y')]
         yes: bool,
     },

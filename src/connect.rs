@@ -98,7 +98,10 @@ pub async fn gke_client(target: &Target) -> Result<Gke, ConnectError> {
 
 /// A Kubernetes client for the training cluster: the kubeconfig's `--context NAME` when given,
 /// else through GKE (the cluster must exist and be RUNNING).
-pub async fn kube_client(target: &Target, config: &Config) -> Result<kube::Client, ConnectError> {
+pub async fn cluster_client(
+    target: &Target,
+    config: &Config,
+) -> Result<kube::Client, ConnectError> {
     if let Some(context) = &target.context {
         return context_client(context).await;
     }
@@ -110,7 +113,11 @@ pub async fn kube_client(target: &Target, config: &Config) -> Result<kube::Clien
         .ok_or_else(|| GkeError::NotFound {
             cluster: cluster.to_string(),
         })?;
-    Ok(gke::kube::kube_client(&cluster, &found, gke.auth())?)
+    Ok(gke::cluster_client::cluster_client(
+        &cluster,
+        &found,
+        gke.auth(),
+    )?)
 }
 
 async fn context_client(context: &str) -> Result<kube::Client, ConnectError> {
@@ -125,7 +132,9 @@ async fn context_client(context: &str) -> Result<kube::Client, ConnectError> {
     let config = kube::Config::from_kubeconfig(&options)
         .await
         .map_err(|e| fail(format!("{e} (see `kubectl config get-contexts`)")))?;
-    kube::Client::try_from(config).map_err(|e| fail(e.to_string()))
+    Ok(crate::k8s::client::builder(&config)
+        .map_err(|e| fail(e.to_string()))?
+        .build())
 }
 
 /// Where `--config` or the default configuration file is, for messages.

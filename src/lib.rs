@@ -1,6 +1,7 @@
 //! Gantry: lift a training container onto GKE and watch it from a terminal.
 
 pub mod app;
+pub mod backoff;
 pub mod cli;
 pub mod commands;
 pub mod config;

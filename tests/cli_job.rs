@@ -103,10 +103,20 @@ async fn a_failed_attempt_exits_1_and_a_retry_with_an_override_exits_0() {
 
     // Deleting one attempt by name keeps the other; a Job Gantry did not make is refused.
     let one = e
-        .gantry(&["delete", "job", "ml-training-job", "--yes"])
+        .gantry(&["delete", "attempt", "ml-training-job", "--yes"])
         .await;
     assert_eq!(one.status.code(), Some(0), "{}", text(&one.stderr));
-    let missing = e.gantry(&["delete", "job", "not-there", "--yes"]).await;
+    let missing = e.gantry(&["delete", "attempt", "not-there", "--yes"]).await;
     assert_eq!(missing.status.code(), Some(2));
+    // One attempt is not the Job: `delete job NAME` says which command deletes one.
+    let named = e
+        .gantry(&["delete", "job", "ml-training-job-2", "--yes"])
+        .await;
+    assert_eq!(named.status.code(), Some(2));
+    assert!(
+        text(&named.stderr).contains("gantry delete attempt ml-training-job-2"),
+        "{}",
+        text(&named.stderr)
+    );
     drop(e.cloud);
 }

@@ -29,7 +29,7 @@ use gantry::config::{Config, JobConfig};
 use gantry::gke::{self, Auth, ClusterRef, ClusterSummary, Gke};
 use gantry::k8s;
 use gantry::k8s::logs::{LogTail, StreamEnd, TailEvent, TailOptions, TailTarget};
-use gantry::k8s::status::{AttemptPhase, JobSummary, PodSummary};
+use gantry::k8s::status::{AttemptPhase, AttemptSummary, PodSummary};
 use gantry::keys::Keymap;
 use gantry::sim::cloud::{DEMO_LOCATION, DEMO_PROJECT};
 use gantry::sim::faults::Fault;
@@ -149,7 +149,7 @@ fn count_lines(b: &[u8]) -> usize {
 async fn truth(
     client: &kube::Client,
     cfg: &JobConfig,
-) -> Result<(Vec<JobSummary>, Vec<PodSummary>), kube::Error> {
+) -> Result<(Vec<AttemptSummary>, Vec<PodSummary>), kube::Error> {
     let jobs: Api<Job> = Api::default_namespaced(client.clone());
     let pods: Api<Pod> = Api::default_namespaced(client.clone());
     let job_sel = ListParams::default().labels(&k8s::labels::managed_selector(&cfg.name));
@@ -158,14 +158,14 @@ async fn truth(
     let pod_sel = ListParams::default().labels(&pod_sel.join(","));
     let j = jobs.list(&job_sel).await?;
     let p = pods.list(&pod_sel).await?;
-    let mut j: Vec<JobSummary> = j.items.iter().map(JobSummary::of).collect();
+    let mut j: Vec<AttemptSummary> = j.items.iter().map(AttemptSummary::of).collect();
     let mut p: Vec<PodSummary> = p.items.iter().map(PodSummary::of).collect();
     j.sort_by(|a, b| a.name.cmp(&b.name));
     p.sort_by(|a, b| a.name.cmp(&b.name));
     Ok((j, p))
 }
 
-fn app_picture(app: &App) -> (Vec<JobSummary>, Vec<PodSummary>) {
+fn app_picture(app: &App) -> (Vec<AttemptSummary>, Vec<PodSummary>) {
     (
         app.jobs.attempts.items.values().cloned().collect(),
         app.jobs.pods.items.values().cloned().collect(),
@@ -293,7 +293,7 @@ async fn run_inner(drill: Drill) -> Found {
         .unwrap();
     let target = ClusterRef::new(DEMO_PROJECT, DEMO_LOCATION, common::CLUSTER);
     let cluster = gke.get_cluster(&target).await.unwrap().unwrap();
-    let client = gke::kube::kube_client(&target, &cluster, gke.auth()).unwrap();
+    let client = gke::cluster_client::cluster_client(&target, &cluster, gke.auth()).unwrap();
 
     let mut app = App::new(config, Keymap::default(), false);
     app.on_event(Event::Target(TargetInfo {

@@ -11,7 +11,7 @@ use std::time::Duration;
 use gantry::config::{ClusterConfig, SEED_SCOPES};
 use gantry::gke::{
     Auth, Begun, ClusterRef, ClusterStatus, DownOutcome, Gke, GkeError, OperationKind, PollPolicy,
-    ProvisionEvent, RetryPolicy, UpHow, begin_up, down, spec, up,
+    ProvisionEvent, RequestRetry, UpHow, begin_up, down, spec, up,
 };
 use gantry::sim::cloud::{DEMO_LOCATION, DEMO_PROJECT};
 use gantry::sim::faults::Fault;
@@ -35,8 +35,8 @@ fn fast_poll() -> PollPolicy {
     }
 }
 
-fn fast_retry(attempts: u32) -> RetryPolicy {
-    RetryPolicy {
+fn fast_retry(attempts: u32) -> RequestRetry {
+    RequestRetry {
         initial: Duration::from_millis(1),
         max: Duration::from_millis(5),
         attempts,
@@ -430,7 +430,8 @@ async fn kube_client_reaches_the_cluster_over_tls_and_survives_token_rotation() 
     let s = setup(0.01, vec![common::CLUSTER.into()]).await;
     let gke = s.gke().await;
     let cluster = gke.get_cluster(&target()).await.unwrap().unwrap();
-    let client = gantry::gke::kube::kube_client(&target(), &cluster, gke.auth()).unwrap();
+    let client =
+        gantry::gke::cluster_client::cluster_client(&target(), &cluster, gke.auth()).unwrap();
     let nodes: Api<Node> = Api::all(client.clone());
     assert_eq!(
         nodes
@@ -481,7 +482,7 @@ async fn kube_client_reaches_the_cluster_over_tls_and_survives_token_rotation() 
         gke_endpoint: Some(s.cloud.gke_endpoint().into()),
         ..Default::default()
     };
-    let client = gantry::connect::kube_client(&flags, &gantry::config::Config::default())
+    let client = gantry::connect::cluster_client(&flags, &gantry::config::Config::default())
         .await
         .unwrap();
     let version = client.apiserver_version().await.unwrap();
@@ -500,7 +501,8 @@ async fn kube_client_needs_a_running_cluster() {
         gke_endpoint: Some(s.cloud.gke_endpoint().into()),
         ..Default::default()
     };
-    let Err(err) = gantry::connect::kube_client(&flags, &gantry::config::Config::default()).await
+    let Err(err) =
+        gantry::connect::cluster_client(&flags, &gantry::config::Config::default()).await
     else {
         panic!("a client for a cluster that does not exist")
     };
@@ -520,7 +522,7 @@ async fn kube_client_refreshes_the_token_after_a_401() {
         .await
         .unwrap();
     let cluster = gke.get_cluster(&target()).await.unwrap().unwrap();
-    let client = gantry::gke::kube::kube_client(&target(), &cluster, &auth).unwrap();
+    let client = gantry::gke::cluster_client::cluster_client(&target(), &cluster, &auth).unwrap();
     let nodes: Api<Node> = Api::all(client);
     assert_eq!(
         nodes

@@ -9,7 +9,7 @@ use std::collections::HashMap;
 use gantry::config::JobConfig;
 use gantry::k8s::logs::{LogTail, StreamEnd, TailEvent, TailOptions, TailTarget};
 use gantry::k8s::manifest::Overrides;
-use gantry::k8s::status::{AttemptPhase, EventSummary, JobSummary, PodSummary};
+use gantry::k8s::status::{AttemptPhase, AttemptSummary, EventSummary, PodSummary};
 use gantry::k8s::watch::{Change, JobWatchEvent, spawn_job_watchers};
 use gantry::k8s::{self, manifest};
 use gantry::sim::SimCloud;
@@ -48,7 +48,7 @@ fn job_config(name: &str, env: &[(&str, &str)]) -> JobConfig {
 /// The watchers' events folded into the latest view, as the TUI would keep it.
 struct Watch {
     rx: mpsc::Receiver<JobWatchEvent>,
-    jobs: HashMap<String, JobSummary>,
+    jobs: HashMap<String, AttemptSummary>,
     pods: HashMap<String, PodSummary>,
     events: Vec<EventSummary>,
     _cancel: tokio_util::sync::DropGuard,
@@ -89,7 +89,7 @@ impl Watch {
         }
     }
 
-    async fn job_until(&mut self, pred: impl Fn(&JobSummary) -> bool) -> JobSummary {
+    async fn job_until(&mut self, pred: impl Fn(&AttemptSummary) -> bool) -> AttemptSummary {
         loop {
             if let Some(j) = self.jobs.values().find(|j| pred(j)) {
                 return j.clone();

@@ -13,7 +13,7 @@ use futures::AsyncReadExt;
 use gantry::app::{App, Command, Event, Focus, TargetInfo};
 use gantry::config::Config;
 use gantry::gke::{ClusterRef, ClusterStatus, ClusterSummary};
-use gantry::k8s::status::{JobSummary, PodSummary};
+use gantry::k8s::status::{AttemptSummary, PodSummary};
 use gantry::k8s::watch::{Change, JobWatchEvent};
 use gantry::keys::{Action, Keymap};
 use gantry::sim::cloud::{DEMO_LOCATION, DEMO_PROJECT};
@@ -68,8 +68,8 @@ fn the_gate_refuses_every_mutating_command() {
     }
 }
 
-fn job(name: &str, attempt: u32, status: gantry::k8s::status::AttemptPhase) -> JobSummary {
-    JobSummary {
+fn job(name: &str, attempt: u32, status: gantry::k8s::status::AttemptPhase) -> AttemptSummary {
+    AttemptSummary {
         name: name.into(),
         namespace: "default".into(),
         attempt: Some(attempt),
@@ -354,7 +354,13 @@ async fn read_only_scriptable_commands_exit_2_and_change_nothing() {
         &["--read-only", "launch"],
         &["--read-only", "retry"],
         &["--read-only", "delete", "job", "--yes"],
-        &["--read-only", "delete", "job", "ml-training-job", "--yes"],
+        &[
+            "--read-only",
+            "delete",
+            "attempt",
+            "ml-training-job",
+            "--yes",
+        ],
         &["down", "--yes", "--read-only"],
     ] {
         let out = e.gantry(args).await;
@@ -417,7 +423,7 @@ async fn delete_touches_only_what_gantry_manages() {
     );
     // Named, it is refused too.
     let named = e
-        .gantry(&["delete", "job", "someone-elses-training", "--yes"])
+        .gantry(&["delete", "attempt", "someone-elses-training", "--yes"])
         .await;
     assert_eq!(named.status.code(), Some(2), "{}", text(&named.stdout));
     let left = jobs(&client).await;

@@ -2,7 +2,7 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use crate::k8s::status::{AttemptPhase, EventSummary, JobSummary, PodSummary};
+use crate::k8s::status::{AttemptPhase, AttemptSummary, EventSummary, PodSummary};
 use crate::k8s::watch::{Change, JobWatchEvent};
 
 /// Events kept for the events pane.
@@ -59,7 +59,7 @@ impl<T> Tracked<T> {
 
 #[derive(Debug, Clone, Default)]
 pub struct JobsView {
-    pub attempts: Tracked<JobSummary>,
+    pub attempts: Tracked<AttemptSummary>,
     pub pods: Tracked<PodSummary>,
     events: Tracked<EventSummary>,
     /// Arrival order of events: a tie-break where timestamps have one-second precision.
@@ -90,18 +90,18 @@ impl JobsView {
     }
 
     /// Attempts, oldest first.
-    pub fn attempts(&self) -> Vec<&JobSummary> {
-        let mut list: Vec<&JobSummary> = self.attempts.items.values().collect();
+    pub fn attempts(&self) -> Vec<&AttemptSummary> {
+        let mut list: Vec<&AttemptSummary> = self.attempts.items.values().collect();
         list.sort_by(|a, b| (a.attempt, a.created, &a.name).cmp(&(b.attempt, b.created, &b.name)));
         list
     }
 
-    pub fn newest(&self) -> Option<&JobSummary> {
+    pub fn newest(&self) -> Option<&AttemptSummary> {
         self.attempts().last().copied()
     }
 
     /// The attempt the panes show: the one selected, else the newest.
-    pub fn current(&self) -> Option<&JobSummary> {
+    pub fn current(&self) -> Option<&AttemptSummary> {
         match &self.selected_attempt {
             Some(name) => self.attempts.items.get(name).or_else(|| self.newest()),
             None => self.newest(),
@@ -209,7 +209,7 @@ impl JobsView {
     }
 
     /// Whether an attempt is still going (launch would be refused).
-    pub fn active_attempt(&self) -> Option<&JobSummary> {
+    pub fn active_attempt(&self) -> Option<&AttemptSummary> {
         self.attempts().into_iter().rev().find(|a| {
             matches!(a.status, AttemptPhase::Pending | AttemptPhase::Running) && !a.deleting
         })

@@ -1,4 +1,5 @@
-//! `gantry delete job [NAME] [--yes]`: delete one attempt, or every attempt and the Service.
+//! `gantry delete job [--yes]`: every attempt and the workers' Service;
+//! `gantry delete attempt NAME [--yes]`: one attempt.
 
 use std::io::IsTerminal;
 
@@ -10,13 +11,26 @@ use super::launch::{connect, job_error};
 use super::up::fail;
 
 pub async fn run(args: DeleteArgs, target: &Target) -> i32 {
-    let DeleteWhat::Job { name, yes } = args.what;
+    let (name, yes) = match args.what {
+        DeleteWhat::Job {
+            name: Some(name), ..
+        } => {
+            return fail(
+                &format!(
+                    "`gantry delete job` deletes every attempt; to delete only {name}, run `gantry delete attempt {name}`"
+                ),
+                2,
+            );
+        }
+        DeleteWhat::Job { name: None, yes } => (None, yes),
+        DeleteWhat::Attempt { name, yes } => (Some(name), yes),
+    };
     let t = match connect(target).await {
         Ok(t) => t,
         Err(code) => return code,
     };
     let what = match &name {
-        Some(n) => format!("Job {n} and its pods"),
+        Some(n) => format!("attempt {n} (its Job and pods)"),
         None => format!(
             "every attempt of Job {} with its pods, and its Service",
             t.config.job.name

@@ -27,7 +27,7 @@ pub(super) async fn connect(target: &Target) -> Result<JobTarget, i32> {
     if config.project.is_none() {
         config.project = project.clone();
     }
-    let client = crate::connect::kube_client(target, &config)
+    let client = crate::connect::cluster_client(target, &config)
         .await
         .map_err(|e| fail(&e, e.exit_code()))?;
     let cluster_label = target

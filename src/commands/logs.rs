@@ -14,7 +14,7 @@ use tokio_util::sync::CancellationToken;
 use crate::cli::LogsArgs;
 use crate::connect::Target;
 use crate::k8s::logs::{LogTail, StreamEnd, TailEvent, TailOptions, TailTarget, logs_dir};
-use crate::k8s::status::{AttemptPhase, JobSummary};
+use crate::k8s::status::{AttemptPhase, AttemptSummary};
 use crate::k8s::watch::{Change, watch_objects};
 use crate::k8s::{self, attempts};
 
@@ -91,7 +91,7 @@ async fn follow_to_the_end(
         job_tx,
         cancel,
         |change| match change {
-            Change::Listed(j) | Change::Applied(j) => Some(Some(JobSummary::of(&j))),
+            Change::Listed(j) | Change::Applied(j) => Some(Some(AttemptSummary::of(&j))),
             Change::Deleted(_) => Some(None),
             _ => None,
         },

@@ -13,7 +13,7 @@ pub struct StatusReport {
     /// The cluster; `status` is `NOT_FOUND` when there is none.
     pub cluster: ClusterSummary,
     /// The training Job. JOB-STATUS: the Job side (src/k8s) fills this in `run` below, from a
-    /// kube client (`crate::connect::kube_client`) when the cluster is RUNNING.
+    /// kube client (`crate::connect::cluster_client`) when the cluster is RUNNING.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub job: Option<serde_json::Value>,
 }
@@ -34,7 +34,7 @@ pub async fn run(args: StatusArgs, target: &Target) -> i32 {
     };
     // JOB-STATUS (src/k8s): the training Job's attempts, when the cluster can answer.
     let job = if summary.status.serves_api() {
-        match crate::connect::kube_client(target, &config).await {
+        match crate::connect::cluster_client(target, &config).await {
             Ok(client) => Some(crate::k8s::job_status_json(&client, &config.job).await),
             Err(e) => Some(
                 serde_json::json!({"name": config.job.name, "attempts": [], "error": e.to_string()}),

@@ -10,8 +10,8 @@ use google_cloud_gax::retry_policy::NeverRetry;
 use tokio::sync::mpsc::UnboundedSender;
 
 use super::error::http_status;
-use super::retry::retryable_status;
-use super::{Auth, ClusterRef, DEFAULT_ENDPOINT, GkeError, ProvisionEvent, RetryPolicy};
+use super::pacing::retryable_status;
+use super::{Auth, ClusterRef, DEFAULT_ENDPOINT, GkeError, ProvisionEvent, RequestRetry};
 
 /// A connection to the Container API. Cheap to clone.
 #[derive(Clone, Debug)]
@@ -19,7 +19,7 @@ pub struct Gke {
     client: ClusterManager,
     auth: Auth,
     endpoint: String,
-    retry: RetryPolicy,
+    retry: RequestRetry,
     events: Option<UnboundedSender<ProvisionEvent>>,
 }
 
@@ -50,13 +50,13 @@ impl Gke {
             client,
             auth,
             endpoint,
-            retry: RetryPolicy::default(),
+            retry: RequestRetry::default(),
             events: None,
         })
     }
 
     /// Retries with this policy instead of the default.
-    pub fn with_retry(mut self, retry: RetryPolicy) -> Self {
+    pub fn with_retry(mut self, retry: RequestRetry) -> Self {
         self.retry = retry;
         self
     }
@@ -176,6 +176,7 @@ impl Gke {
         Fut: Future<Output = Result<T, GaxError>>,
     {
         let mut attempt = 1;
+        let mut backoff = self.retry.backoff();
         let mut refreshed = false;
         loop {
             // The client's futures are large; on the heap they do not overflow small stacks.
@@ -197,7 +198,7 @@ impl Gke {
             if !transient || attempt >= self.retry.attempts {
                 return Err(err);
             }
-            let wait = self.retry.wait(attempt);
+            let wait = backoff.next_delay();
             let message = err
                 .status()
                 .map(|s| s.message.clone())

@@ -6,22 +6,22 @@
 //! - [`target`]: which project, location and cluster (flags, config, environment, gcloud).
 //! - [`auth`]: the OAuth access token (Application Default Credentials or `--access-token-file`).
 //! - [`client`]: [`Gke`], the Container API with retries of 429/5xx and a refresh after 401.
-//! - [`retry`]: back-off with jitter for requests and for operation polling.
+//! - [`pacing`]: how refused requests are retried and running operations polled.
 //! - [`spec`]: the cluster request from [`crate::config::ClusterConfig`].
 //! - [`events`]: [`ProvisionEvent`], what the TUI and `gantry up --wait` show.
 //! - [`provision`]: [`up`] and [`down`], following operations to their end.
 //! - [`summary`]: [`ClusterSummary`], the cluster as `gantry status` and the TUI show it.
 //! - [`status`]: [`ClusterStatus`], GKE's status names as an enum.
-//! - [`kube`]: a `kube::Client` for a RUNNING cluster, with a refreshing token.
+//! - [`cluster_client`]: a `kube::Client` for a RUNNING cluster, with a refreshing token.
 //! - [`error`]: [`GkeError`], with the exit code and the fix for each failure.
 
 pub mod auth;
 pub mod client;
+pub mod cluster_client;
 pub mod error;
 pub mod events;
-pub mod kube;
+pub mod pacing;
 pub mod provision;
-pub mod retry;
 pub mod spec;
 pub mod status;
 pub mod summary;
@@ -31,8 +31,8 @@ pub use auth::Auth;
 pub use client::Gke;
 pub use error::GkeError;
 pub use events::{OperationKind, ProvisionEvent, Stage};
+pub use pacing::{PollPolicy, RequestRetry};
 pub use provision::{Begun, DownOutcome, UpHow, UpOutcome, begin_up, down, follow, up};
-pub use retry::{PollPolicy, RetryPolicy};
 pub use status::ClusterStatus;
 pub use summary::ClusterSummary;
 pub use target::ClusterRef;

@@ -8,7 +8,7 @@ use serde_json::{Value, json};
 
 use super::K8sError;
 use super::labels;
-use super::status::{JobSummary, PodSummary, attempt_of};
+use super::status::{AttemptSummary, PodSummary, attempt_of};
 use crate::config::JobConfig;
 
 /// Every attempt of the training Job `cfg.name`, oldest first (by attempt number).
@@ -74,7 +74,7 @@ pub async fn job_status_json(client: &kube::Client, cfg: &JobConfig) -> Value {
 async fn attempts_json(client: &kube::Client, cfg: &JobConfig) -> Result<Vec<Value>, K8sError> {
     let mut out = Vec::new();
     for job in list_attempts(client, cfg).await? {
-        let summary = JobSummary::of(&job);
+        let summary = AttemptSummary::of(&job);
         let pods: Vec<PodSummary> = pods_of(client, &cfg.namespace, &summary.name)
             .await?
             .iter()

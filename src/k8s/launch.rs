@@ -1,5 +1,7 @@
-//! Launch: create the next attempt of the training Job from the configuration (and the headless
-//! Service a distributed Job needs). A running attempt is never doubled.
+//! Launch and retry: the next attempt of the training Job. A launch builds it from the
+//! configuration (and the headless Service a distributed Job needs); a retry copies the previous
+//! attempt's spec (a Job's template is immutable) with optional overrides, and the old attempt
+//! and its pods stay, so their logs stay readable. A running attempt is never doubled.
 
 use k8s_openapi::api::batch::v1::Job;
 use k8s_openapi::api::core::v1::Service;
@@ -7,7 +9,7 @@ use kube::api::{Api, PostParams};
 
 use super::labels::{JOB_LABEL, MANAGED_BY, MANAGER};
 use super::manifest;
-use super::status::{AttemptPhase, JobSummary, attempt_of};
+use super::status::{AttemptPhase, AttemptSummary, attempt_of};
 use super::{K8sError, attempts, status_code};
 use crate::config::JobConfig;
 
@@ -57,8 +59,8 @@ pub async fn launch(
 
 /// Refuses while `current` runs (and, with `pending_too`, while it waits to run: a retry may
 /// replace an attempt stuck pending, e.g. on a wrong image, a second launch may not).
-pub(crate) fn refuse_if_active(current: &Job, pending_too: bool) -> Result<(), K8sError> {
-    let summary = JobSummary::of(current);
+fn refuse_if_active(current: &Job, pending_too: bool) -> Result<(), K8sError> {
+    let summary = AttemptSummary::of(current);
     if summary.deleting {
         return Ok(());
     }
@@ -73,11 +75,7 @@ pub(crate) fn refuse_if_active(current: &Job, pending_too: bool) -> Result<(), K
     })
 }
 
-pub(crate) async fn create_job(
-    client: &kube::Client,
-    namespace: &str,
-    job: &Job,
-) -> Result<String, K8sError> {
+async fn create_job(client: &kube::Client, namespace: &str, job: &Job) -> Result<String, K8sError> {
     let name = job.metadata.name.clone().unwrap_or_default();
     let jobs: Api<Job> = Api::namespaced(client.clone(), namespace);
     jobs.create(&PostParams::default(), job)
@@ -87,7 +85,7 @@ pub(crate) async fn create_job(
 }
 
 /// Creates the Service, or accepts the one there if Gantry made it for this Job.
-pub(crate) async fn ensure_service(
+async fn ensure_service(
     client: &kube::Client,
     namespace: &str,
     base: &str,
@@ -117,4 +115,47 @@ pub(crate) async fn ensure_service(
         }
         Err(e) => Err(K8sError::api(format!("creating Service {name}"))(e)),
     }
+}
+
+/// Starts the next attempt with the previous attempt's spec and `overrides`.
+pub async fn retry(
+    client: &kube::Client,
+    cfg: &JobConfig,
+    overrides: &manifest::Overrides,
+) -> Result<Launched, K8sError> {
+    let previous = attempts::current_attempt(client, cfg)
+        .await?
+        .ok_or_else(|| K8sError::NothingToRetry {
+            job: cfg.name.clone(),
+        })?;
+    refuse_if_active(&previous, false)?;
+    let attempt = attempt_of(&previous.metadata).unwrap_or(1) + 1;
+    let job = manifest::next_attempt(&previous, &cfg.name, attempt, overrides)?;
+    let subdomain = job
+        .spec
+        .as_ref()
+        .and_then(|s| s.template.spec.as_ref())
+        .and_then(|p| p.subdomain.clone());
+    // The Service may have gone with a deleted attempt: bring it back like the launch made it.
+    let service = match subdomain {
+        Some(sub) => {
+            let services: Api<Service> = Api::namespaced(client.clone(), &cfg.namespace);
+            let exists = services
+                .get_opt(&sub)
+                .await
+                .map_err(K8sError::api(format!("reading Service {sub}")))?
+                .is_some();
+            if !exists && let Some(svc) = manifest::worker_service(cfg, attempt)? {
+                ensure_service(client, &cfg.namespace, &cfg.name, &svc).await?;
+            }
+            Some(sub)
+        }
+        None => None,
+    };
+    let name = create_job(client, &cfg.namespace, &job).await?;
+    Ok(Launched {
+        job: name,
+        attempt,
+        service,
+    })
 }

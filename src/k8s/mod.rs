@@ -8,20 +8,18 @@
 
 pub mod age;
 pub mod attempts;
-pub mod backoff;
+pub mod client;
 pub mod delete;
 pub mod labels;
 pub mod launch;
 pub mod logs;
 pub mod manifest;
-pub mod retry;
 pub mod status;
 pub mod watch;
 
 pub use attempts::{current_attempt, job_status_json, list_attempts};
 pub use delete::{Deleted, delete};
-pub use launch::{Launched, launch};
-pub use retry::retry;
+pub use launch::{Launched, launch, retry};
 
 /// Why a Job action could not be done; each says what to do about it.
 #[derive(Debug, thiserror::Error)]
@@ -35,7 +33,7 @@ pub enum K8sError {
         source: kube::Error,
     },
     #[error(
-        "attempt {name} is still {state}: wait for it to end, or delete it with `gantry delete job {name}`"
+        "attempt {name} is still {state}: wait for it to end, or delete it with `gantry delete attempt {name}`"
     )]
     StillActive { name: String, state: &'static str },
     #[error("the training Job {job} has no attempt yet: start one with `gantry launch`")]

@@ -24,7 +24,7 @@ impl AttemptPhase {
 /// One attempt (one Job object).
 #[derive(Debug, Clone, PartialEq, Serialize)]
 #[serde(rename_all = "camelCase")]
-pub struct JobSummary {
+pub struct AttemptSummary {
     pub name: String,
     pub namespace: String,
     /// Gantry's attempt number; None for a Job Gantry did not make.
@@ -44,7 +44,7 @@ pub struct JobSummary {
     pub deleting: bool,
 }
 
-impl JobSummary {
+impl AttemptSummary {
     pub fn of(job: &Job) -> Self {
         let status = job.status.clone().unwrap_or_default();
         let finished = status

@@ -19,9 +19,9 @@ use serde::de::DeserializeOwned;
 use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 
-use super::backoff::Backoff;
 use super::labels;
-use super::status::{EventSummary, JobSummary, PodSummary};
+use super::status::{AttemptSummary, EventSummary, PodSummary};
+use crate::backoff::Backoff;
 use crate::config::JobConfig;
 
 /// One change seen by a watcher.
@@ -61,7 +61,7 @@ impl<T> Change<T> {
 /// What the Job watchers send.
 #[derive(Debug, Clone, PartialEq)]
 pub enum JobWatchEvent {
-    Job(Change<JobSummary>),
+    Job(Change<AttemptSummary>),
     Pod(Change<PodSummary>),
     Event(Change<EventSummary>),
 }
@@ -175,7 +175,7 @@ pub fn spawn_job_watchers(
         job_config,
         tx.clone(),
         cancel.clone(),
-        |ch| Some(JobWatchEvent::Job(ch.map(|j| JobSummary::of(&j)))),
+        |ch| Some(JobWatchEvent::Job(ch.map(|j| AttemptSummary::of(&j)))),
     ));
 
     let pods: Api<Pod> = Api::namespaced(client.clone(), &ns);

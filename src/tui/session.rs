@@ -9,7 +9,7 @@ use color_eyre::eyre::{Result, WrapErr, eyre};
 use crate::app::TargetInfo;
 use crate::config::Config;
 use crate::connect::Target;
-use crate::gke::{Auth, ClusterRef, Gke, PollPolicy, RetryPolicy};
+use crate::gke::{Auth, ClusterRef, Gke, PollPolicy, RequestRetry};
 use crate::sim::cloud::{DEMO_LOCATION, DEMO_PROJECT};
 use crate::sim::{SimCloud, SimOptions};
 
@@ -67,7 +67,7 @@ pub async fn open(options: &SessionOptions, config: Config) -> Result<Session> {
     }
     let target = &options.target;
     if let Some(context) = &target.context {
-        let client = crate::connect::kube_client(target, &config)
+        let client = crate::connect::cluster_client(target, &config)
             .await
             .map_err(|e| eyre!("{e}"))?;
         let info = TargetInfo {
@@ -136,7 +136,7 @@ async fn open_sim(options: &SessionOptions, config: Config) -> Result<Session> {
     let gke = Gke::connect(auth, Some(cloud.gke_endpoint()))
         .await
         .map_err(|e| eyre!("{e}"))?
-        .with_retry(RetryPolicy::scaled(factor));
+        .with_retry(RequestRetry::scaled(factor));
     // The project and location the operator named (flag, then config), so a rehearsal on the
     // simulator looks like the real thing; else the simulator's own.
     let (project, location) = crate::gke::target::named_place(&options.target.named, &config);

@@ -375,7 +375,7 @@ async fn connect(
     let Backend::Gke { gke, .. } = &shared.session.backend else {
         return;
     };
-    match gke::kube::kube_client(target, cluster, gke.auth()) {
+    match gke::cluster_client::cluster_client(target, cluster, gke.auth()) {
         Ok(client) => {
             let _ = shared.tx.send(Event::TroubleOver(TroubleSource::Cluster));
             *connection = Some(start_watchers(shared, client));

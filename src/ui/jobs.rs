@@ -20,7 +20,7 @@ fn phase_word(p: AttemptPhase) -> &'static str {
 }
 
 /// An attempt as the pane names it: its Job name when there is room, else `#N`.
-fn attempt_label(a: &crate::k8s::status::JobSummary, roomy: bool) -> String {
+fn attempt_label(a: &crate::k8s::status::AttemptSummary, roomy: bool) -> String {
     match a.attempt {
         Some(n) if !roomy => format!("#{n}"),
         _ => a.name.clone(),

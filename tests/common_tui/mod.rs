@@ -10,7 +10,7 @@ use gantry::config::Config;
 use gantry::gke::summary::PoolSummary;
 use gantry::gke::{ClusterStatus, ClusterSummary, OperationKind, ProvisionEvent, Stage};
 use gantry::k8s::logs::{LogLine, TailEvent};
-use gantry::k8s::status::{AttemptPhase, EventSummary, JobSummary, PodSummary};
+use gantry::k8s::status::{AttemptPhase, AttemptSummary, EventSummary, PodSummary};
 use gantry::k8s::watch::{Change, JobWatchEvent};
 use gantry::keys::Keymap;
 
@@ -165,8 +165,8 @@ pub fn not_found_summary() -> ClusterSummary {
     }
 }
 
-pub fn attempt(name: &str, number: u32, status: AttemptPhase) -> JobSummary {
-    JobSummary {
+pub fn attempt(name: &str, number: u32, status: AttemptPhase) -> AttemptSummary {
+    AttemptSummary {
         name: name.into(),
         namespace: "default".into(),
         attempt: Some(number),
@@ -186,8 +186,8 @@ pub fn attempt(name: &str, number: u32, status: AttemptPhase) -> JobSummary {
 }
 
 /// Attempt 1: failed for good after three pods failed (backoffLimit 2).
-pub fn failed_attempt() -> JobSummary {
-    JobSummary {
+pub fn failed_attempt() -> AttemptSummary {
+    AttemptSummary {
         reason: Some("BackoffLimitExceeded".into()),
         message: Some("Job has reached the specified backoff limit".into()),
         failed: 3,
@@ -199,8 +199,8 @@ pub fn failed_attempt() -> JobSummary {
 }
 
 /// Attempt 2: running, with one pod running, one that cannot pull its image, one OOM-killed.
-pub fn running_attempt() -> JobSummary {
-    JobSummary {
+pub fn running_attempt() -> AttemptSummary {
+    AttemptSummary {
         active: 2,
         ready: 1,
         failed: 1,
@@ -371,7 +371,7 @@ pub fn stamped(text: &str, secs_ago: i64) -> LogLine {
     }
 }
 
-pub fn job_event(change: Change<JobSummary>) -> Event {
+pub fn job_event(change: Change<AttemptSummary>) -> Event {
     Event::Job(JobWatchEvent::Job(change))
 }
 

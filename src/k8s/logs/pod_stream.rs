@@ -14,7 +14,7 @@ use tokio_util::sync::CancellationToken;
 use super::lines::{Cursor, LineReader, Output};
 use super::sink::{PodSink, SinkError};
 use super::{StreamEnd, TailEvent};
-use crate::k8s::backoff::Backoff;
+use crate::backoff::Backoff;
 
 pub(crate) struct PodStream {
     pub api: Api<Pod>,

@@ -1,11 +1,14 @@
-//! Back-off: for retrying a refused request (429 and 5xx, with jitter) and for polling a running
-//! operation (1 s growing to 5 s). Both are values so tests and the simulator can shrink them.
+//! How often GKE is asked again: a refused request (429 and 5xx) is retried with the crate's
+//! back-off ([`crate::backoff`]), a running operation is polled from 1 s growing to 5 s. Both are
+//! values so tests and the simulator can shrink them.
 
 use std::time::Duration;
 
+use crate::backoff::{Backoff, scale};
+
 /// How a request refused with 429 or 5xx (or not answered at all) is retried.
 #[derive(Debug, Clone, Copy, PartialEq)]
-pub struct RetryPolicy {
+pub struct RequestRetry {
     /// Wait before the first retry (before jitter).
     pub initial: Duration,
     /// The longest wait between two attempts.
@@ -14,7 +17,7 @@ pub struct RetryPolicy {
     pub attempts: u32,
 }
 
-impl Default for RetryPolicy {
+impl Default for RequestRetry {
     fn default() -> Self {
         Self {
             initial: Duration::from_millis(500),
@@ -24,7 +27,7 @@ impl Default for RetryPolicy {
     }
 }
 
-impl RetryPolicy {
+impl RequestRetry {
     /// Waits scaled by `factor` (0.001 turns the default's seconds into milliseconds).
     pub fn scaled(factor: f64) -> Self {
         let d = Self::default();
@@ -35,14 +38,9 @@ impl RetryPolicy {
         }
     }
 
-    /// The wait before retry number `retry` (1 for the first), with jitter: a random point in
-    /// the upper half of the exponential step, so that clients refused together spread out.
-    pub fn wait(&self, retry: u32) -> Duration {
-        let step = self
-            .initial
-            .saturating_mul(2u32.saturating_pow(retry.saturating_sub(1)))
-            .min(self.max);
-        step.mul_f64(rand::random_range(0.5..=1.0))
+    /// The waits between attempts, starting afresh.
+    pub fn backoff(&self) -> Backoff {
+        Backoff::new(self.initial, self.max)
     }
 }
 
@@ -78,14 +76,6 @@ impl PollPolicy {
     }
 }
 
-fn scale(d: Duration, factor: f64) -> Duration {
-    if factor.is_finite() && factor >= 0.0 {
-        d.mul_f64(factor)
-    } else {
-        d
-    }
-}
-
 /// Whether an HTTP status is worth another attempt.
 pub fn retryable_status(code: u16) -> bool {
     matches!(code, 408 | 429 | 500 | 502 | 503 | 504)
@@ -111,15 +101,16 @@ mod tests {
 
     #[test]
     fn retry_waits_are_jittered_and_capped() {
-        let r = RetryPolicy::default();
-        for retry in 1..20 {
-            let w = r.wait(retry);
+        let r = RequestRetry::default();
+        let mut backoff = r.backoff();
+        for _ in 1..20 {
+            let w = backoff.next_delay();
             assert!(w <= r.max, "{w:?}");
             assert!(w >= (r.initial / 2).min(r.max / 2), "{w:?}");
         }
         assert!(retryable_status(429) && retryable_status(503) && !retryable_status(404));
         assert_eq!(
-            RetryPolicy::scaled(0.001).initial,
+            RequestRetry::scaled(0.001).initial,
             Duration::from_micros(500)
         );
     }

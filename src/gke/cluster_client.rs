@@ -6,13 +6,8 @@
 //!
 //! kube's own `auth_info.token` is fixed for the client's life, hence the layer. The layer must
 //! await the token before calling the stack below it, so that stack goes behind a
-//! `tower::buffer::Buffer` (a cloneable handle to it).
-//!
-//! The stack below is kube's default one (base URI, its retry of 429/503/504, connect and write
-//! timeouts, rustls with the cluster's CA) but built here, for one setting kube does not expose:
-//! how many idle connections are kept. Following thousands of pods opens a stream per pod in
-//! turn; hyper would keep every connection those streams used, each with its TLS state and
-//! buffers. Like client-go (`MaxIdleConnsPerHost`), Gantry keeps 25.
+//! `tower::buffer::Buffer` (a cloneable handle to it). The stack itself is the one every cluster
+//! client has ([`crate::k8s::client`]).
 
 use std::future::Future;
 use std::pin::Pin;
@@ -22,26 +17,17 @@ use base64::Engine;
 use google_cloud_container_v1::model::Cluster;
 use http::header::AUTHORIZATION;
 use http::{Request, Response, StatusCode};
-use http_body_util::BodyExt;
-use hyper_util::client::legacy::Client as HttpClient;
-use hyper_util::rt::TokioExecutor;
-use kube::client::retry::RetryPolicy;
-use kube::client::{Body, ClientBuilder, ConfigExt, DynBody};
+use kube::client::{Body, DynBody};
 use tower::buffer::Buffer;
-use tower::retry::RetryLayer;
-use tower::util::BoxService;
-use tower::{BoxError, Layer, Service, ServiceBuilder, ServiceExt};
-use tower_http::trace::TraceLayer;
+use tower::{BoxError, Layer, Service, ServiceExt};
 
 use super::{Auth, ClusterRef, ClusterStatus, GkeError};
 
 /// Requests queued for kube's stack before callers wait.
 const BUFFER: usize = 1024;
-/// Idle connections kept for reuse (client-go's `MaxIdleConnsPerHost`).
-const IDLE_CONNECTIONS: usize = 25;
 
 /// The client for a RUNNING cluster. Needs a Tokio runtime (the buffer runs as a task).
-pub fn kube_client(
+pub fn cluster_client(
     target: &ClusterRef,
     cluster: &Cluster,
     auth: &Auth,
@@ -74,39 +60,10 @@ pub fn kube_client(
     let mut config = kube::Config::new(url);
     config.root_cert = Some(roots);
     config.default_namespace = "default".into();
-    let stack = http_stack(&config).map_err(|e| fail(e.to_string()))?;
-    Ok(ClientBuilder::new(stack, config.default_namespace)
+    Ok(crate::k8s::client::builder(&config)
+        .map_err(|e| fail(e.to_string()))?
         .with_layer(&TokenLayer { auth: auth.clone() })
         .build())
-}
-
-/// kube's default HTTP stack, with at most `IDLE_CONNECTIONS` idle connections kept.
-type HttpStack = BoxService<Request<Body>, Response<Box<DynBody>>, BoxError>;
-type TracedBody = tower_http::trace::ResponseBody<
-    hyper::body::Incoming,
-    tower_http::classify::NeverClassifyEos<tower_http::classify::ServerErrorsFailureClass>,
->;
-
-fn http_stack(config: &kube::Config) -> Result<HttpStack, kube::Error> {
-    let mut connector = hyper_timeout::TimeoutConnector::new(config.rustls_https_connector()?);
-    connector.set_connect_timeout(config.connect_timeout);
-    connector.set_read_timeout(config.read_timeout);
-    connector.set_write_timeout(config.write_timeout);
-    let http: HttpClient<_, Body> = HttpClient::builder(TokioExecutor::new())
-        .pool_max_idle_per_host(IDLE_CONNECTIONS)
-        .build(connector);
-    Ok(ServiceBuilder::new()
-        .boxed()
-        .layer(config.base_uri_layer())
-        .layer(RetryLayer::new(RetryPolicy::server_retry()))
-        .map_err(BoxError::from)
-        .map_response(|response: Response<_>| {
-            response.map(|body: TracedBody| Box::new(body.map_err(BoxError::from)) as Box<DynBody>)
-        })
-        // As kube's own stack: a debug span per request (method, URI, status, latency) in
-        // gantry.log, an error event for a failed one. The default spans carry no header.
-        .layer(TraceLayer::new_for_http())
-        .service(http))
 }
 
 /// The DER certificates of `masterAuth.clusterCaCertificate` (base64 of a PEM bundle).
