@@ -5,8 +5,6 @@
 
 mod common_tui;
 
-use std::time::Instant;
-
 use common_tui::*;
 use crossterm::event::KeyCode;
 use gantry::app::{App, Focus};
@@ -29,12 +27,6 @@ fn render(app: &App, width: u16, height: u16) -> Terminal<TestBackend> {
 fn snapshot(name: &str, app: &mut App) {
     for (width, height) in SIZES {
         app.log_rows = gantry::ui::log_rows(width, height);
-        // The cluster pane's elapsed counter adds `Instant::now() - reported_at` to the elapsed
-        // time reported (ui/cluster.rs draws `Progress::elapsed_now`, not from `now`): report it
-        // afresh so only the reported, fixed elapsed time is drawn.
-        if let Some(p) = app.cluster.progress.as_mut() {
-            p.reported_at = Instant::now();
-        }
         let terminal = render(app, width, height);
         insta::assert_snapshot!(format!("{name}_{width}x{height}"), terminal.backend());
     }

@@ -1,6 +1,6 @@
 //! The cluster pane's state: what GKE says about the cluster, and the operation in progress.
 
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use super::event::TargetInfo;
 use crate::gke::{ClusterStatus, ClusterSummary, OperationKind, ProvisionEvent, Stage};
@@ -24,14 +24,20 @@ pub struct Progress {
     pub status: String,
     pub detail: String,
     pub stage: Option<Stage>,
-    /// Elapsed when last reported, and when that was: the pane ticks on from there.
+    /// Elapsed when last reported, and when that was (none yet: nothing polled): the pane
+    /// ticks on from there.
     pub elapsed: Duration,
-    pub reported_at: Instant,
+    pub reported_at: Option<jiff::Timestamp>,
 }
 
 impl Progress {
-    pub fn elapsed_now(&self) -> Duration {
-        self.elapsed + self.reported_at.elapsed()
+    /// The elapsed time at `now`: what was reported, plus the time since.
+    pub fn elapsed_at(&self, now: jiff::Timestamp) -> Duration {
+        let since = self
+            .reported_at
+            .and_then(|at| Duration::try_from(now.duration_since(at)).ok())
+            .unwrap_or_default();
+        self.elapsed + since
     }
 
     /// 0.0–1.0 from the stage reached.
@@ -51,7 +57,7 @@ impl Progress {
 }
 
 #[derive(Debug, Clone, Default)]
-pub struct ClusterView {
+pub struct ClusterModel {
     pub target: Option<TargetInfo>,
     pub summary: Option<ClusterSummary>,
     pub progress: Option<Progress>,
@@ -60,7 +66,7 @@ pub struct ClusterView {
     pub last_error: Option<String>,
 }
 
-impl ClusterView {
+impl ClusterModel {
     pub fn phase(&self) -> ClusterPhase {
         if self.busy == Some(OperationKind::Delete) {
             return ClusterPhase::Deleting;
@@ -104,7 +110,7 @@ impl ClusterView {
                     detail: String::new(),
                     stage: None,
                     elapsed: Duration::ZERO,
-                    reported_at: Instant::now(),
+                    reported_at: None,
                 });
             }
             ProvisionEvent::Adopted { .. } => {}
@@ -115,6 +121,7 @@ impl ClusterView {
                 detail,
                 stage,
                 elapsed,
+                at,
                 ..
             } => {
                 self.busy = Some(kind);
@@ -124,7 +131,7 @@ impl ClusterView {
                     detail,
                     stage,
                     elapsed,
-                    reported_at: Instant::now(),
+                    reported_at: Some(at),
                 });
             }
             ProvisionEvent::Retrying { .. } => {}

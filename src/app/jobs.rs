@@ -58,7 +58,7 @@ impl<T> Tracked<T> {
 }
 
 #[derive(Debug, Clone, Default)]
-pub struct JobsView {
+pub struct JobsModel {
     pub attempts: Tracked<AttemptSummary>,
     pub pods: Tracked<PodSummary>,
     events: Tracked<EventSummary>,
@@ -70,7 +70,7 @@ pub struct JobsView {
     pub selected_pod: Option<String>,
 }
 
-impl JobsView {
+impl JobsModel {
     pub fn apply(&mut self, event: JobWatchEvent) -> Option<String> {
         match event {
             JobWatchEvent::Job(c) => self.attempts.apply(c, |j| j.name.clone()),
@@ -244,7 +244,7 @@ mod tests {
 
     #[test]
     fn only_the_newest_events_are_kept() {
-        let mut view = JobsView::default();
+        let mut view = JobsModel::default();
         for i in 0..5_000 {
             view.apply(event(i));
             assert!(view.events.items.len() <= EVENTS_KEPT + EVENTS_SLACK);

@@ -63,8 +63,8 @@ pub struct App {
     pub read_only: bool,
     pub focus: Focus,
     pub overlay: Option<Overlay>,
-    pub cluster: cluster::ClusterView,
-    pub jobs: jobs::JobsView,
+    pub cluster: cluster::ClusterModel,
+    pub jobs: jobs::JobsModel,
     pub logs: logs::LogView,
     pub notice: Option<Notice>,
     /// Transient troubles (a watch reconnecting, a retried request), each cleared when its

@@ -66,6 +66,8 @@ pub enum ProvisionEvent {
         metrics: Vec<(String, String)>,
         /// Since Gantry started (or resumed) following the operation.
         elapsed: Duration,
+        /// When GKE answered this poll: a screen that ticks on counts from here.
+        at: jiff::Timestamp,
     },
     /// A request was refused with a retryable status, or not answered; Gantry tries again.
     Retrying {
@@ -120,6 +122,7 @@ impl ProvisionEvent {
             stage,
             metrics,
             elapsed,
+            at: jiff::Timestamp::now(),
         }
     }
 
@@ -153,6 +156,7 @@ impl ProvisionEvent {
                 stage,
                 metrics,
                 elapsed,
+                ..
             } => {
                 let mut line = format!("[{:>5}] {} {status}", secs(*elapsed), kind.as_str());
                 if let Some(s) = stage {

@@ -12,7 +12,7 @@ use crate::app::cluster::ClusterPhase;
 use crate::gke::ClusterStatus;
 use crate::keys::Action;
 
-pub fn draw(frame: &mut Frame, area: Rect, app: &App, theme: &Theme) {
+pub fn draw(frame: &mut Frame, area: Rect, app: &App, theme: &Theme, now: jiff::Timestamp) {
     let view = &app.cluster;
     let place = view
         .target
@@ -110,7 +110,10 @@ pub fn draw(frame: &mut Frame, area: Rect, app: &App, theme: &Theme) {
             Span::styled(format!("{} ", p.kind.as_str()), theme.busy()),
             Span::styled("█".repeat(filled), theme.busy()),
             Span::styled("░".repeat(bar_width - filled.min(bar_width)), theme.dim()),
-            Span::raw(format!(" {} · {stage}{detail}", duration(p.elapsed_now()))),
+            Span::raw(format!(
+                " {} · {stage}{detail}",
+                duration(p.elapsed_at(now))
+            )),
         ]));
     } else {
         match view.phase() {

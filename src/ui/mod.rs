@@ -76,7 +76,7 @@ fn layout(area: Rect) -> Areas {
 /// Draws the whole screen. `now` is passed in so a frame is a pure function of its inputs.
 pub fn draw(frame: &mut Frame, app: &App, theme: &Theme, now: jiff::Timestamp) {
     let areas = layout(frame.area());
-    cluster::draw(frame, areas.cluster, app, theme);
+    cluster::draw(frame, areas.cluster, app, theme, now);
     jobs::draw(frame, areas.jobs, app, theme, now);
     pods::draw(frame, areas.pods, app, theme, now);
     logs::draw(frame, areas.logs, app, theme);

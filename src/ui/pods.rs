@@ -45,12 +45,12 @@ pub fn short_name<'a>(pod: &'a str, attempt: &str) -> &'a str {
 }
 
 pub fn draw(frame: &mut Frame, area: Rect, app: &App, theme: &Theme, now: jiff::Timestamp) {
-    // Sorted once per frame (5,000 pods is a few hundred microseconds; asking `JobsView` for the
+    // Sorted once per frame (5,000 pods is a few hundred microseconds; asking `JobsModel` for the
     // selected pod and its index would sort them three more times).
     let pods = app.jobs.pods();
     let width = area.width.saturating_sub(2) as usize;
     let rows = area.height.saturating_sub(2) as usize;
-    // As `JobsView::selected_pod`: the one chosen if it is still there, else the first.
+    // As `JobsModel::selected_pod`: the one chosen if it is still there, else the first.
     let at = app
         .jobs
         .selected_pod

@@ -427,9 +427,8 @@ pub fn provisioning(read_only: bool) -> App {
             total: 4,
         }),
         metrics: vec![("nodes_done".into(), "1".into())],
-        // Shown as "12m": whole minutes from ten minutes on, so the few milliseconds the pane's
-        // own Instant adds cannot change a digit (see the report on `Progress::elapsed_now`).
         elapsed: Duration::from_secs(12 * 60 + 5),
+        at: now(),
     }));
     app
 }
