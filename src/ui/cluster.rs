@@ -151,22 +151,10 @@ pub fn draw(frame: &mut Frame, area: Rect, app: &App, theme: &Theme, now: jiff::
     {
         lines.push(Line::styled(e.clone(), theme.bad()));
     }
-    let lines: Vec<Line> = lines.into_iter().map(|l| truncate_line(l, width)).collect();
+    let lines: Vec<Line> = lines
+        .into_iter()
+        .map(|l| super::widgets::truncate_line(l, width))
+        .collect();
     let block = pane(Line::from(title), false, theme);
     frame.render_widget(Paragraph::new(lines).block(block), area);
-}
-
-/// Cuts a line to width; the rest is not drawn (it would only wrap into the next pane).
-pub fn truncate_line(line: Line<'_>, width: usize) -> Line<'_> {
-    let mut left = width;
-    let mut spans = Vec::new();
-    for span in line.spans {
-        if left == 0 {
-            break;
-        }
-        let text = super::widgets::fit(&span.content, left);
-        left = left.saturating_sub(unicode_width::UnicodeWidthStr::width(text.as_str()));
-        spans.push(Span::styled(text, span.style));
-    }
-    Line::from(spans)
 }

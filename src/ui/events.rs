@@ -37,14 +37,14 @@ pub fn draw(frame: &mut Frame, area: Rect, app: &App, theme: &Theme, now: jiff::
                 &format!(
                     "{}/{}",
                     e.kind.to_lowercase(),
-                    super::pods::short_name(&e.object, &attempt)
+                    super::widgets::short_name(&e.object, &attempt)
                 ),
                 26,
             )),
             Span::raw(" "),
             Span::raw(format!("{}{count}", e.message)),
         ]);
-        lines.push(super::cluster::truncate_line(line, width));
+        lines.push(super::widgets::truncate_line(line, width));
     }
     if events.is_empty() {
         lines.push(Line::styled("no events", theme.dim()));

@@ -104,7 +104,7 @@ pub fn draw(frame: &mut Frame, area: Rect, app: &App, theme: &Theme, now: jiff::
         if current.as_deref() == Some(a.name.as_str()) && app.focus == Focus::Jobs {
             line = line.style(theme.selected());
         }
-        lines.push(super::cluster::truncate_line(line, width));
+        lines.push(super::widgets::truncate_line(line, width));
     }
     let title = Line::from(vec![
         Span::styled(format!(" Job {} ", app.config.job.name), theme.title()),

@@ -151,7 +151,7 @@ fn prefix<'a>(
             .as_ref()
             .map(|s| s.attempt.as_str())
             .unwrap_or("");
-        let name = super::pods::short_name(pod, attempt);
+        let name = super::widgets::short_name(pod, attempt);
         spans.push(Span::styled(
             format!("[{}] ", short_pod(name)),
             theme.pod(entry.pod),

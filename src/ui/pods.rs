@@ -33,17 +33,6 @@ fn short_node<'a>(node: &'a str, cluster: &str) -> &'a str {
         .unwrap_or(node)
 }
 
-/// A pod's name without its attempt's prefix (the pane's title names the attempt).
-pub fn short_name<'a>(pod: &'a str, attempt: &str) -> &'a str {
-    match pod
-        .strip_prefix(attempt)
-        .and_then(|rest| rest.strip_prefix('-'))
-    {
-        Some(rest) if !rest.is_empty() && !attempt.is_empty() => rest,
-        _ => pod,
-    }
-}
-
 pub fn draw(frame: &mut Frame, area: Rect, app: &App, theme: &Theme, now: jiff::Timestamp) {
     // Sorted once per frame (5,000 pods is a few hundred microseconds; asking `JobsModel` for the
     // selected pod and its index would sort them three more times).
@@ -100,7 +89,7 @@ pub fn draw(frame: &mut Frame, area: Rect, app: &App, theme: &Theme, now: jiff::
                 if wide {
                     &p.name
                 } else {
-                    short_name(&p.name, &attempt)
+                    super::widgets::short_name(&p.name, &attempt)
                 },
                 name_w,
             )),
@@ -129,7 +118,7 @@ pub fn draw(frame: &mut Frame, area: Rect, app: &App, theme: &Theme, now: jiff::
         if selected == Some(p.name.as_str()) && app.focus == Focus::Pods {
             line = line.style(theme.selected());
         }
-        lines.push(super::cluster::truncate_line(line, width));
+        lines.push(super::widgets::truncate_line(line, width));
     }
     if pods.is_empty() {
         lines.push(Line::styled("no pods", theme.dim()));

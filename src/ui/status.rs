@@ -92,7 +92,7 @@ pub fn draw(frame: &mut Frame, area: Rect, app: &App, theme: &Theme) {
         }
     }
     frame.render_widget(
-        Paragraph::new(super::cluster::truncate_line(Line::from(spans), width)),
+        Paragraph::new(super::widgets::truncate_line(Line::from(spans), width)),
         area,
     );
 }

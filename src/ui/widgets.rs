@@ -1,6 +1,7 @@
-//! Small pieces every pane uses: bordered blocks, text cut to width, ages.
+//! Small pieces every pane uses: bordered blocks, text and lines cut to width, pod names
+//! without their attempt, ages.
 
-use ratatui::text::Line;
+use ratatui::text::{Line, Span};
 use ratatui::widgets::{Block, Borders};
 use unicode_width::UnicodeWidthStr;
 
@@ -53,4 +54,30 @@ pub fn age(since: Option<jiff::Timestamp>, now: jiff::Timestamp) -> String {
 
 pub fn duration(d: std::time::Duration) -> String {
     crate::k8s::age::human_duration(d.as_secs() as i64)
+}
+
+/// Cuts a line to width; the rest is not drawn (it would only wrap into the next pane).
+pub fn truncate_line(line: Line<'_>, width: usize) -> Line<'_> {
+    let mut left = width;
+    let mut spans = Vec::new();
+    for span in line.spans {
+        if left == 0 {
+            break;
+        }
+        let text = fit(&span.content, left);
+        left = left.saturating_sub(unicode_width::UnicodeWidthStr::width(text.as_str()));
+        spans.push(Span::styled(text, span.style));
+    }
+    Line::from(spans)
+}
+
+/// A pod's name without its attempt's prefix (the pane's title names the attempt).
+pub fn short_name<'a>(pod: &'a str, attempt: &str) -> &'a str {
+    match pod
+        .strip_prefix(attempt)
+        .and_then(|rest| rest.strip_prefix('-'))
+    {
+        Some(rest) if !rest.is_empty() && !attempt.is_empty() => rest,
+        _ => pod,
+    }
 }
