@@ -325,7 +325,6 @@ mod tests {
         let flags = Named {
             project: Some("from-flag".into()),
             location: Some("us-central1-a".into()),
-            ..Named::default()
         };
         let r = resolve_with(&flags, &config, env(&[]), Some(dir.path())).unwrap();
         assert_eq!(
@@ -357,7 +356,6 @@ mod tests {
         let bad = Named {
             project: Some("a b".into()),
             location: Some("z".into()),
-            ..Named::default()
         };
         assert!(resolve_with(&bad, &Config::default(), env(&[]), None).is_err());
     }
