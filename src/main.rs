@@ -9,7 +9,7 @@ fn main() {
     let code = match run() {
         Ok(code) => code,
         Err(e) => {
-            eprintln!("gantry: {e:#}");
+            gantry::errln!("gantry: {e:#}");
             1
         }
     };
@@ -21,6 +21,8 @@ fn run() -> Result<i32> {
     // One TLS provider for the whole process: kube, rustls and Google's clients all use it.
     let _ = rustls::crypto::aws_lc_rs::default_provider().install_default();
     let cli = Cli::parse();
+    let output = gantry::commands::output::Output::detect(cli.color, cli.raw);
+    gantry::commands::output::init(output);
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()?;

@@ -23,7 +23,7 @@ use gantry::k8s::logs::{LogTail, StreamEnd, TailEvent, TailOptions, TailTarget};
 use gantry::k8s::manifest;
 use gantry::k8s::watch::{Change, JobWatchEvent};
 use gantry::keys::Keymap;
-use gantry::sanitize::{is_inert, sanitize};
+use gantry::sanitize::{is_inert, screen as sanitize};
 use proptest::prelude::*;
 use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;

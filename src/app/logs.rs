@@ -5,7 +5,7 @@ use std::collections::HashMap;
 
 pub use super::log_lines::{Line, LineBuffer};
 use crate::k8s::logs::LogLine;
-use crate::sanitize::sanitize;
+use crate::sanitize;
 
 /// Lines held for the screen; older ones stay in the files on disk.
 pub const DEFAULT_CAPACITY: usize = 100_000;
@@ -131,12 +131,12 @@ impl LogView {
                     let room = DISPLAY_CHARS.saturating_sub(held);
                     // A line already at its display length takes no more (the file has it all).
                     if room > 0 {
-                        let piece = sanitize(&line.bytes);
+                        let piece = sanitize::screen(&line.bytes);
                         self.lines.extend(at, truncate_chars(&piece, room));
                     }
                 }
                 None => {
-                    let piece = sanitize(&line.bytes);
+                    let piece = sanitize::screen(&line.bytes);
                     if self.lines.is_empty() {
                         // Untouched pages cost nothing: one allocation instead of regrowing.
                         self.lines.reserve(self.capacity);

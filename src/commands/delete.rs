@@ -46,17 +46,17 @@ pub async fn run(args: DeleteArgs, target: &Target) -> i32 {
             );
         }
         let question = format!("Delete {what}? [y/N] ");
-        match tokio::task::spawn_blocking(move || ask(&question)).await {
+        match tokio::task::spawn_blocking(move || super::output::ask(&question)).await {
             Ok(true) => {}
             _ => {
-                println!("not deleted");
+                crate::outln!("not deleted");
                 return 0;
             }
         }
     }
     match k8s::delete(&t.client, &t.config.job, name.as_deref()).await {
         Ok(d) if d.jobs.is_empty() && d.services.is_empty() => {
-            println!(
+            crate::outln!(
                 "nothing to delete: no Job made by Gantry for {}",
                 t.config.job.name
             );
@@ -64,22 +64,13 @@ pub async fn run(args: DeleteArgs, target: &Target) -> i32 {
         }
         Ok(d) => {
             for j in &d.jobs {
-                println!("deleted Job {j}");
+                crate::outln!("deleted Job {j}");
             }
             for s in &d.services {
-                println!("deleted Service {s}");
+                crate::outln!("deleted Service {s}");
             }
             0
         }
         Err(e) => job_error(&e),
     }
-}
-
-fn ask(question: &str) -> bool {
-    use std::io::Write;
-    print!("{question}");
-    let _ = std::io::stdout().flush();
-    let mut answer = String::new();
-    std::io::stdin().read_line(&mut answer).is_ok()
-        && matches!(answer.trim().to_ascii_lowercase().as_str(), "y" | "yes")
 }

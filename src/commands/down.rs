@@ -16,17 +16,17 @@ pub async fn run(args: YesArgs, target: &Target) -> i32 {
     };
     if !args.yes {
         if !std::io::stdin().is_terminal() {
-            eprintln!(
+            crate::errln!(
                 "gantry: not deleting cluster {cluster}: stdin is not a terminal to ask on; pass --yes to delete without asking"
             );
             return 2;
         }
         let question =
             format!("Delete cluster {cluster}, its nodes and everything running on them? [y/N] ");
-        match tokio::task::spawn_blocking(move || ask(&question)).await {
+        match tokio::task::spawn_blocking(move || super::output::ask(&question)).await {
             Ok(true) => {}
             _ => {
-                println!("not deleted");
+                crate::outln!("not deleted");
                 return 0;
             }
         }
@@ -39,25 +39,13 @@ pub async fn run(args: YesArgs, target: &Target) -> i32 {
     let _ = printer.await;
     match result {
         Ok(DownOutcome::Deleted) => {
-            println!("cluster {cluster} deleted");
+            crate::outln!("cluster {cluster} deleted");
             0
         }
         Ok(DownOutcome::NotFound) => {
-            println!("cluster {cluster} does not exist (nothing to delete)");
+            crate::outln!("cluster {cluster} does not exist (nothing to delete)");
             0
         }
         Err(e) => fail(&e, e.exit_code()),
     }
-}
-
-/// Asks on the terminal; only `y` or `yes` deletes.
-fn ask(question: &str) -> bool {
-    use std::io::Write;
-    eprint!("{question}");
-    let _ = std::io::stderr().flush();
-    let mut answer = String::new();
-    if std::io::stdin().read_line(&mut answer).is_err() {
-        return false;
-    }
-    matches!(answer.trim().to_ascii_lowercase().as_str(), "y" | "yes")
 }

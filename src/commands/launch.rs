@@ -74,9 +74,9 @@ pub async fn run(args: LaunchArgs, target: &Target) -> i32 {
 }
 
 pub(super) fn print_launched(verb: &str, l: &k8s::Launched) {
-    println!("{verb} Job {} (attempt {})", l.job, l.attempt);
+    crate::outln!("{verb} Job {} (attempt {})", l.job, l.attempt);
     if let Some(s) = &l.service {
-        println!("workers reach each other through headless Service {s}");
+        crate::outln!("workers reach each other through headless Service {s}");
     }
-    println!("follow it with `gantry logs --follow`");
+    crate::outln!("follow it with `gantry logs --follow`");
 }

@@ -1,9 +1,9 @@
-//! `gantry logs [--follow] [--pod P] [--previous]`: every pod of the current attempt, each line
-//! prefixed `[pod] `, the container's bytes as they are. With `--follow`, exit when the attempt
-//! ends: 0 if it succeeded, 1 if it failed.
+//! `gantry logs [--follow] [--pod P [--no-prefix]] [--previous]`: every pod of the current
+//! attempt, each line prefixed `[pod] `: the container's bytes exactly in a pipe, a file or with
+//! `--raw`; inert (`^[`) on a terminal. With `--follow`, exit when the attempt ends: 0 if it
+//! succeeded, 1 if it failed.
 
 use std::collections::HashSet;
-use std::io::Write;
 
 use k8s_openapi::api::batch::v1::Job;
 use kube::api::Api;
@@ -17,6 +17,7 @@ use crate::k8s::logs::{LogTail, StreamEnd, TailEvent, TailOptions, TailTarget, l
 use crate::k8s::status::{AttemptPhase, AttemptSummary};
 use crate::k8s::watch::{Change, watch_objects};
 use crate::k8s::{self, attempts};
+use crate::sanitize;
 
 use super::launch::{connect, job_error};
 use super::up::fail;
@@ -42,6 +43,7 @@ pub async fn run(args: LogsArgs, target: &Target) -> i32 {
     };
     let job = current.metadata.name.clone().unwrap_or_default();
     let follow = args.follow && !args.previous;
+    let no_prefix = args.no_prefix;
     let tail = LogTail::follow(
         t.client.clone(),
         TailTarget {
@@ -63,7 +65,7 @@ pub async fn run(args: LogsArgs, target: &Target) -> i32 {
         },
     );
     if !follow {
-        let mut printer = Printer::default();
+        let mut printer = Printer::new(!no_prefix);
         let mut tail = tail;
         while let Some(event) = tail.next().await {
             if !printer.show(&event) {
@@ -72,7 +74,16 @@ pub async fn run(args: LogsArgs, target: &Target) -> i32 {
         }
         return 0;
     }
-    follow_to_the_end(&t.client, &cfg.namespace, &job, args.pod.as_deref(), tail).await
+    let printer = Printer::new(!no_prefix);
+    follow_to_the_end(
+        &t.client,
+        &cfg.namespace,
+        &job,
+        args.pod.as_deref(),
+        tail,
+        printer,
+    )
+    .await
 }
 
 async fn follow_to_the_end(
@@ -81,6 +92,7 @@ async fn follow_to_the_end(
     job: &str,
     only_pod: Option<&str>,
     mut tail: LogTail,
+    mut printer: Printer,
 ) -> i32 {
     let (job_tx, mut job_rx) = mpsc::channel(16);
     let cancel = CancellationToken::new();
@@ -96,7 +108,6 @@ async fn follow_to_the_end(
             _ => None,
         },
     ));
-    let mut printer = Printer::default();
     let mut ended: HashSet<String> = HashSet::new();
     let mut outcome: Option<AttemptPhase> = None;
     // Once the attempt is over: the pods whose streams must end before we exit.
@@ -133,7 +144,7 @@ async fn follow_to_the_end(
                         .map(|p| p.name)
                         .collect(),
                     Err(e) => {
-                        eprintln!("gantry: {e}");
+                        crate::errln!("gantry: {e}");
                         HashSet::new()
                     }
                 };
@@ -148,9 +159,9 @@ async fn follow_to_the_end(
     }
 }
 
-/// Writes `[pod] line` to stdout, the line's bytes untouched; notes on stderr.
-#[derive(Default)]
+/// Writes `[pod] line` to stdout through the output's mode; notes on stderr.
 struct Printer {
+    prefix: bool,
     /// Pods in the middle of a long line (its fragments get no new prefix).
     mid_line: HashSet<String>,
     /// The pod watch failed and has not recovered yet.
@@ -158,11 +169,24 @@ struct Printer {
 }
 
 impl Printer {
+    fn new(prefix: bool) -> Self {
+        Self {
+            prefix,
+            mid_line: HashSet::new(),
+            pods_stale: false,
+        }
+    }
+
     /// False when stdout is gone (a closed pipe): stop quietly.
     fn show(&mut self, event: &TailEvent) -> bool {
         match event {
             TailEvent::Lines { pod, lines } => {
-                let prefix = format!("[{pod}] ");
+                let prefix = if self.prefix {
+                    format!("[{pod}] ")
+                } else {
+                    String::new()
+                };
+                let mode = super::output::current().stdout;
                 let mut mid_line = self.mid_line.contains(pod);
                 let mut buf = Vec::with_capacity(
                     lines.iter().map(|l| prefix.len() + l.bytes.len() + 1).sum(),
@@ -171,7 +195,7 @@ impl Printer {
                     if !mid_line {
                         buf.extend_from_slice(prefix.as_bytes());
                     }
-                    buf.extend_from_slice(&line.bytes);
+                    buf.extend_from_slice(&sanitize::apply(&line.bytes, mode));
                     mid_line = line.continues;
                     if !line.continues {
                         buf.push(b'\n');
@@ -182,29 +206,28 @@ impl Printer {
                 } else {
                     self.mid_line.remove(pod);
                 }
-                let mut out = std::io::stdout().lock();
-                out.write_all(&buf).and_then(|()| out.flush()).is_ok()
+                super::output::write_stdout_as_is(&buf)
             }
             TailEvent::PodEnded {
                 pod,
                 why: StreamEnd::Failed(m),
             } => {
-                eprintln!("gantry: [{pod}] {m}");
+                crate::errln!("gantry: [{pod}] {m}");
                 true
             }
             TailEvent::PodEnded {
                 pod,
                 why: StreamEnd::PodDeleted,
             } => {
-                eprintln!("gantry: [{pod}] the pod was deleted");
+                crate::errln!("gantry: [{pod}] the pod was deleted");
                 true
             }
             TailEvent::SaveFailed { pod, error } => {
-                eprintln!("gantry: [{pod}] not saving its log: {error}");
+                crate::errln!("gantry: [{pod}] not saving its log: {error}");
                 true
             }
             TailEvent::SavedByAnother { pod } => {
-                eprintln!(
+                crate::errln!(
                     "gantry: [{pod}] another Gantry is saving this pod's log: not saved here"
                 );
                 true
@@ -212,7 +235,7 @@ impl Printer {
             // Once per outage, not once per failed retry.
             TailEvent::WatchTrouble { error } => {
                 if !std::mem::replace(&mut self.pods_stale, true) {
-                    eprintln!(
+                    crate::errln!(
                         "gantry: watching the pods failed ({error}); pods that start meanwhile are followed once it is back"
                     );
                 }
@@ -220,7 +243,7 @@ impl Printer {
             }
             TailEvent::WatchRecovered => {
                 if std::mem::take(&mut self.pods_stale) {
-                    eprintln!("gantry: watching the pods again");
+                    crate::errln!("gantry: watching the pods again");
                 }
                 true
             }

@@ -5,6 +5,7 @@ pub mod delete;
 pub mod down;
 pub mod launch;
 pub mod logs;
+pub mod output;
 pub mod retry;
 pub mod show_config;
 pub mod sim;
@@ -23,7 +24,7 @@ pub async fn run(command: Subcommand, target: &Target, read_only: bool) -> Resul
     // own error to report.
     let read_only = read_only || crate::connect::load_config(target).is_ok_and(|c| c.read_only);
     if read_only && let Some(what) = command.mutation() {
-        eprintln!(
+        crate::errln!(
             "gantry: --read-only: refusing to {what}; run without --read-only to change anything"
         );
         return Ok(2);

@@ -6,16 +6,16 @@ pub fn run(target: &Target) -> i32 {
     match crate::connect::load_config(target) {
         Ok(config) => match toml::to_string_pretty(&config) {
             Ok(text) => {
-                print!("{text}");
+                super::output::write_stdout(text.as_bytes());
                 0
             }
             Err(e) => {
-                eprintln!("gantry: cannot print the configuration: {e}");
+                crate::errln!("gantry: cannot print the configuration: {e}");
                 1
             }
         },
         Err(e) => {
-            eprintln!("gantry: {e}");
+            crate::errln!("gantry: {e}");
             2
         }
     }

@@ -16,14 +16,14 @@ pub async fn run(args: SimArgs, time_scale: f64) -> Result<i32> {
     .await
     .wrap_err("could not start the simulated cloud")?;
     let dir = args.state_dir.display();
-    eprintln!("gantry sim: GKE API on {}", cloud.gke_endpoint());
-    eprintln!("gantry sim: state in {dir} (endpoints.json, token, ca.pem, kubeconfig)");
+    crate::errln!("gantry sim: GKE API on {}", cloud.gke_endpoint());
+    crate::errln!("gantry sim: state in {dir} (endpoints.json, token, ca.pem, kubeconfig)");
     if !args.clusters.is_empty() {
-        eprintln!("gantry sim: try KUBECONFIG={dir}/kubeconfig kubectl get nodes");
+        crate::errln!("gantry sim: try KUBECONFIG={dir}/kubeconfig kubectl get nodes");
     }
     wait_for_stop().await;
     cloud.shutdown();
-    eprintln!("gantry sim: stopped");
+    crate::errln!("gantry sim: stopped");
     Ok(0)
 }
 

@@ -33,7 +33,7 @@ pub(super) async fn prepare(target: &Target) -> Result<Prepared, i32> {
 
 /// Prints the error on stderr and gives back the exit code.
 pub(super) fn fail(e: &dyn std::fmt::Display, code: i32) -> i32 {
-    eprintln!("gantry: {e}");
+    crate::errln!("gantry: {e}");
     code
 }
 
@@ -48,7 +48,7 @@ pub(super) async fn print_events(mut rx: UnboundedReceiver<ProvisionEvent>) {
             }
             last_status = Some(c.status);
         }
-        println!("{}", event.line());
+        crate::outln!("{}", event.line());
     }
 }
 
@@ -65,11 +65,11 @@ fn write_kubeconfig(
     let credential = crate::kubeconfig::credential_for(target.access_token_file.as_deref());
     match crate::kubeconfig::write_for_cluster(&credential, cluster, running) {
         Ok((context, path)) => {
-            println!("kubeconfig: context {context} in {}", path.display());
+            crate::outln!("kubeconfig: context {context} in {}", path.display());
             0
         }
         Err(e) => {
-            eprintln!("gantry: {e}");
+            crate::errln!("gantry: {e}");
             1
         }
     }
@@ -103,7 +103,7 @@ pub async fn run(args: UpArgs, target: &Target) -> i32 {
                     UpHow::Adopted => "already there",
                     UpHow::Resumed => "created (picked up the running operation)",
                 };
-                println!(
+                crate::outln!(
                     "cluster {} is RUNNING ({how}): {} nodes of {}, version {}, endpoint {}",
                     cluster,
                     outcome.cluster.node_count,
@@ -127,7 +127,7 @@ pub async fn run(args: UpArgs, target: &Target) -> i32 {
         let _ = printer.await;
         match result {
             Ok(Begun::Running(_)) => {
-                println!("cluster {cluster} is there already");
+                crate::outln!("cluster {cluster} is there already");
                 0
             }
             Ok(Begun::Operation {
@@ -135,13 +135,13 @@ pub async fn run(args: UpArgs, target: &Target) -> i32 {
                 name,
                 ..
             }) => {
-                println!(
+                crate::outln!(
                     "GKE is creating cluster {cluster} (operation {name}); `gantry up --wait` follows it, `gantry status` shows it"
                 );
                 0
             }
             Ok(Begun::Operation { name, .. }) => {
-                eprintln!(
+                crate::errln!(
                     "gantry: cluster {cluster} is being deleted (operation {name}); run `gantry up --wait` to create it again once it is gone"
                 );
                 1

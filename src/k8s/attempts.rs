@@ -1,10 +1,10 @@
 //! The attempts of the training Job: every Job Gantry made for it, oldest first, and the one
-//! that counts now (the newest). Also the `job` part of `gantry status --json`.
+//! that counts now (the newest). Also the Job part of `gantry status`.
 
 use k8s_openapi::api::batch::v1::Job;
 use k8s_openapi::api::core::v1::Pod;
 use kube::api::{Api, ListParams};
-use serde_json::{Value, json};
+use serde::Serialize;
 
 use super::K8sError;
 use super::labels;
@@ -61,39 +61,92 @@ pub async fn pods_of(
     Ok(list)
 }
 
-/// `{"name", "attempts": [{"name", "status", "reason", "pods": [{"name", "phase", "reason",
-/// "exitCode", "restarts", "node"}]}]}`, oldest attempt first. An unreachable cluster gives
-/// `{"name", "error"}` rather than failing the whole status.
-pub async fn job_status_json(client: &kube::Client, cfg: &JobConfig) -> Value {
-    match attempts_json(client, cfg).await {
-        Ok(attempts) => json!({"name": cfg.name, "attempts": attempts}),
-        Err(e) => json!({"name": cfg.name, "attempts": [], "error": e.to_string()}),
+/// The training Job as `gantry status` shows it: every attempt, oldest first, with its pods.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct JobStatus {
+    pub name: String,
+    pub namespace: String,
+    pub attempts: Vec<AttemptStatus>,
+    /// Why the attempts could not be read (the cluster did not answer); `attempts` is empty then.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub error: Option<String>,
+}
+
+/// One attempt and its pods. `status` already counts running pods (`phase_with_pods`).
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct AttemptStatus {
+    #[serde(flatten)]
+    pub summary: AttemptSummary,
+    /// Failed pods allowed before the attempt fails (`spec.backoffLimit`, 6 when unset).
+    pub backoff_limit: i32,
+    pub pods: Vec<PodSummary>,
+}
+
+impl JobStatus {
+    /// No attempt could be read: why.
+    pub fn unreadable(cfg: &JobConfig, error: String) -> Self {
+        Self {
+            name: cfg.name.clone(),
+            namespace: cfg.namespace.clone(),
+            attempts: Vec::new(),
+            error: Some(error),
+        }
+    }
+
+    /// The attempt that counts now (the newest).
+    pub fn current(&self) -> Option<&AttemptStatus> {
+        self.attempts.last()
     }
 }
 
-async fn attempts_json(client: &kube::Client, cfg: &JobConfig) -> Result<Vec<Value>, K8sError> {
+impl AttemptStatus {
+    pub fn of(job: &Job, pods: Vec<PodSummary>) -> Self {
+        let mut summary = AttemptSummary::of(job);
+        summary.status = summary.phase_with_pods(&pods);
+        Self {
+            summary,
+            backoff_limit: job
+                .spec
+                .as_ref()
+                .and_then(|s| s.backoff_limit)
+                .unwrap_or(DEFAULT_BACKOFF_LIMIT),
+            pods,
+        }
+    }
+}
+
+/// The Job API's default `backoffLimit`.
+const DEFAULT_BACKOFF_LIMIT: i32 = 6;
+
+/// Every attempt of the training Job with its pods, oldest first. A cluster that does not
+/// answer gives a `JobStatus` saying so rather than failing the whole status.
+pub async fn job_status(client: &kube::Client, cfg: &JobConfig) -> JobStatus {
+    match attempt_statuses(client, cfg).await {
+        Ok(attempts) => JobStatus {
+            name: cfg.name.clone(),
+            namespace: cfg.namespace.clone(),
+            attempts,
+            error: None,
+        },
+        Err(e) => JobStatus::unreadable(cfg, e.to_string()),
+    }
+}
+
+async fn attempt_statuses(
+    client: &kube::Client,
+    cfg: &JobConfig,
+) -> Result<Vec<AttemptStatus>, K8sError> {
     let mut out = Vec::new();
     for job in list_attempts(client, cfg).await? {
-        let summary = AttemptSummary::of(&job);
-        let pods: Vec<PodSummary> = pods_of(client, &cfg.namespace, &summary.name)
+        let name = job.metadata.name.clone().unwrap_or_default();
+        let pods = pods_of(client, &cfg.namespace, &name)
             .await?
             .iter()
             .map(PodSummary::of)
             .collect();
-        out.push(json!({
-            "name": summary.name,
-            "attempt": summary.attempt,
-            "status": summary.phase_with_pods(&pods),
-            "reason": summary.reason,
-            "pods": pods.iter().map(|p| json!({
-                "name": p.name,
-                "phase": p.phase,
-                "reason": p.reason,
-                "exitCode": p.exit_code,
-                "restarts": p.restarts,
-                "node": p.node,
-            })).collect::<Vec<_>>(),
-        }));
+        out.push(AttemptStatus::of(&job, pods));
     }
     Ok(out)
 }

@@ -17,7 +17,7 @@ pub mod manifest;
 pub mod status;
 pub mod watch;
 
-pub use attempts::{current_attempt, job_status_json, list_attempts};
+pub use attempts::{AttemptStatus, JobStatus, current_attempt, job_status, list_attempts};
 pub use delete::{Deleted, delete};
 pub use launch::{Launched, launch, retry};
 

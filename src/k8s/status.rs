@@ -128,6 +128,28 @@ pub struct PodSummary {
 }
 
 impl PodSummary {
+    /// What a STATUS column says: the reason when there is one, as kubectl does.
+    pub fn status_word(&self) -> String {
+        if self.deleting {
+            return "Terminating".into();
+        }
+        match (&self.reason, self.exit_code) {
+            (Some(r), Some(code)) if r == "Error" => format!("Error({code})"),
+            (Some(r), _) => r.clone(),
+            (None, Some(code)) if code != 0 => format!("ExitCode:{code}"),
+            _ => self.phase.clone(),
+        }
+    }
+
+    /// The READY column of the training container: `1/1` while it runs.
+    pub fn ready(&self) -> &'static str {
+        if self.phase == "Running" && !self.terminated {
+            "1/1"
+        } else {
+            "0/1"
+        }
+    }
+
     pub fn of(pod: &Pod) -> Self {
         let meta = &pod.metadata;
         let status = pod.status.clone().unwrap_or_default();

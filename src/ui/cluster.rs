@@ -104,7 +104,7 @@ pub fn draw(frame: &mut Frame, area: Rect, app: &App, theme: &Theme, now: jiff::
         let detail = if p.detail.is_empty() {
             String::new()
         } else {
-            format!(" — {}", p.detail)
+            format!(" — {}", crate::sanitize::one_line(&p.detail))
         };
         lines.push(Line::from(vec![
             Span::styled(format!("{} ", p.kind.as_str()), theme.busy()),
@@ -139,7 +139,7 @@ pub fn draw(frame: &mut Frame, area: Rect, app: &App, theme: &Theme, now: jiff::
                 let msg = view
                     .summary
                     .as_ref()
-                    .map(|s| s.status_message.clone())
+                    .map(|s| crate::sanitize::one_line(&s.status_message))
                     .unwrap_or_default();
                 lines.push(Line::styled(msg, theme.bad()));
             }

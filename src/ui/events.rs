@@ -8,6 +8,7 @@ use ratatui::widgets::Paragraph;
 use super::theme::Theme;
 use super::widgets::{age, col, pane};
 use crate::app::{App, Focus};
+use crate::sanitize::one_line;
 
 pub fn draw(frame: &mut Frame, area: Rect, app: &App, theme: &Theme, now: jiff::Timestamp) {
     let events = app.jobs.events();
@@ -32,7 +33,7 @@ pub fn draw(frame: &mut Frame, area: Rect, app: &App, theme: &Theme, now: jiff::
         };
         let line = Line::from(vec![
             Span::raw(col(&age(e.last_seen, now), 6)),
-            Span::styled(col(&e.reason, 21), style),
+            Span::styled(col(&one_line(&e.reason), 21), style),
             Span::raw(col(
                 &format!(
                     "{}/{}",
@@ -42,7 +43,7 @@ pub fn draw(frame: &mut Frame, area: Rect, app: &App, theme: &Theme, now: jiff::
                 26,
             )),
             Span::raw(" "),
-            Span::raw(format!("{}{count}", e.message)),
+            Span::raw(format!("{}{count}", one_line(&e.message))),
         ]);
         lines.push(super::widgets::truncate_line(line, width));
     }

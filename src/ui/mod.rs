@@ -9,13 +9,12 @@ mod overlay;
 mod pods;
 mod status;
 pub mod theme;
-mod widgets;
+pub mod widgets;
 
 use ratatui::Frame;
 use ratatui::layout::{Constraint, Layout, Rect};
 
 use crate::app::{App, Overlay};
-pub use pods::status_word;
 use theme::Theme;
 
 /// The rectangles of each pane for a screen size.
@@ -86,6 +85,19 @@ pub fn draw(frame: &mut Frame, app: &App, theme: &Theme, now: jiff::Timestamp) {
         Some(Overlay::Help) => overlay::help(frame, app, theme),
         Some(Overlay::Confirm(dialog)) => overlay::confirm(frame, dialog, theme),
         None => {}
+    }
+    keep_inert(frame.buffer_mut());
+}
+
+/// The last word before a frame reaches a terminal: a cell holding anything a terminal would
+/// act on (a control, a bidirectional override) shows U+FFFD instead. Panes clean the text
+/// they draw (`sanitize::screen`); this guard makes it hold for every pane, present and future,
+/// and for every viewer the frame is sent to.
+fn keep_inert(buffer: &mut ratatui::buffer::Buffer) {
+    for cell in buffer.content.iter_mut() {
+        if !crate::sanitize::is_inert(cell.symbol()) {
+            cell.set_symbol("\u{fffd}");
+        }
     }
 }
 

@@ -7,31 +7,9 @@ use ratatui::text::{Line, Span};
 use ratatui::widgets::Paragraph;
 
 use super::theme::Theme;
-use super::widgets::{age, col, pane};
+use super::widgets::{age, col, pane, short_node};
 use crate::app::{App, Focus};
-use crate::k8s::status::PodSummary;
-
-/// What the STATUS column says: the reason when there is one, as kubectl does.
-pub fn status_word(p: &PodSummary) -> String {
-    if p.deleting {
-        return "Terminating".into();
-    }
-    match (&p.reason, p.exit_code) {
-        (Some(r), Some(code)) if r == "Error" => format!("Error({code})"),
-        (Some(r), _) => r.clone(),
-        (None, Some(code)) if code != 0 => format!("ExitCode:{code}"),
-        _ => p.phase.clone(),
-    }
-}
-
-/// A GKE node's name without the `gke-<cluster>-` every node of the cluster starts with.
-fn short_node<'a>(node: &'a str, cluster: &str) -> &'a str {
-    node.strip_prefix("gke-")
-        .and_then(|rest| rest.strip_prefix(cluster))
-        .and_then(|rest| rest.strip_prefix('-'))
-        .filter(|rest| !rest.is_empty())
-        .unwrap_or(node)
-}
+use crate::sanitize::one_line;
 
 pub fn draw(frame: &mut Frame, area: Rect, app: &App, theme: &Theme, now: jiff::Timestamp) {
     // Sorted once per frame (5,000 pods is a few hundred microseconds; asking `JobsModel` for the
@@ -78,12 +56,8 @@ pub fn draw(frame: &mut Frame, area: Rect, app: &App, theme: &Theme, now: jiff::
     let body = rows.saturating_sub(1);
     let skip = (at + 1).saturating_sub(body);
     for p in pods.iter().skip(skip).take(body) {
-        let status = status_word(p);
-        let ready = if p.phase == "Running" && !p.terminated {
-            "1/1"
-        } else {
-            "0/1"
-        };
+        let status = p.status_word();
+        let ready = p.ready();
         let mut spans = vec![
             Span::raw(col(
                 if wide {
@@ -96,7 +70,7 @@ pub fn draw(frame: &mut Frame, area: Rect, app: &App, theme: &Theme, now: jiff::
             Span::raw(" "),
             Span::raw(col(ready, 6)),
             Span::styled(
-                col(&status, 17),
+                col(&one_line(&status), 17),
                 theme.status(p.reason.as_deref().unwrap_or(&p.phase)),
             ),
             Span::raw(col(&p.restarts.to_string(), 4)),
@@ -112,7 +86,7 @@ pub fn draw(frame: &mut Frame, area: Rect, app: &App, theme: &Theme, now: jiff::
         }
         spans.push(Span::raw(col(&age(p.created, now), 5)));
         if wide && let Some(message) = &p.message {
-            spans.push(Span::styled(format!(" {message}"), theme.dim()));
+            spans.push(Span::styled(format!(" {}", one_line(message)), theme.dim()));
         }
         let mut line = Line::from(spans);
         if selected == Some(p.name.as_str()) && app.focus == Focus::Pods {

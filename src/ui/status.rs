@@ -9,6 +9,7 @@ use super::theme::Theme;
 use super::widgets::fit;
 use crate::app::{App, Level};
 use crate::keys::Action;
+use crate::sanitize::one_line;
 
 const HINTS: [(Action, &str); 6] = [
     (Action::CreateCluster, "create"),
@@ -29,13 +30,13 @@ pub fn draw(frame: &mut Frame, area: Rect, app: &App, theme: &Theme) {
     let message = match (app.trouble(), &app.notice) {
         (Some(t), _) => Some(Span::styled(
             match app.troubles.len() {
-                1 => format!("⚠ {t}"),
-                n => format!("⚠ {t} (+{} more)", n - 1),
+                1 => format!("⚠ {}", one_line(t)),
+                n => format!("⚠ {} (+{} more)", one_line(t), n - 1),
             },
             theme.busy(),
         )),
         (None, Some(n)) => Some(Span::styled(
-            n.text.clone(),
+            one_line(&n.text),
             match n.level {
                 Level::Info => theme.good(),
                 Level::Warning => theme.busy(),

@@ -81,3 +81,12 @@ pub fn short_name<'a>(pod: &'a str, attempt: &str) -> &'a str {
         _ => pod,
     }
 }
+
+/// A GKE node's name without the `gke-<cluster>-` every node of the cluster starts with.
+pub fn short_node<'a>(node: &'a str, cluster: &str) -> &'a str {
+    node.strip_prefix("gke-")
+        .and_then(|rest| rest.strip_prefix(cluster))
+        .and_then(|rest| rest.strip_prefix('-'))
+        .filter(|rest| !rest.is_empty())
+        .unwrap_or(node)
+}

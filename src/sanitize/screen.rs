@@ -1,12 +1,13 @@
-//! Container output made safe for the operator's terminal. Log bytes are untrusted: an escape
-//! sequence could clear the screen, retitle the window, write the clipboard (OSC 52) or worse.
-//! Everything that is not printable text is removed or made visible; nothing passes through.
+//! Screen mode: text for a cell grid Gantry draws itself (the TUI, locally or served). Escape
+//! sequences go whole, so what is left reads as the operator would see it on a terminal.
+
+use super::{is_bidi_override, is_c1};
 
 /// Turns raw log bytes into printable text: invalid UTF-8 becomes U+FFFD, escape sequences
 /// (CSI, OSC, DCS, SOS, PM, APC and two-byte ESC forms) are dropped whole, a carriage return
 /// keeps what follows it (as a terminal would show a progress line), tabs become spaces, and any
 /// other control character is shown as `^X`. The result contains no C0 or C1 control character.
-pub fn sanitize(bytes: &[u8]) -> String {
+pub fn screen(bytes: &[u8]) -> String {
     // The usual line: printable ASCII only, nothing to change.
     if bytes.iter().all(|b| (0x20..0x7f).contains(b)) {
         return String::from_utf8_lossy(bytes).into_owned();
@@ -40,9 +41,7 @@ pub fn sanitize(bytes: &[u8]) -> String {
                 out.push('^');
                 out.push(char::from_u32((c as u32) ^ 0x40).unwrap_or('?'));
             }
-            c if ('\u{80}'..='\u{9f}').contains(&c) => out.push('\u{fffd}'),
-            // Bidirectional overrides can disguise what a line says.
-            '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}' => out.push('\u{fffd}'),
+            c if is_c1(c) || is_bidi_override(c) => out.push('\u{fffd}'),
             c => out.push(c),
         }
     }
@@ -91,16 +90,10 @@ fn skip_string(chars: &mut Chars<'_>) {
     }
 }
 
-/// Whether text is free of anything a terminal would interpret.
-pub fn is_inert(text: &str) -> bool {
-    !text
-        .chars()
-        .any(|c| (c as u32) < 0x20 || ('\u{7f}'..='\u{9f}').contains(&c))
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::sanitize::is_inert;
 
     #[test]
     fn strips_every_escape_form() {
@@ -120,13 +113,13 @@ mod tests {
                 "    a\u{e9}  b       c",
             ),
         ] {
-            assert_eq!(sanitize(input), want, "{input:?}");
+            assert_eq!(screen(input), want, "{input:?}");
         }
     }
 
     #[test]
     fn invalid_utf8_and_c1_become_replacement() {
-        let out = sanitize(b"bad \xff\xfe \xc2\x9b31m end");
+        let out = screen(b"bad \xff\xfe \xc2\x9b31m end");
         assert!(is_inert(&out), "{out:?}");
         assert!(out.starts_with("bad \u{fffd}\u{fffd}"));
     }
@@ -134,6 +127,6 @@ mod tests {
     #[test]
     fn huge_lines_are_handled() {
         let line = vec![b'A'; 1 << 20];
-        assert_eq!(sanitize(&line).len(), 1 << 20);
+        assert_eq!(screen(&line).len(), 1 << 20);
     }
 }

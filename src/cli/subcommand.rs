@@ -1,111 +1,10 @@
-//! The command line: global flags and subcommands.
+//! The subcommands and their flags.
 
 use std::path::PathBuf;
 
-use clap::{Args, Parser};
+use clap::Args;
 
 use crate::sim::faults::Fault;
-
-#[derive(Debug, Parser)]
-#[command(
-    name = "gantry",
-    version,
-    about = "Run ML training on GKE from a terminal: provision the cluster, launch the Job, follow every pod's logs",
-    after_help = "Examples:\n  gantry --sim                      the whole product on the embedded simulated cloud\n  gantry sim --state-dir /tmp/sim --cluster ml-gke-cluster\n                                    a simulated cloud in the foreground, for kubectl and scripts"
-)]
-pub struct Cli {
-    /// Run on the embedded simulated cloud instead of Google Cloud.
-    #[arg(long, global = true)]
-    pub sim: bool,
-
-    /// With --sim: multiply every simulated delay (0.01 makes a run take seconds).
-    #[arg(long, global = true, value_name = "F", default_value_t = 1.0, value_parser = parse_time_scale)]
-    pub time_scale: f64,
-
-    /// Refuse every action that would change anything in the cloud.
-    #[arg(long, global = true)]
-    pub read_only: bool,
-
-    #[command(flatten)]
-    pub target: TargetArgs,
-
-    #[command(subcommand)]
-    pub command: Option<Subcommand>,
-}
-
-/// Where Gantry works and with what credentials. Accepted before or after a subcommand.
-#[derive(Debug, Clone, Default, Args)]
-pub struct TargetArgs {
-    /// Google Cloud project (else the config file, GOOGLE_CLOUD_PROJECT, CLOUDSDK_CORE_PROJECT,
-    /// then gcloud's core/project).
-    #[arg(long, global = true, value_name = "PROJECT")]
-    pub project: Option<String>,
-
-    /// Zone or region of the cluster (else the config file, then gcloud's compute/zone).
-    #[arg(long, global = true, value_name = "LOCATION")]
-    pub location: Option<String>,
-
-    /// Configuration file (default: $XDG_CONFIG_HOME/gantry/config.toml).
-    #[arg(long, global = true, value_name = "FILE")]
-    pub config: Option<PathBuf>,
-
-    /// A file holding an OAuth access token, re-read when it changes or is refused (as gcloud's
-    /// flag); instead of Application Default Credentials.
-    #[arg(long, global = true, value_name = "FILE")]
-    pub access_token_file: Option<PathBuf>,
-
-    /// The GKE Container API endpoint (a simulator's, or a private endpoint).
-    #[arg(long, global = true, value_name = "URL")]
-    pub gke_endpoint: Option<String>,
-
-    /// Work on an existing cluster through this kubeconfig context instead of GKE.
-    #[arg(long, global = true, value_name = "NAME")]
-    pub context: Option<String>,
-
-    /// A Job manifest (YAML) to use instead of the config file's [job] section.
-    #[arg(long, global = true, value_name = "FILE")]
-    pub job_manifest: Option<PathBuf>,
-
-    /// Do not write a kubeconfig context for the cluster.
-    #[arg(long, global = true)]
-    pub no_kubeconfig: bool,
-
-    /// Where Gantry's own log goes (default: the state directory's gantry.log).
-    #[arg(long, global = true, value_name = "FILE")]
-    pub log_file: Option<PathBuf>,
-}
-
-impl Cli {
-    /// What the TUI needs of the command line.
-    pub fn tui_options(&self) -> crate::tui::TuiOptions {
-        crate::tui::TuiOptions {
-            session: crate::tui::SessionOptions {
-                target: (&self.target).into(),
-                sim: self.sim,
-                time_scale: self.time_scale,
-            },
-            read_only: self.read_only,
-            log_file: self.target.log_file.clone(),
-        }
-    }
-}
-
-impl From<&TargetArgs> for crate::connect::Target {
-    fn from(t: &TargetArgs) -> Self {
-        Self {
-            named: crate::gke::target::Named {
-                project: t.project.clone(),
-                location: t.location.clone(),
-            },
-            config: t.config.clone(),
-            access_token_file: t.access_token_file.clone(),
-            gke_endpoint: t.gke_endpoint.clone(),
-            context: t.context.clone(),
-            job_manifest: t.job_manifest.clone(),
-            no_kubeconfig: t.no_kubeconfig,
-        }
-    }
-}
 
 #[derive(Debug, clap::Subcommand)]
 pub enum Subcommand {
@@ -263,6 +162,10 @@ pub struct LogsArgs {
     /// The previous container's logs.
     #[arg(long, short = 'p')]
     pub previous: bool,
+    /// Lines without the `[pod] ` prefix: with --pod and --raw or a pipe, the pod's log byte for
+    /// byte.
+    #[arg(long, requires = "pod")]
+    pub no_prefix: bool,
     /// Log streams open at once. With more pods than this, pods take turns (a stream gives its
     /// place up after 10 s while others wait, and resumes later where it was): every pod's
     /// every line still comes, later.
@@ -331,13 +234,4 @@ pub struct SimArgs {
     /// gke-create-error=MESSAGE, gke-permission-denied.
     #[arg(long = "fault", value_name = "NAME[=ARG]")]
     pub faults: Vec<Fault>,
-}
-
-fn parse_time_scale(s: &str) -> Result<f64, String> {
-    match s.parse::<f64>() {
-        Ok(v) if v.is_finite() && v >= 0.0 => Ok(v),
-        _ => Err(format!(
-            "'{s}' is not a time scale: give a number of 0 or more, such as 1 or 0.01"
-        )),
-    }
 }

@@ -1,0 +1,225 @@
+//! `gantry status` for a person: the cluster, then the training Job as an operator needs it at a
+//! glance — each attempt with its status, reason, failures against `backoffLimit`, start and
+//! duration; the current attempt's pods as `kubectl get pods` and the TUI's pods pane show them;
+//! where the logs are saved; and the next command to run. Every line fits in 80 columns. A pure
+//! function of the report and the time, so it is tested at a fixed `now`.
+
+use std::path::Path;
+
+use jiff::Timestamp;
+
+use super::StatusReport;
+use crate::gke::{ClusterStatus, ClusterSummary};
+use crate::k8s::status::{AttemptPhase, PodSummary};
+use crate::k8s::{AttemptStatus, JobStatus};
+use crate::sanitize::one_line;
+use crate::ui::widgets::{age, col, fit, short_name, short_node};
+
+/// The terminal width the view is laid out for.
+pub const WIDTH: usize = 80;
+
+/// The report as lines of at most `WIDTH` columns.
+pub fn render(report: &StatusReport, now: Timestamp) -> Vec<String> {
+    let mut out = Vec::new();
+    cluster(&mut out, &report.cluster);
+    match &report.job {
+        Some(job) => {
+            out.push(String::new());
+            job_lines(
+                &mut out,
+                job,
+                &report.cluster.name,
+                report.logs_dir.as_deref(),
+                now,
+            );
+        }
+        None if report.cluster.status != ClusterStatus::NotFound => {
+            out.push(String::new());
+            out.push(format!(
+                "job       not readable until the cluster is {}",
+                ClusterStatus::Running.name()
+            ));
+        }
+        None => {}
+    }
+    out.into_iter().map(|l| fit(&l, WIDTH)).collect()
+}
+
+fn cluster(out: &mut Vec<String>, c: &ClusterSummary) {
+    out.push(format!(
+        "cluster   {} ({}/{})",
+        c.name, c.project, c.location
+    ));
+    out.push(format!("status    {}", c.status.name()));
+    if !c.status_message.is_empty() {
+        out.push(format!("message   {}", one_line(&c.status_message)));
+    }
+    if c.status == ClusterStatus::NotFound {
+        out.push("next      gantry up --wait   (create it)".into());
+        return;
+    }
+    out.push(format!("nodes     {} x {}", c.node_count, c.machine_type));
+    for pool in &c.node_pools {
+        let mut line = format!(
+            "pool      {} {} {}",
+            pool.name, pool.status, pool.machine_type
+        );
+        if pool.spot {
+            line.push_str(" spot");
+        }
+        if let Some(a) = &pool.accelerator {
+            line.push(' ');
+            line.push_str(a);
+        }
+        out.push(line);
+    }
+    if !c.version.is_empty() {
+        out.push(format!("version   {}", c.version));
+    }
+    if !c.endpoint.is_empty() {
+        out.push(format!("endpoint  https://{}", c.endpoint));
+    }
+}
+
+fn job_lines(
+    out: &mut Vec<String>,
+    job: &JobStatus,
+    cluster: &str,
+    logs: Option<&Path>,
+    now: Timestamp,
+) {
+    let count = match job.attempts.len() {
+        1 => "1 attempt".to_string(),
+        n => format!("{n} attempts"),
+    };
+    out.push(format!(
+        "job       {} in {}: {count}",
+        job.name, job.namespace
+    ));
+    if let Some(error) = &job.error {
+        out.push(format!("error     {}", one_line(error)));
+        return;
+    }
+    let Some(current) = job.current() else {
+        out.push("next      gantry launch   (start the first attempt)".into());
+        return;
+    };
+    out.push(format!(
+        "  {}{}{}{}{}TOOK",
+        col("ATTEMPT", 24),
+        col("STATUS", 11),
+        col("REASON", 22),
+        col("FAILED", 8),
+        col("STARTED", 9),
+    ));
+    for a in &job.attempts {
+        out.push(attempt_line(a, now));
+    }
+    out.push(String::new());
+    pods(out, current, cluster, now);
+    out.push(String::new());
+    if let Some(dir) = logs {
+        out.push(format!("logs      {}", dir.display()));
+    }
+    out.push(next(current));
+}
+
+fn attempt_line(a: &AttemptStatus, now: Timestamp) -> String {
+    let s = &a.summary;
+    let status = if s.deleting {
+        "Deleting"
+    } else {
+        phase_word(s.status)
+    };
+    let took = match (s.start_time, s.completion_time) {
+        (Some(start), Some(end)) => crate::k8s::age::human_duration((end - start).get_seconds()),
+        (Some(start), None) if !s.status.is_finished() => {
+            crate::k8s::age::human_duration((now - start).get_seconds())
+        }
+        _ => "-".into(),
+    };
+    let started = match s.start_time {
+        Some(_) => format!("{} ago", age(s.start_time, now)),
+        None => "-".into(),
+    };
+    format!(
+        "  {}{}{}{}{}{took}",
+        col(&s.name, 24),
+        col(status, 11),
+        col(&one_line(s.reason.as_deref().unwrap_or("")), 22),
+        col(&format!("{}/{}", s.failed, a.backoff_limit), 8),
+        col(&started, 9),
+    )
+}
+
+fn phase_word(phase: AttemptPhase) -> &'static str {
+    match phase {
+        AttemptPhase::Pending => "Pending",
+        AttemptPhase::Running => "Running",
+        AttemptPhase::Succeeded => "Succeeded",
+        AttemptPhase::Failed => "Failed",
+    }
+}
+
+fn pods(out: &mut Vec<String>, a: &AttemptStatus, cluster: &str, now: Timestamp) {
+    let attempt = &a.summary.name;
+    if a.pods.is_empty() {
+        out.push(format!("pods of {attempt}: none yet"));
+        return;
+    }
+    out.push(format!("pods of {attempt}"));
+    out.push(format!(
+        "  {}{}{}{}{}AGE",
+        col("NAME", 14),
+        col("READY", 6),
+        col("STATUS", 17),
+        col("RST", 4),
+        col("NODE", 28),
+    ));
+    for p in &a.pods {
+        out.push(format!(
+            "  {}{}{}{}{}{}",
+            col(short_name(&p.name, attempt), 14),
+            col(p.ready(), 6),
+            col(&one_line(&p.status_word()), 17),
+            col(&p.restarts.to_string(), 4),
+            col(
+                short_node(p.node.as_deref().unwrap_or("<none>"), cluster),
+                28
+            ),
+            age(p.created, now),
+        ));
+        if let Some(why) = why(p) {
+            out.push(format!("    {why}"));
+        }
+    }
+}
+
+/// Why a pod is not well, on its own line under it: the exit code and the message the kubelet
+/// or the container left (a termination message, an image pull error, an unschedulable pod).
+fn why(p: &PodSummary) -> Option<String> {
+    let message = p.message.as_deref().map(one_line).filter(|m| !m.is_empty());
+    // `Error(1)` and `ExitCode:2` say the code already.
+    let code = p
+        .exit_code
+        .filter(|c| *c != 0 && !p.status_word().contains(&c.to_string()));
+    match (code, message) {
+        (Some(code), Some(m)) => Some(format!("exit {code}: {m}")),
+        (None, Some(m)) if p.exit_code.is_some_and(|c| c != 0) => {
+            Some(format!("exit {}: {m}", p.exit_code.unwrap_or_default()))
+        }
+        (Some(code), None) => Some(format!("exit {code}")),
+        (None, Some(m)) => Some(m),
+        (None, None) => None,
+    }
+}
+
+/// The command that moves things on from here.
+fn next(a: &AttemptStatus) -> String {
+    let (command, why) = match a.summary.status {
+        AttemptPhase::Pending | AttemptPhase::Running => ("gantry logs -f", "follow it to the end"),
+        AttemptPhase::Failed => ("gantry retry", "start the next attempt"),
+        AttemptPhase::Succeeded => ("gantry logs", "read what it printed"),
+    };
+    format!("next      {command}   ({why})")
+}

@@ -1,0 +1,142 @@
+//! `gantry status` as a person reads it, at 80 columns: no attempt yet, a running attempt, a
+//! failed attempt whose three pods failed, and a retried Job. Snapshots, plus the width checked
+//! on every line.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+mod common_tui;
+
+use common_tui::*;
+use gantry::commands::status::{StatusReport, render};
+use gantry::gke::ClusterStatus;
+use gantry::k8s::status::PodSummary;
+use gantry::k8s::{AttemptStatus, JobStatus};
+use unicode_width::UnicodeWidthStr;
+
+fn job(attempts: Vec<AttemptStatus>) -> JobStatus {
+    JobStatus {
+        name: ATTEMPT_1.into(),
+        namespace: "default".into(),
+        attempts,
+        error: None,
+    }
+}
+
+fn with(summary: gantry::k8s::status::AttemptSummary, pods: Vec<PodSummary>) -> AttemptStatus {
+    AttemptStatus {
+        summary,
+        backoff_limit: 2,
+        pods,
+    }
+}
+
+fn report(job: Option<JobStatus>) -> StatusReport {
+    let logs_dir = job
+        .as_ref()
+        .and_then(|j| j.current())
+        .map(|_| LOGS_DIR.into());
+    StatusReport {
+        cluster: cluster_summary(ClusterStatus::Running),
+        job,
+        logs_dir,
+    }
+}
+
+fn shown(report: &StatusReport) -> String {
+    let lines = render(report, now());
+    for line in &lines {
+        assert!(line.width() <= 80, "wider than 80 columns: {line:?}");
+    }
+    lines.join("\n")
+}
+
+#[test]
+fn with_no_attempt_it_says_how_to_launch_one() {
+    let text = shown(&report(Some(job(vec![]))));
+    assert!(text.contains("gantry launch"), "{text}");
+    insta::assert_snapshot!(text);
+}
+
+#[test]
+fn a_running_attempt_shows_its_pods_and_how_to_follow_it() {
+    let running = AttemptStatus {
+        summary: gantry::k8s::status::AttemptSummary {
+            name: ATTEMPT_1.into(),
+            ..running_attempt()
+        },
+        ..with(running_attempt(), vec![])
+    };
+    let pods = running_pods()
+        .into_iter()
+        .map(|p| PodSummary {
+            name: p.name.replace(ATTEMPT_2, ATTEMPT_1),
+            job: ATTEMPT_1.into(),
+            ..p
+        })
+        .collect();
+    let text = shown(&report(Some(job(vec![AttemptStatus { pods, ..running }]))));
+    assert!(text.contains("gantry logs -f"), "{text}");
+    assert!(
+        text.contains("OOMKilled") && text.contains("exit 137"),
+        "{text}"
+    );
+    assert!(text.contains("ImagePullBackOff"), "{text}");
+    insta::assert_snapshot!(text);
+}
+
+#[test]
+fn a_failed_attempt_shows_each_pods_exit_code_and_reason() {
+    let mut pods = failed_pods();
+    pods[2].reason = Some("OOMKilled".into());
+    pods[2].exit_code = Some(137);
+    pods[2].message = Some("memory limit 16Gi exceeded".into());
+    let text = shown(&report(Some(job(vec![with(failed_attempt(), pods)]))));
+    assert!(text.contains("BackoffLimitExceeded"), "{text}");
+    assert!(
+        text.contains("3/2"),
+        "failures against backoffLimit: {text}"
+    );
+    assert_eq!(text.matches("Error(1)").count(), 2, "{text}");
+    assert!(
+        text.contains("exit 137: memory limit 16Gi exceeded"),
+        "{text}"
+    );
+    assert!(text.contains("gantry retry"), "{text}");
+    insta::assert_snapshot!(text);
+}
+
+#[test]
+fn a_retried_job_lists_every_attempt_and_shows_the_newest_pods() {
+    let text = shown(&report(Some(job(vec![
+        with(failed_attempt(), failed_pods()),
+        with(running_attempt(), running_pods()),
+    ]))));
+    assert!(text.contains("2 attempts"), "{text}");
+    assert!(text.contains(&format!("pods of {ATTEMPT_2}")), "{text}");
+    assert!(
+        !text.contains("7q2vd"),
+        "the older attempt's pods are not listed: {text}"
+    );
+    insta::assert_snapshot!(text);
+}
+
+#[test]
+fn hostile_text_from_the_cluster_is_one_inert_line() {
+    let mut pods = failed_pods();
+    pods[0].message = Some("\u{1b}]0;pwned\u{7}line\nnext \u{202e}gpj.exe \u{9b}2J".into());
+    let text = shown(&report(Some(job(vec![with(failed_attempt(), pods)]))));
+    assert!(
+        gantry::sanitize::is_inert(&text.replace('\n', "")),
+        "{text:?}"
+    );
+}
+
+#[test]
+fn a_cluster_that_is_not_there_says_how_to_create_it() {
+    let r = StatusReport {
+        cluster: cluster_summary(ClusterStatus::NotFound),
+        job: None,
+        logs_dir: None,
+    };
+    let text = shown(&r);
+    assert!(text.contains("gantry up --wait"), "{text}");
+}
