@@ -7,8 +7,7 @@ use crate::cli::{DeleteArgs, DeleteWhat};
 use crate::connect::Target;
 use crate::k8s;
 
-use super::launch::{connect, job_error};
-use super::up::fail;
+use super::connect::{connect, fail, job_error};
 
 pub async fn run(args: DeleteArgs, target: &Target) -> i32 {
     let (name, yes) = match args.what {

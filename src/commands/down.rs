@@ -4,7 +4,8 @@ use std::io::IsTerminal;
 
 use tokio::sync::mpsc::unbounded_channel;
 
-use super::up::{Prepared, fail, prepare, print_events};
+use super::connect::{Prepared, fail, prepare};
+use super::up::print_events;
 use crate::cli::YesArgs;
 use crate::connect::Target;
 use crate::gke::{self, DownOutcome, PollPolicy};

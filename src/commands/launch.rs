@@ -1,56 +1,9 @@
 //! `gantry launch`: the next attempt of the training Job from the configuration and flags.
-//! Also the connection helpers the Job commands share.
 
+use super::connect::{connect, job_error};
 use crate::cli::LaunchArgs;
-use crate::config::Config;
 use crate::connect::Target;
-use crate::k8s::{self, K8sError, manifest};
-
-use super::up::fail;
-
-/// What every Job command needs: the configuration and a client for the training cluster.
-pub(super) struct JobTarget {
-    pub config: Config,
-    pub client: kube::Client,
-    /// Names the cluster in the log directory: the kubeconfig context, or the GKE cluster.
-    pub cluster_label: String,
-    pub project: Option<String>,
-}
-
-/// Loads the configuration and connects; on failure prints why and gives the exit code.
-pub(super) async fn connect(target: &Target) -> Result<JobTarget, i32> {
-    let mut config = crate::connect::load_config(target).map_err(|e| fail(&e, 2))?;
-    if let Err(e) = config.validate() {
-        return Err(fail(&e, 2));
-    }
-    let project = crate::gke::target::project(&target.named, &config);
-    if config.project.is_none() {
-        config.project = project.clone();
-    }
-    let client = crate::connect::cluster_client(target, &config)
-        .await
-        .map_err(|e| fail(&e, e.exit_code()))?;
-    let cluster_label = target
-        .context
-        .clone()
-        .unwrap_or_else(|| config.cluster.name.clone());
-    Ok(JobTarget {
-        config,
-        client,
-        cluster_label,
-        project,
-    })
-}
-
-/// Exit code for a failed Job action: 2 for what the user must change, 1 when the cluster
-/// said no.
-pub(super) fn job_error(e: &K8sError) -> i32 {
-    let code = match e {
-        K8sError::Api { .. } => 1,
-        _ => 2,
-    };
-    fail(e, code)
-}
+use crate::k8s::{self, manifest};
 
 pub async fn run(args: LaunchArgs, target: &Target) -> i32 {
     let mut t = match connect(target).await {

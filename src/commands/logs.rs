@@ -19,8 +19,7 @@ use crate::k8s::watch::{Change, watch_objects};
 use crate::k8s::{self, attempts};
 use crate::sanitize;
 
-use super::launch::{connect, job_error};
-use super::up::fail;
+use super::connect::{connect, fail, job_error};
 
 pub async fn run(args: LogsArgs, target: &Target) -> i32 {
     let t = match connect(target).await {

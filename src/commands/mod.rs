@@ -1,6 +1,7 @@
 //! One file per subcommand; each returns the process's exit code
 //! (0 done, 1 the cloud said no or the work failed, 2 bad input).
 
+mod connect;
 pub mod delete;
 pub mod down;
 pub mod launch;

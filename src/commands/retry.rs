@@ -5,7 +5,8 @@ use crate::cli::RetryArgs;
 use crate::connect::Target;
 use crate::k8s;
 
-use super::launch::{connect, job_error, print_launched};
+use super::connect::{connect, job_error};
+use super::launch::print_launched;
 
 pub async fn run(args: RetryArgs, target: &Target) -> i32 {
     let t = match connect(target).await {

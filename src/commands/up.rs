@@ -3,39 +3,10 @@
 
 use tokio::sync::mpsc::{UnboundedReceiver, unbounded_channel};
 
+use super::connect::{Prepared, fail, prepare};
 use crate::cli::UpArgs;
-use crate::config::Config;
-use crate::connect;
 use crate::connect::Target;
-use crate::gke::{
-    self, Begun, ClusterRef, Gke, OperationKind, PollPolicy, ProvisionEvent, UpHow, spec,
-};
-
-/// What every GKE command needs, or the exit code of why it cannot have it (after the message).
-pub(super) struct Prepared {
-    pub config: Config,
-    pub cluster: ClusterRef,
-    pub gke: Gke,
-}
-
-pub(super) async fn prepare(target: &Target) -> Result<Prepared, i32> {
-    let config = connect::load_config(target).map_err(|e| fail(&e, 2))?;
-    let cluster = connect::cluster_ref(target, &config).map_err(|e| fail(&e, e.exit_code()))?;
-    let gke = connect::gke_client(target)
-        .await
-        .map_err(|e| fail(&e, e.exit_code()))?;
-    Ok(Prepared {
-        config,
-        cluster,
-        gke,
-    })
-}
-
-/// Prints the error on stderr and gives back the exit code.
-pub(super) fn fail(e: &dyn std::fmt::Display, code: i32) -> i32 {
-    crate::errln!("gantry: {e}");
-    code
-}
+use crate::gke::{self, Begun, OperationKind, PollPolicy, ProvisionEvent, UpHow, spec};
 
 /// Prints progress events, one line each, until the sender is dropped.
 pub(super) async fn print_events(mut rx: UnboundedReceiver<ProvisionEvent>) {

@@ -9,7 +9,7 @@ use serde::Serialize;
 
 pub use view::render;
 
-use super::up::{Prepared, fail, prepare};
+use super::connect::{Prepared, fail, prepare};
 use crate::cli::StatusArgs;
 use crate::connect::Target;
 use crate::gke::ClusterSummary;
