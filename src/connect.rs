@@ -103,7 +103,7 @@ pub async fn cluster_client(
     config: &Config,
 ) -> Result<kube::Client, ConnectError> {
     if let Some(context) = &target.context {
-        return context_client(context).await;
+        return Ok(context_client(context).await?.0);
     }
     let cluster = cluster_ref(target, config)?;
     let gke = gke_client(target).await?;
@@ -120,7 +120,8 @@ pub async fn cluster_client(
     )?)
 }
 
-async fn context_client(context: &str) -> Result<kube::Client, ConnectError> {
+/// A client for a kubeconfig context, and the URL of its API server.
+pub async fn context_client(context: &str) -> Result<(kube::Client, String), ConnectError> {
     let fail = |message: String| ConnectError::Kubeconfig {
         context: context.to_string(),
         message,
@@ -132,9 +133,11 @@ async fn context_client(context: &str) -> Result<kube::Client, ConnectError> {
     let config = kube::Config::from_kubeconfig(&options)
         .await
         .map_err(|e| fail(format!("{e} (see `kubectl config get-contexts`)")))?;
-    Ok(crate::k8s::client::builder(&config)
+    let server = config.cluster_url.to_string();
+    let client = crate::k8s::client::builder(&config)
         .map_err(|e| fail(e.to_string()))?
-        .build())
+        .build();
+    Ok((client, server))
 }
 
 /// Where `--config` or the default configuration file is, for messages.

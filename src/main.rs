@@ -21,6 +21,10 @@ fn run() -> Result<i32> {
     // One TLS provider for the whole process: kube, rustls and Google's clients all use it.
     let _ = rustls::crypto::aws_lc_rs::default_provider().install_default();
     let cli = Cli::parse();
+    if let Some(message) = cli.misplaced_job_flags() {
+        eprintln!("gantry: {message}");
+        return Ok(2);
+    }
     let output = gantry::commands::output::Output::detect(cli.color, cli.raw);
     gantry::commands::output::init(output);
     let runtime = tokio::runtime::Builder::new_multi_thread()
@@ -37,7 +41,9 @@ fn run() -> Result<i32> {
                 clap_complete::generate(shell, &mut command, "gantry", &mut std::io::stdout());
                 Ok(0)
             }
-            Some(other) => gantry::commands::run(other, &(&cli.target).into(), cli.read_only).await,
+            Some(other) => {
+                gantry::commands::run(other, &(&cli.target).into(), cli.read_only, cli.sim).await
+            }
             None => gantry::tui::run(cli.tui_options()).await,
         }
     })

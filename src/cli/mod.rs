@@ -41,6 +41,13 @@ pub struct Cli {
     #[command(flatten)]
     pub target: TargetArgs,
 
+    /// The Job flags of `launch`, for the TUI's launches (without a subcommand).
+    #[command(
+        flatten,
+        next_help_heading = "Job (the TUI's launches, as `gantry launch`)"
+    )]
+    pub launch: LaunchArgs,
+
     #[command(subcommand)]
     pub command: Option<Subcommand>,
 }
@@ -97,6 +104,19 @@ pub struct TargetArgs {
 }
 
 impl Cli {
+    /// The TUI's Job flags given with a subcommand (`gantry --image I launch`): they belong
+    /// after it. The message says so, or None when the command line is fine.
+    pub fn misplaced_job_flags(&self) -> Option<String> {
+        let command = self.command.as_ref()?;
+        let flags = crate::k8s::manifest::LaunchFlags::from(&self.launch);
+        (flags != crate::k8s::manifest::LaunchFlags::default()).then(|| {
+            format!(
+                "the Job flags (--image, --env, --memory, --cpu, --parallelism, --completions, --indexed) go after the subcommand: gantry {} --image …",
+                command.name()
+            )
+        })
+    }
+
     /// What the TUI needs of the command line.
     pub fn tui_options(&self) -> crate::tui::TuiOptions {
         crate::tui::TuiOptions {
@@ -107,6 +127,18 @@ impl Cli {
             },
             read_only: self.read_only,
             log_file: self.target.log_file.clone(),
+            launch: (&self.launch).into(),
+        }
+    }
+}
+
+impl From<&LaunchArgs> for crate::k8s::manifest::LaunchFlags {
+    fn from(a: &LaunchArgs) -> Self {
+        Self {
+            overrides: (&a.overrides).into(),
+            parallelism: a.parallelism,
+            completions: a.completions,
+            indexed: a.indexed,
         }
     }
 }

@@ -59,6 +59,22 @@ pub enum Subcommand {
 }
 
 impl Subcommand {
+    /// The subcommand's name, as typed.
+    pub fn name(&self) -> &'static str {
+        match self {
+            Subcommand::Sim(_) => "sim",
+            Subcommand::Up(_) => "up",
+            Subcommand::Status(_) => "status",
+            Subcommand::Down(_) => "down",
+            Subcommand::Launch(_) => "launch",
+            Subcommand::Retry(_) => "retry",
+            Subcommand::Logs(_) => "logs",
+            Subcommand::Delete(_) => "delete",
+            Subcommand::Config => "config",
+            Subcommand::Completions { .. } => "completions",
+        }
+    }
+
     /// What the command would change in the cloud, for the read-only refusal; None when it
     /// only reads.
     pub fn mutation(&self) -> Option<&'static str> {

@@ -10,13 +10,7 @@ pub async fn run(args: LaunchArgs, target: &Target) -> i32 {
         Ok(t) => t,
         Err(code) => return code,
     };
-    manifest::apply_launch_flags(
-        &mut t.config.job,
-        &(&args.overrides).into(),
-        args.parallelism,
-        args.completions,
-        args.indexed,
-    );
+    manifest::LaunchFlags::from(&args).apply(&mut t.config.job);
     match k8s::launch(&t.client, &t.config.job, t.project.as_deref()).await {
         Ok(l) => {
             print_launched("launched", &l);

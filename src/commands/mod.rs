@@ -20,7 +20,14 @@ use crate::connect::Target;
 
 /// The one read-only gate of the command line: every command that would change the cloud is
 /// refused here, before it connects to anything.
-pub async fn run(command: Subcommand, target: &Target, read_only: bool) -> Result<i32> {
+pub async fn run(command: Subcommand, target: &Target, read_only: bool, sim: bool) -> Result<i32> {
+    if sim && !matches!(command, Subcommand::Config) {
+        crate::errln!(
+            "gantry: --sim runs the TUI on a simulated cloud of its own; for `gantry {}`, run `gantry sim --state-dir DIR` in another terminal, then pass --gke-endpoint URL --access-token-file DIR/token --project demo-project --location us-central1-a (or KUBECONFIG=DIR/kubeconfig with --context)",
+            command.name()
+        );
+        return Ok(2);
+    }
     // The config file can ask for read-only too; a file that cannot be read is the command's
     // own error to report.
     let read_only = read_only || crate::connect::load_config(target).is_ok_and(|c| c.read_only);

@@ -110,7 +110,7 @@ impl Auth {
                         message: "the credentials returned no headers".into(),
                     }),
                     Err(e) => Err(GkeError::Credentials {
-                        message: e.to_string(),
+                        message: adc_failure(&e),
                     }),
                 }
             }
@@ -147,6 +147,38 @@ impl Auth {
     /// These credentials in the form the Google Cloud clients take.
     pub fn credentials(&self) -> Credentials {
         Credentials::from(Provider(self.clone()))
+    }
+}
+
+/// Why Application Default Credentials gave no token, in Gantry's words: the client library's
+/// own text is written for retrying callers ("…might succeed… but future attempts may succeed").
+fn adc_failure(e: &dyn std::fmt::Display) -> String {
+    let env_file = std::env::var_os("GOOGLE_APPLICATION_CREDENTIALS").filter(|v| !v.is_empty());
+    let well_known = std::env::var_os("CLOUDSDK_CONFIG")
+        .map(std::path::PathBuf::from)
+        .or_else(|| {
+            std::env::var_os("HOME").map(|h| std::path::PathBuf::from(h).join(".config/gcloud"))
+        })
+        .map(|d| d.join("application_default_credentials.json"));
+    match (env_file, well_known) {
+        (Some(file), _) => format!(
+            "GOOGLE_APPLICATION_CREDENTIALS ({}) gave no token: {}",
+            std::path::Path::new(&file).display(),
+            first_sentence(e)
+        ),
+        (None, Some(file)) if file.is_file() => {
+            format!("{} gave no token: {}", file.display(), first_sentence(e))
+        }
+        _ => "no Application Default Credentials file, and no metadata server answered".into(),
+    }
+}
+
+/// The first sentence of an error's text, without the library's advice on retrying.
+fn first_sentence(e: &dyn std::fmt::Display) -> String {
+    let text = e.to_string();
+    match text.find(". ") {
+        Some(i) => text[..i].to_string(),
+        None => text.trim_end_matches('.').to_string(),
     }
 }
 

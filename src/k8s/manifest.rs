@@ -16,7 +16,7 @@ use serde_json::json;
 use super::labels::{self, ATTEMPT_LABEL, COMPLETION_INDEX, JOB_LABEL, MANAGED_BY, MANAGER};
 use crate::config::{Distributed, JobConfig};
 
-pub use overrides::{Overrides, apply_launch_flags, next_attempt};
+pub use overrides::{LaunchFlags, Overrides, apply_launch_flags, next_attempt};
 pub use validate::{is_quantity, validate};
 
 pub const GPU_RESOURCE: &str = "nvidia.com/gpu";
@@ -26,9 +26,7 @@ const MASTER_ADDR: &str = "MASTER_ADDR";
 pub enum ManifestError {
     #[error("{0}")]
     Invalid(String),
-    #[error(
-        "no image for the training container: set job.image in the config, pass --image, or give a --project for gcr.io/<project>/ml-training-job:latest"
-    )]
+    #[error("no image: pass --image or set job.image (or --project for gcr.io/PROJECT/…)")]
     NoImage,
 }
 

@@ -9,6 +9,7 @@
 pub mod age;
 pub mod attempts;
 pub mod client;
+pub mod cluster_info;
 pub mod delete;
 pub mod labels;
 pub mod launch;

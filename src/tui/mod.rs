@@ -34,20 +34,25 @@ pub struct TuiOptions {
     pub read_only: bool,
     /// Gantry's own log (default: the state directory's `gantry.log`).
     pub log_file: Option<std::path::PathBuf>,
+    /// `--image`, `--env`… for the Job the launch key starts.
+    pub launch: crate::k8s::manifest::LaunchFlags,
 }
 
 pub async fn run(options: TuiOptions) -> Result<i32> {
     let config = match crate::connect::load_config(&options.session.target) {
-        Ok(c) => c,
+        Ok(mut c) => {
+            options.launch.apply(&mut c.job);
+            c
+        }
         Err(e) => {
-            eprintln!("gantry: {e}");
+            crate::errln!("gantry: {e}");
             return Ok(2);
         }
     };
     let keymap = match Keymap::with_overrides(&config.keys) {
         Ok(k) => k,
         Err(e) => {
-            eprintln!("gantry: key bindings: {e}");
+            crate::errln!("gantry: key bindings: {e}");
             return Ok(2);
         }
     };
@@ -55,7 +60,7 @@ pub async fn run(options: TuiOptions) -> Result<i32> {
     let session = match session::open(&options.session, config.clone()).await {
         Ok(s) => s,
         Err(e) => {
-            eprintln!("gantry: {e}");
+            crate::errln!("gantry: {e}");
             return Ok(2);
         }
     };

@@ -74,8 +74,8 @@ pub async fn open(options: &SessionOptions, config: Config) -> Result<Session> {
             place: format!("context {context}"),
             cluster: context.clone(),
             managed: false,
-            unmanaged_reason: Some(format!(
-                "the cluster of context {context} is not managed by Gantry: create and delete it with its own tools"
+            unmanaged_reason: Some(String::from(
+                "not Gantry's cluster: create and delete it with its own tools",
             )),
             simulated: false,
         };
@@ -90,11 +90,15 @@ pub async fn open(options: &SessionOptions, config: Config) -> Result<Session> {
             _sim: None,
         });
     }
-    let cluster = crate::connect::cluster_ref(target, &config).map_err(|e| eyre!("{e}"))?;
-    let auth = crate::connect::auth(target).map_err(|e| eyre!("{e}"))?;
+    // A first run with nothing set up: say that the simulated cloud needs none of it.
+    let or_sim = |e: crate::connect::ConnectError| {
+        eyre!("{e}\n       (or try everything on the simulated cloud first: gantry --sim)")
+    };
+    let cluster = crate::connect::cluster_ref(target, &config).map_err(or_sim)?;
+    let auth = crate::connect::auth(target).map_err(or_sim)?;
     auth.verify(std::time::Duration::from_secs(20))
         .await
-        .map_err(|e| eyre!("{e}"))?;
+        .map_err(|e| or_sim(e.into()))?;
     let gke = Gke::connect(auth, target.gke_endpoint.as_deref())
         .await
         .map_err(|e| eyre!("{e}"))?;

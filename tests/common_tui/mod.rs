@@ -90,7 +90,7 @@ pub fn target() -> TargetInfo {
     }
 }
 
-pub const CONTEXT_REASON: &str = "the cluster of context gke_demo_training is not managed by Gantry: create and delete it with its own tools";
+pub const CONTEXT_REASON: &str = "not Gantry's cluster: create and delete it with its own tools";
 
 /// An existing cluster used through a kubeconfig context (`--context`).
 pub fn context_target() -> TargetInfo {

@@ -8,8 +8,9 @@ use std::path::Path;
 
 use jiff::Timestamp;
 
-use super::StatusReport;
+use super::{ClusterReport, StatusReport};
 use crate::gke::{ClusterStatus, ClusterSummary};
+use crate::k8s::cluster_info::{ContextStatus, ContextSummary};
 use crate::k8s::status::{AttemptPhase, PodSummary};
 use crate::k8s::{AttemptStatus, JobStatus};
 use crate::sanitize::one_line;
@@ -21,24 +22,24 @@ pub const WIDTH: usize = 80;
 /// The report as lines of at most `WIDTH` columns.
 pub fn render(report: &StatusReport, now: Timestamp) -> Vec<String> {
     let mut out = Vec::new();
-    cluster(&mut out, &report.cluster);
+    let (name, shows_job) = match &report.cluster {
+        ClusterReport::Gke(c) => {
+            cluster(&mut out, c);
+            (c.name.as_str(), c.status != ClusterStatus::NotFound)
+        }
+        ClusterReport::Context(c) => {
+            context(&mut out, c);
+            (c.name.as_str(), c.status == ContextStatus::Running)
+        }
+    };
     match &report.job {
         Some(job) => {
             out.push(String::new());
-            job_lines(
-                &mut out,
-                job,
-                &report.cluster.name,
-                report.logs_dir.as_deref(),
-                now,
-            );
+            job_lines(&mut out, job, name, report.logs_dir.as_deref(), now);
         }
-        None if report.cluster.status != ClusterStatus::NotFound => {
+        None if shows_job => {
             out.push(String::new());
-            out.push(format!(
-                "job       not readable until the cluster is {}",
-                ClusterStatus::Running.name()
-            ));
+            out.push("job       not readable until the cluster's API answers".into());
         }
         None => {}
     }
@@ -79,6 +80,17 @@ fn cluster(out: &mut Vec<String>, c: &ClusterSummary) {
     if !c.endpoint.is_empty() {
         out.push(format!("endpoint  https://{}", c.endpoint));
     }
+}
+
+fn context(out: &mut Vec<String>, c: &ContextSummary) {
+    out.push(format!("context   {} ({})", c.name, c.server));
+    out.push(format!("status    {}", c.status.name()));
+    if let Some(error) = &c.error {
+        out.push(format!("error     {}", one_line(error)));
+        return;
+    }
+    out.push(format!("nodes     {}", c.node_count));
+    out.push(format!("version   {}", c.version));
 }
 
 fn job_lines(

@@ -23,6 +23,28 @@ pub struct Overrides {
     pub cpu: Option<String>,
 }
 
+/// The flags of a launch: `gantry launch`'s, and the TUI's for its launches.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct LaunchFlags {
+    pub overrides: Overrides,
+    pub parallelism: Option<u32>,
+    pub completions: Option<u32>,
+    pub indexed: bool,
+}
+
+impl LaunchFlags {
+    /// Folds them into the configured Job.
+    pub fn apply(&self, cfg: &mut JobConfig) {
+        apply_launch_flags(
+            cfg,
+            &self.overrides,
+            self.parallelism,
+            self.completions,
+            self.indexed,
+        );
+    }
+}
+
 /// Folds `gantry launch` flags into the configured Job.
 pub fn apply_launch_flags(
     cfg: &mut JobConfig,
