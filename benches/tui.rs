@@ -1,5 +1,5 @@
 //! What the TUI costs per line and per frame, with no terminal and no cluster:
-//! - log ingest into the screen buffer (sanitising included) through `App::on_event`, in lines
+//! - log ingest into the screen buffer (sanitising included) through `View::on_event`, in lines
 //!   per second, for short lines, 1 KiB lines and lines full of escape sequences;
 //! - a whole 200×50 frame (ratatui `TestBackend`, diff included) with the logs pane holding
 //!   1,000 and 100,000 lines, following and scrolled back with a search active: the time must
@@ -19,7 +19,40 @@ use std::time::{Duration, Instant};
 
 use bytes::Bytes;
 use criterion::{BatchSize, BenchmarkId, Criterion, Throughput};
-use gantry::app::{App, Event, Focus, TargetInfo};
+use gantry::app::{App, Focus};
+use gantry::engine::model::log_store::DEFAULT_CAPACITY;
+use gantry::engine::{Event, Model, TargetInfo};
+
+/// One viewer and the model it reads, fed as the engine feeds them.
+struct View {
+    model: Model,
+    app: App,
+}
+
+impl std::ops::Deref for View {
+    type Target = App;
+    fn deref(&self) -> &App {
+        &self.app
+    }
+}
+
+impl std::ops::DerefMut for View {
+    fn deref_mut(&mut self) -> &mut App {
+        &mut self.app
+    }
+}
+
+impl View {
+    fn on_event(&mut self, event: Event) {
+        if self.model.apply(event).changed {
+            self.app.on_model(&self.model);
+        }
+    }
+
+    fn update(&mut self, action: Action) {
+        self.app.update(action, &self.model);
+    }
+}
 use gantry::config::Config;
 use gantry::gke::{ClusterStatus, ClusterSummary};
 use gantry::k8s::logs::{LogLine, TailEvent};
@@ -103,10 +136,13 @@ fn pod(i: usize) -> PodSummary {
 }
 
 /// A running attempt with `pods` pods, its logs followed (all pods, merged).
-fn app(pods: usize) -> App {
+fn app(pods: usize) -> View {
     let config = Config::default();
     let keymap = Keymap::with_overrides(&config.keys).unwrap();
-    let mut app = App::new(config, keymap, false);
+    let mut app = View {
+        model: Model::default(),
+        app: App::new(config, keymap, false),
+    };
     app.on_event(Event::Target(TargetInfo {
         place: "demo-project/us-central1-a".into(),
         cluster: "ml-gke-cluster".into(),
@@ -121,7 +157,7 @@ fn app(pods: usize) -> App {
         app.on_event(Event::Job(JobWatchEvent::Pod(Change::Applied(pod(i)))));
     }
     app.on_event(Event::LogsSavedTo {
-        generation: app.logs.generation,
+        generation: app.model.logs.generation,
         dir: "/home/op/.local/state/gantry/logs/ml-gke-cluster/ml-training-job".into(),
     });
     app
@@ -177,9 +213,9 @@ fn batch(make: fn(u64) -> LogLine, from: u64) -> Vec<LogLine> {
     (from..from + BATCH as u64).map(make).collect()
 }
 
-fn tail_event(app: &App, pod: usize, lines: Vec<LogLine>) -> Event {
+fn tail_event(app: &View, pod: usize, lines: Vec<LogLine>) -> Event {
     Event::Tail {
-        generation: app.logs.generation,
+        generation: app.model.logs.generation,
         event: TailEvent::Lines {
             pod: pod_name(pod),
             lines,
@@ -188,7 +224,7 @@ fn tail_event(app: &App, pod: usize, lines: Vec<LogLine>) -> Event {
 }
 
 /// An app following 8 pods, its buffer holding `held` lines.
-fn app_with_lines(held: usize) -> App {
+fn app_with_lines(held: usize) -> View {
     let mut app = app(8);
     let mut i = 0u64;
     while (i as usize) < held {
@@ -197,7 +233,7 @@ fn app_with_lines(held: usize) -> App {
         app.on_event(event);
         i += BATCH as u64;
     }
-    app.logs.lines.keep_newest(held);
+    app.model.logs.lines.keep_newest(held);
     app
 }
 
@@ -211,9 +247,9 @@ fn ingest(c: &mut Criterion) {
         ("escapes", escape_line),
     ] {
         // The buffer is full (100,000 lines): every line pushed drops the oldest, as in a long run.
-        let mut app = app_with_lines(gantry::app::logs::DEFAULT_CAPACITY);
+        let mut app = app_with_lines(DEFAULT_CAPACITY);
         let lines = batch(make, 0);
-        let generation = app.logs.generation;
+        let generation = app.model.logs.generation;
         let mut pod = 0;
         group.bench_function(name, |b| {
             b.iter_batched(
@@ -227,7 +263,7 @@ fn ingest(c: &mut Criterion) {
                         },
                     }
                 },
-                |event| black_box(app.on_event(event)),
+                |event| app.on_event(black_box(event)),
                 BatchSize::SmallInput,
             )
         });
@@ -240,18 +276,20 @@ fn terminal() -> Terminal<TestBackend> {
 }
 
 /// One frame as the event loop draws it: render into the buffer, diff, write to the backend.
-fn frame(terminal: &mut Terminal<TestBackend>, app: &App, theme: &Theme) {
+fn frame(terminal: &mut Terminal<TestBackend>, app: &View, theme: &Theme) {
     terminal
-        .draw(|f| gantry::ui::draw(f, app, theme, now()))
+        .draw(|f| gantry::ui::draw(f, &app.model, &app.app, theme, now()))
         .unwrap();
 }
 
 /// Scrolled back about half-way, a search for a word on some lines highlighted.
-fn scroll_back_with_search(app: &mut App) {
+fn scroll_back_with_search(app: &mut View) {
     app.focus = Focus::Logs;
     app.logs.search = Some("loss=0.00".into());
-    app.logs.top();
-    app.logs.scroll = app.logs.lines.len() / 2;
+    app.app.logs.top(&app.model);
+    app.app
+        .logs
+        .scroll_by(&app.model, (app.model.logs.lines.len() / 2) as isize);
     app.update(Action::NextMatch);
 }
 
@@ -261,7 +299,7 @@ enum LogState {
     ScrolledSearch,
 }
 
-fn logs_state(held: usize, state: LogState) -> App {
+fn logs_state(held: usize, state: LogState) -> View {
     let mut app = app_with_lines(held);
     if let LogState::ScrolledSearch = state {
         scroll_back_with_search(&mut app);
@@ -270,7 +308,7 @@ fn logs_state(held: usize, state: LogState) -> App {
 }
 
 /// Adds one line (what makes the next frame differ from the last), keeping `held` lines.
-fn one_more_line(app: &mut App, i: u64) {
+fn one_more_line(app: &mut View, i: u64) {
     let event = tail_event(app, (i % 8) as usize, vec![short_line(i)]);
     app.on_event(event);
 }
@@ -327,7 +365,7 @@ fn pods(c: &mut Criterion) {
                 p.restarts = (n % 3) as i32;
                 Event::Job(JobWatchEvent::Pod(Change::Applied(p)))
             },
-            |event| black_box(app.on_event(event)),
+            |event| app.on_event(black_box(event)),
             BatchSize::SmallInput,
         )
     });
@@ -359,7 +397,7 @@ fn frame_percentiles() {
     let theme = Theme::colored();
     let frames = 3_000;
     let mut worst_p99: f64 = 0.0;
-    let mut measure = |name: &str, app: &mut App, change: &mut dyn FnMut(&mut App, u64)| {
+    let mut measure = |name: &str, app: &mut View, change: &mut dyn FnMut(&mut View, u64)| {
         let mut terminal = terminal();
         for i in 0..100 {
             change(app, i);

@@ -16,8 +16,9 @@ use axum::extract::{Request, State};
 use axum::response::Response;
 use bytes::Bytes;
 use common::cases::cases;
-use gantry::app::{App, Event};
 use gantry::config::{Config, JobConfig, Toleration};
+use gantry::engine::model::log_store::{DISPLAY_CHARS, LogStore, Source};
+use gantry::engine::{Event, Model};
 use gantry::k8s::logs::lines::FRAGMENT_BYTES;
 use gantry::k8s::logs::{LogTail, StreamEnd, TailEvent, TailOptions, TailTarget};
 use gantry::k8s::manifest;
@@ -78,13 +79,13 @@ proptest! {
     /// What reaches the logs pane is sanitised, whatever the pieces of a long line were.
     #[test]
     fn the_logs_pane_holds_only_inert_text(lines in prop::collection::vec((terminal_noise(), any::<bool>()), 1..20)) {
-        let mut app = App::new(Config::default(), Keymap::default(), false);
-        let generation = app.logs.switch(gantry::app::logs::Source { attempt: "a".into(), pod: None, previous: false });
+        let mut store = LogStore::default();
+        store.switch(Source { attempt: "a".into(), pod: None, previous: false });
         let lines: Vec<_> = lines.into_iter().map(|(b, continues)| gantry::k8s::logs::LogLine { ts: None, bytes: Bytes::from(b), continues }).collect();
-        app.on_event(Event::Tail { generation, event: TailEvent::Lines { pod: "p\x1b[2J".into(), lines } });
-        for entry in app.logs.lines.iter() {
+        store.push("p\x1b[2J", &lines);
+        for entry in store.lines.iter() {
             prop_assert!(is_inert(entry.text), "{:?}", entry.text);
-            prop_assert!(entry.text.chars().count() <= gantry::app::logs::DISPLAY_CHARS);
+            prop_assert!(entry.text.chars().count() <= DISPLAY_CHARS);
         }
     }
 }
@@ -386,8 +387,8 @@ async fn watchers_report_trouble(mode: Garbage) {
     let cancel = CancellationToken::new();
     let _set =
         gantry::k8s::watch::spawn_job_watchers(client, &JobConfig::default(), tx, cancel.clone());
-    let mut app = App::new(Config::default(), Keymap::default(), false);
-    app.on_event(Event::Connected);
+    let mut model = Model::default();
+    model.apply(Event::Connected);
     let mut troubled = [false; 3];
     tokio::time::timeout(HANG_GUARD, async {
         while !troubled.iter().all(|t| *t) {
@@ -398,12 +399,12 @@ async fn watchers_report_trouble(mode: Garbage) {
                 JobWatchEvent::Event(Change::Trouble(_)) => Some(2),
                 _ => None,
             };
-            app.on_event(Event::Job(e));
+            model.apply(Event::Job(e));
             if let Some(i) = which {
                 troubled[i] = true;
                 assert!(
-                    app.trouble().is_some(),
-                    "{mode:?}: the App shows no trouble"
+                    model.trouble().is_some(),
+                    "{mode:?}: the model shows no trouble"
                 );
             }
         }
@@ -481,8 +482,8 @@ async fn a_line_that_never_ends_comes_in_bounded_fragments() {
         },
     )
     .into_parts();
-    let mut app = App::new(Config::default(), Keymap::default(), false);
-    let generation = app.logs.switch(gantry::app::logs::Source {
+    let mut store = LogStore::default();
+    store.switch(Source {
         attempt: "j".into(),
         pod: None,
         previous: false,
@@ -501,16 +502,18 @@ async fn a_line_that_never_ends_comes_in_bounded_fragments() {
             if let TailEvent::SaveFailed { error, .. } = &event {
                 panic!("{error}");
             }
-            app.on_event(Event::Tail { generation, event });
+            if let TailEvent::Lines { pod, lines } = &event {
+                store.push(pod, lines);
+            }
         }
     })
     .await
     .expect("fragments of the endless line");
     handle.cancel();
-    assert_eq!(app.logs.lines.len(), 1, "one line, growing");
+    assert_eq!(store.lines.len(), 1, "one line, growing");
     assert_eq!(
-        app.logs.lines.get(0).unwrap().text.chars().count(),
-        gantry::app::logs::DISPLAY_CHARS
+        store.lines.get(0).unwrap().text.chars().count(),
+        DISPLAY_CHARS
     );
     // 16 fragments: 4 MiB went by; the file has them all.
     let saved = std::fs::metadata(dir.path().join("p-0.log")).unwrap().len();
@@ -533,8 +536,8 @@ async fn a_broken_log_endpoint_is_trouble() {
         TailOptions::default(),
     )
     .into_parts();
-    let mut app = App::new(Config::default(), Keymap::default(), false);
-    let generation = app.logs.switch(gantry::app::logs::Source {
+    let mut model = Model::default();
+    let generation = model.logs.switch(Source {
         attempt: "j".into(),
         pod: None,
         previous: false,
@@ -550,13 +553,13 @@ async fn a_broken_log_endpoint_is_trouble() {
                     ..
                 }
             );
-            app.on_event(Event::Tail { generation, event });
+            model.apply(Event::Tail { generation, event });
             if reconnecting {
-                assert!(app.trouble().is_some());
+                assert!(model.trouble().is_some());
                 break;
             }
             if failed {
-                assert!(app.notice.is_some());
+                assert!(model.notices_after(0).next().is_some());
                 break;
             }
         }

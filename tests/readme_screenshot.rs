@@ -6,7 +6,6 @@ mod common_tui;
 
 use std::path::Path;
 
-use gantry::ui::theme::Theme;
 use ratatui::Terminal;
 use ratatui::backend::TestBackend;
 
@@ -16,9 +15,7 @@ const END: &str = "```\n<!-- screenshot: end -->";
 fn render() -> String {
     let app = common_tui::with_attempts(false);
     let mut terminal = Terminal::new(TestBackend::new(100, 30)).unwrap();
-    terminal
-        .draw(|f| gantry::ui::draw(f, &app, &Theme::plain(), common_tui::now()))
-        .unwrap();
+    terminal.draw(|f| app.draw(f)).unwrap();
     let buffer = terminal.backend().buffer().clone();
     let mut out = String::new();
     for y in 0..buffer.area.height {

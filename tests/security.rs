@@ -10,8 +10,9 @@ use std::process::{Output, Stdio};
 
 use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 use futures::AsyncReadExt;
-use gantry::app::{App, Command, Event, Focus, TargetInfo};
+use gantry::app::{App, Focus};
 use gantry::config::Config;
+use gantry::engine::{Command, Event, Model, TargetInfo};
 use gantry::gke::{ClusterRef, ClusterStatus, ClusterSummary};
 use gantry::k8s::status::{AttemptSummary, PodSummary};
 use gantry::k8s::watch::{Change, JobWatchEvent};
@@ -32,7 +33,7 @@ fn every_command() -> Vec<Command> {
         Command::RetryJob,
         Command::DeleteAttempt("ml-training-job".into()),
         Command::DeletePod("ml-training-job-0-abcde".into()),
-        Command::FollowLogs {
+        Command::FetchLogs {
             attempt: "ml-training-job".into(),
             pod: None,
             previous: false,
@@ -63,7 +64,7 @@ fn the_gate_refuses_every_mutating_command() {
             | Command::RetryJob
             | Command::DeleteAttempt(_)
             | Command::DeletePod(_)
-            | Command::FollowLogs { .. } => {}
+            | Command::FetchLogs { .. } => {}
         }
     }
 }
@@ -110,7 +111,7 @@ fn pod(name: &str, job: &str) -> PodSummary {
 
 /// Apps in every state the keys care about: no cluster, cluster running with finished and
 /// running attempts and pods, a help overlay, a search being typed.
-fn states(read_only: bool, keymap: &Keymap) -> Vec<(String, App)> {
+fn states(read_only: bool, keymap: &Keymap) -> Vec<(String, Model, App)> {
     use gantry::k8s::status::AttemptPhase::*;
     let target = ClusterRef::new(DEMO_PROJECT, DEMO_LOCATION, common::CLUSTER);
     let info = TargetInfo {
@@ -142,26 +143,27 @@ fn states(read_only: bool, keymap: &Keymap) -> Vec<(String, App)> {
         for focus in [Focus::Jobs, Focus::Pods, Focus::Logs, Focus::Events] {
             for overlay in [false, true] {
                 let mut app = App::new(Config::default(), keymap.clone(), read_only);
-                app.on_event(Event::Target(info.clone()));
+                let mut model = Model::default();
+                model.apply(Event::Target(info.clone()));
                 let mut summary = ClusterSummary::not_found(&target, "n1-standard-1");
                 summary.status = status;
-                app.on_event(Event::Cluster(summary));
+                model.apply(Event::Cluster(summary));
                 if status == ClusterStatus::Running {
-                    app.on_event(Event::Connected);
+                    model.apply(Event::Connected);
                 }
                 for a in &attempts {
-                    let _ =
-                        app.on_event(Event::Job(JobWatchEvent::Job(Change::Applied(a.clone()))));
-                    let _ = app.on_event(Event::Job(JobWatchEvent::Pod(Change::Applied(pod(
+                    model.apply(Event::Job(JobWatchEvent::Job(Change::Applied(a.clone()))));
+                    model.apply(Event::Job(JobWatchEvent::Pod(Change::Applied(pod(
                         &format!("{}-0-abcde", a.name),
                         &a.name,
                     )))));
                 }
+                app.on_model(&model);
                 app.focus = focus;
                 if overlay {
-                    app.update(Action::Help);
+                    app.update(Action::Help, &model);
                 }
-                out.push((format!("{label}, {focus:?}, overlay {overlay}"), app));
+                out.push((format!("{label}, {focus:?}, overlay {overlay}"), model, app));
             }
         }
     }
@@ -214,14 +216,18 @@ fn read_only_keys_in_every_pane_and_state_ask_for_nothing() {
     for keymap in [Keymap::default(), rebound] {
         let keys = mutating_keys(&keymap);
         assert!(keys.len() >= 5, "{keys:?}");
-        for (label, mut app) in states(true, &keymap) {
+        for (label, model, mut app) in states(true, &keymap) {
             for key in &keys {
                 // Each key, then each dialog answer after it: whatever opens, nothing mutates.
                 for follow_up in [None, Some('y'), Some('Y')] {
-                    let mut out = app.on_key(*key);
+                    let mut out = app.on_key(*key, &model);
                     if let Some(c) = follow_up {
-                        out.extend(app.on_key(KeyEvent::new(KeyCode::Char(c), KeyModifiers::NONE)));
-                        out.extend(app.on_key(KeyEvent::new(KeyCode::Enter, KeyModifiers::NONE)));
+                        out.extend(
+                            app.on_key(KeyEvent::new(KeyCode::Char(c), KeyModifiers::NONE), &model),
+                        );
+                        out.extend(
+                            app.on_key(KeyEvent::new(KeyCode::Enter, KeyModifiers::NONE), &model),
+                        );
                     }
                     let bad: Vec<_> = out.iter().filter(|c| c.mutates()).collect();
                     assert!(bad.is_empty(), "{label}: {key:?} gave {bad:?}");
@@ -234,7 +240,7 @@ fn read_only_keys_in_every_pane_and_state_ask_for_nothing() {
             // Typing a cluster's name after X cannot confirm anything either.
             for c in common::CLUSTER.chars() {
                 assert!(
-                    app.on_key(KeyEvent::new(KeyCode::Char(c), KeyModifiers::NONE))
+                    app.on_key(KeyEvent::new(KeyCode::Char(c), KeyModifiers::NONE), &model)
                         .iter()
                         .all(|c| !c.mutates())
                 );
@@ -244,13 +250,14 @@ fn read_only_keys_in_every_pane_and_state_ask_for_nothing() {
     // The same states without read-only do ask (the walk would notice a dead key).
     let asked = states(false, &Keymap::default())
         .into_iter()
-        .filter(|(l, _)| {
+        .filter(|(l, _, _)| {
             l.contains("attempt finished") && l.contains("Pods") && l.ends_with("false")
         })
-        .map(|(_, mut app)| {
-            let mut out = app.on_key(KeyEvent::new(KeyCode::Char('l'), KeyModifiers::NONE));
-            out.extend(app.on_key(KeyEvent::new(KeyCode::Char('d'), KeyModifiers::NONE)));
-            out.extend(app.on_key(KeyEvent::new(KeyCode::Char('y'), KeyModifiers::NONE)));
+        .map(|(_, model, mut app)| {
+            let key = |c| KeyEvent::new(KeyCode::Char(c), KeyModifiers::NONE);
+            let mut out = app.on_key(key('l'), &model);
+            out.extend(app.on_key(key('d'), &model));
+            out.extend(app.on_key(key('y'), &model));
             out
         })
         .next()

@@ -7,24 +7,21 @@ mod common_tui;
 
 use common_tui::*;
 use crossterm::event::KeyCode;
-use gantry::app::{App, Focus};
-use gantry::ui::theme::Theme;
+use gantry::app::Focus;
 use ratatui::Terminal;
 use ratatui::backend::TestBackend;
 use ratatui::style::Modifier;
 
 const SIZES: [(u16, u16); 2] = [(80, 24), (200, 50)];
 
-fn render(app: &App, width: u16, height: u16) -> Terminal<TestBackend> {
+fn render(app: &Tui, width: u16, height: u16) -> Terminal<TestBackend> {
     let mut terminal = Terminal::new(TestBackend::new(width, height)).unwrap();
-    terminal
-        .draw(|frame| gantry::ui::draw(frame, app, &Theme::plain(), now()))
-        .unwrap();
+    terminal.draw(|frame| app.draw(frame)).unwrap();
     terminal
 }
 
 /// Snapshots `<name>_80x24` and `<name>_200x50`.
-fn snapshot(name: &str, app: &mut App) {
+fn snapshot(name: &str, app: &mut Tui) {
     for (width, height) in SIZES {
         app.log_rows = gantry::ui::log_rows(width, height);
         let terminal = render(app, width, height);
@@ -52,7 +49,7 @@ fn failed_attempt_selected_in_the_jobs_pane() {
     let mut app = with_attempts(false);
     app.focus = Focus::Jobs;
     app.on_key(key('k'));
-    tail_lines(
+    fetched_lines(
         &mut app,
         FAILED_PODS[2],
         vec![
@@ -70,13 +67,12 @@ fn one_pod_with_timestamps_and_wrap() {
     app.on_key(key('j'));
     app.on_key(key('j'));
     app.on_key(code(KeyCode::Enter));
-    tail_lines(&mut app, POD_OOM, oom_lines());
     app.on_key(key('t'));
     app.on_key(key('w'));
     snapshot("logs_one_pod_timestamps_wrap", &mut app);
 }
 
-fn searched() -> App {
+fn searched() -> Tui {
     let mut app = with_attempts(false);
     app.focus = Focus::Logs;
     app.on_key(key('/'));
@@ -159,7 +155,7 @@ fn search_matches_are_highlighted_and_nothing_else_on_their_lines() {
 #[test]
 fn logs_with_a_stale_pod_list() {
     let mut app = with_attempts(false);
-    app.logs.pods_stale = Some("connection refused".into());
+    app.model.logs.pods_stale = Some("connection refused".into());
     snapshot("logs_pods_stale", &mut app);
 }
 

@@ -6,18 +6,22 @@ mod common_tui;
 
 use common_tui::*;
 use crossterm::event::{KeyCode, KeyEvent};
-use gantry::app::cluster::ClusterPhase;
 use gantry::app::confirm::Answer;
-use gantry::app::trouble::TroubleSource;
-use gantry::app::{App, Command, Event, Focus, Level, Overlay};
+use gantry::app::{Focus, Overlay};
+use gantry::engine::model::FollowLogs;
+use gantry::engine::model::cluster::ClusterPhase;
+use gantry::engine::model::trouble::TroubleSource;
+use gantry::engine::{Command, Event, Level};
 use gantry::gke::{ClusterStatus, OperationKind, ProvisionEvent};
 use gantry::k8s::logs::{StreamEnd, TailEvent};
 use gantry::k8s::status::AttemptPhase;
 use gantry::k8s::watch::{Change, JobWatchEvent};
 use gantry::keys::Action;
 
-fn follow(attempt: &str, pod: Option<&str>, previous: bool, generation: u64) -> Command {
-    Command::FollowLogs {
+/// The viewer's own fetch of an attempt's logs (not the newest attempt's, or a previous
+/// container's).
+fn fetch(attempt: &str, pod: Option<&str>, previous: bool, generation: u64) -> Command {
+    Command::FetchLogs {
         attempt: attempt.into(),
         pod: pod.map(Into::into),
         previous,
@@ -25,25 +29,33 @@ fn follow(attempt: &str, pod: Option<&str>, previous: bool, generation: u64) -> 
     }
 }
 
-fn texts(app: &App) -> Vec<String> {
-    app.logs.lines.iter().map(|e| e.text.to_string()).collect()
+/// What the engine follows into its store when an attempt is the newest.
+fn store_follows(attempt: &str, generation: u64) -> FollowLogs {
+    FollowLogs {
+        attempt: attempt.into(),
+        generation,
+    }
+}
+
+fn texts(app: &Tui) -> Vec<String> {
+    app.model
+        .logs
+        .lines
+        .iter()
+        .map(|e| e.text.to_string())
+        .collect()
 }
 
 /// The text of the line at the bottom of the logs view.
-fn bottom_line(app: &App) -> String {
-    app.logs
-        .lines
-        .get(app.logs.bottom_index())
-        .unwrap()
-        .text
-        .to_string()
+fn bottom_line(app: &Tui) -> String {
+    app.bottom_text().unwrap()
 }
 
-fn pod_names(app: &App) -> Vec<String> {
-    app.jobs.pods.items.keys().cloned().collect()
+fn pod_names(app: &Tui) -> Vec<String> {
+    app.model.jobs.pods.items.keys().cloned().collect()
 }
 
-fn is_confirm(app: &App) -> bool {
+fn is_confirm(app: &Tui) -> bool {
     matches!(app.overlay, Some(Overlay::Confirm(_)))
 }
 
@@ -116,7 +128,7 @@ fn tab_and_shift_tab_cycle_the_focus() {
 fn up_and_down_in_the_pods_pane_move_the_pod_selection_and_stop_at_the_ends() {
     let mut app = with_attempts(false);
     assert_eq!(app.focus, Focus::Pods);
-    let selected = |app: &App| app.jobs.selected_pod().map(|p| p.name.clone());
+    let selected = |app: &Tui| app.selection.pod(&app.model.jobs).map(|p| p.name.clone());
     assert_eq!(selected(&app).as_deref(), Some(POD_RUNNING));
     assert!(
         app.on_key(key('j')).is_empty(),
@@ -139,42 +151,59 @@ fn up_and_down_in_the_pods_pane_move_the_pod_selection_and_stop_at_the_ends() {
         Some(POD_RUNNING),
         "clamped at the top"
     );
-    assert_eq!(app.logs.source_label(), "all pods", "the logs did not move");
+    assert_eq!(
+        app.logs.label(&app.model),
+        "all pods",
+        "the logs did not move"
+    );
 }
 
 #[test]
-fn up_and_down_in_the_jobs_pane_select_an_attempt_and_follow_it() {
+fn up_and_down_in_the_jobs_pane_select_an_attempt_and_show_its_logs() {
     let mut app = with_attempts(false);
     app.on_key(code(KeyCode::BackTab));
     assert_eq!(app.focus, Focus::Jobs);
-    let generation = app.logs.generation;
-    assert_eq!(app.jobs.current().map(|a| a.name.as_str()), Some(ATTEMPT_2));
+    let store = app.model.logs.generation;
+    let current = |app: &Tui| {
+        app.selection
+            .attempt(&app.model.jobs)
+            .map(|a| a.name.clone())
+    };
+    assert_eq!(current(&app).as_deref(), Some(ATTEMPT_2));
 
-    assert_eq!(
-        app.on_key(key('k')),
-        [follow(ATTEMPT_1, None, false, generation + 1)]
-    );
-    assert_eq!(app.jobs.current().map(|a| a.name.as_str()), Some(ATTEMPT_1));
-    let pods: Vec<&str> = app.jobs.pods().iter().map(|p| p.name.as_str()).collect();
+    // An older attempt is not in the engine's store: this viewer fetches it for itself.
+    assert_eq!(app.on_key(key('k')), [fetch(ATTEMPT_1, None, false, 1)]);
+    assert_eq!(current(&app).as_deref(), Some(ATTEMPT_1));
+    let pods: Vec<&str> = app
+        .selection
+        .pods(&app.model.jobs)
+        .iter()
+        .map(|p| p.name.as_str())
+        .collect();
     assert_eq!(
         pods, FAILED_PODS,
         "the pods pane shows the selected attempt"
     );
     assert!(
-        app.logs.lines.is_empty(),
-        "the old attempt's lines are gone"
+        app.shown_texts().is_empty(),
+        "the fetch has sent nothing yet"
     );
+    assert!(
+        !app.model.logs.lines.is_empty(),
+        "the engine's store still holds the newest attempt's lines"
+    );
+    fetched_lines(&mut app, FAILED_PODS[0], vec![line("Traceback")]);
+    assert_eq!(app.shown_texts(), ["Traceback"]);
 
     assert!(
         app.on_key(key('k')).is_empty(),
-        "already at the first attempt: nothing to follow"
+        "already at the first attempt: nothing to fetch"
     );
-    assert_eq!(app.logs.generation, generation + 1);
-
-    assert_eq!(
-        app.on_key(code(KeyCode::Down)),
-        [follow(ATTEMPT_2, None, false, generation + 2)]
-    );
+    // Back on the newest attempt: the engine's store again, no fetch.
+    assert!(app.on_key(code(KeyCode::Down)).is_empty());
+    assert!(app.logs.fetched.is_none());
+    assert_eq!(app.shown_texts().len(), app.model.logs.lines.len());
+    assert_eq!(app.model.logs.generation, store, "the store never moved");
     assert!(app.on_key(key('j')).is_empty());
 }
 
@@ -186,22 +215,22 @@ fn up_and_down_in_the_logs_pane_scroll_the_logs() {
     assert!(app.logs.follow);
 
     app.on_key(key('k'));
-    assert_eq!(app.logs.scroll, 1, "k scrolls one line up");
+    assert_eq!(app.scrolled(), 1, "k scrolls one line up");
     assert!(!app.logs.follow, "scrolled back: paused");
     assert_ne!(bottom_line(&app), last);
     app.on_key(code(KeyCode::Up));
-    assert_eq!(app.logs.scroll, 2);
+    assert_eq!(app.scrolled(), 2);
 
     app.on_key(key('j'));
     app.on_key(code(KeyCode::Down));
-    assert_eq!(app.logs.scroll, 0);
+    assert_eq!(app.scrolled(), 0);
     assert!(app.logs.follow, "back at the bottom: following again");
     assert_eq!(bottom_line(&app), last);
 
     // The events pane has no cursor: j/k scroll the logs there too.
     app.focus = Focus::Events;
     app.on_key(key('k'));
-    assert_eq!(app.logs.scroll, 1);
+    assert_eq!(app.scrolled(), 1);
 }
 
 #[test]
@@ -212,40 +241,40 @@ fn up_and_down_in_the_logs_pane_change_the_scroll_and_follow() {
     app.focus = Focus::Logs;
     app.log_rows = 4;
     app.update(Action::PageUp);
-    let scroll = app.logs.scroll;
+    let scroll = app.scrolled();
     assert!(app.on_key(key('k')).is_empty());
-    let after_k = app.logs.scroll;
+    let after_k = app.scrolled();
     assert_eq!(after_k.abs_diff(scroll), 1);
     assert!(app.on_key(key('j')).is_empty());
-    assert_eq!(app.logs.scroll, scroll, "j undoes k");
-    assert_eq!(app.logs.follow, app.logs.scroll == 0);
+    assert_eq!(app.scrolled(), scroll, "j undoes k");
+    assert_eq!(app.logs.follow, app.scrolled() == 0);
 }
 
 #[test]
 fn page_up_and_down_scroll_by_the_rows_the_pane_showed() {
     let mut app = with_attempts(false);
-    let held = app.logs.lines.len();
+    let held = app.model.logs.lines.len();
     assert_eq!(held, 11);
     app.log_rows = 4;
     app.on_key(code(KeyCode::PageUp));
-    assert_eq!(app.logs.scroll, 4);
+    assert_eq!(app.scrolled(), 4);
     assert!(!app.logs.follow);
     app.on_key(ctrl('b'));
-    assert_eq!(app.logs.scroll, 8);
+    assert_eq!(app.scrolled(), 8);
     app.on_key(code(KeyCode::PageUp));
-    assert_eq!(app.logs.scroll, held - 1, "stops at the first line");
+    assert_eq!(app.scrolled(), held - 1, "stops at the first line");
     app.on_key(code(KeyCode::PageDown));
-    assert_eq!(app.logs.scroll, held - 1 - 4);
+    assert_eq!(app.scrolled(), held - 1 - 4);
     app.on_key(ctrl('f'));
     app.on_key(code(KeyCode::PageDown));
-    assert_eq!(app.logs.scroll, 0);
+    assert_eq!(app.scrolled(), 0);
     assert!(app.logs.follow, "paging to the bottom follows again");
 }
 
 #[test]
 fn top_and_bottom() {
     let mut app = with_attempts(false);
-    let first = app.logs.lines.get(0).unwrap().text.to_string();
+    let first = app.model.logs.lines.get(0).unwrap().text.to_string();
     let last = bottom_line(&app);
     app.on_key(key('g'));
     assert_eq!(bottom_line(&app), first);
@@ -254,37 +283,39 @@ fn top_and_bottom() {
     assert_eq!(bottom_line(&app), last);
     assert!(app.logs.follow);
     app.on_key(code(KeyCode::Home));
-    assert_eq!(app.logs.scroll, app.logs.lines.len() - 1);
+    assert_eq!(app.scrolled(), app.model.logs.lines.len() - 1);
     app.on_key(code(KeyCode::End));
-    assert_eq!(app.logs.scroll, 0);
+    assert_eq!(app.scrolled(), 0);
 }
 
 #[test]
-fn enter_p_and_a_follow_the_selected_pod_its_previous_container_or_all_pods() {
+fn enter_p_and_a_show_the_selected_pod_its_previous_container_or_all_pods() {
     let mut app = with_attempts(false);
-    let g = app.logs.generation;
-    assert_eq!(
-        app.on_key(code(KeyCode::Enter)),
-        [follow(ATTEMPT_2, Some(POD_RUNNING), false, g + 1)]
+    let store = app.model.logs.generation;
+    // The newest attempt's pod: its lines of the engine's store, nothing fetched.
+    assert!(app.on_key(code(KeyCode::Enter)).is_empty());
+    assert_eq!(app.logs.label(&app.model), POD_RUNNING);
+    let only_running = app.shown_texts();
+    assert_eq!(only_running.len(), training_lines().len());
+    assert!(
+        only_running.iter().all(|t| !t.contains("CUDA")),
+        "{only_running:?}"
     );
-    assert_eq!(app.logs.source_label(), POD_RUNNING);
-    assert!(app.logs.lines.is_empty(), "a new source starts empty");
 
     app.on_key(key('j'));
     app.on_key(key('j'));
+    // A previous container is not in the store: fetched for this viewer.
     assert_eq!(
         app.on_key(key('p')),
-        [follow(ATTEMPT_2, Some(POD_OOM), true, g + 2)]
+        [fetch(ATTEMPT_2, Some(POD_OOM), true, 1)]
     );
-    assert_eq!(app.logs.source_label(), format!("{POD_OOM} (previous)"));
+    assert_eq!(app.logs.label(&app.model), format!("{POD_OOM} (previous)"));
 
-    assert_eq!(
-        app.on_key(key('a')),
-        [follow(ATTEMPT_2, None, false, g + 3)]
-    );
-    assert_eq!(app.logs.source_label(), "all pods");
-    assert_eq!(app.logs.generation, g + 3);
-    assert!(app.logs.follow && app.logs.scroll == 0);
+    assert!(app.on_key(key('a')).is_empty());
+    assert_eq!(app.logs.label(&app.model), "all pods");
+    assert!(app.logs.fetched.is_none(), "looking away drops the fetch");
+    assert_eq!(app.model.logs.generation, store);
+    assert!(app.logs.follow && app.scrolled() == 0);
 }
 
 #[test]
@@ -296,7 +327,7 @@ fn following_with_nothing_to_follow_says_why() {
     assert_eq!(notice(&app), "no pod selected");
     assert!(app.on_key(key('a')).is_empty());
     assert_eq!(notice(&app), "no attempt yet");
-    assert_eq!(app.logs.generation, 0);
+    assert_eq!(app.model.logs.generation, 0);
 }
 
 #[test]
@@ -310,7 +341,7 @@ fn f_w_and_t_toggle() {
     app.update(Action::PageUp);
     app.on_key(key('f'));
     assert!(app.logs.follow);
-    assert_eq!(app.logs.scroll, 0, "following again jumps to the bottom");
+    assert_eq!(app.scrolled(), 0, "following again jumps to the bottom");
 
     app.on_key(key('w'));
     assert!(app.logs.wrap);
@@ -406,7 +437,7 @@ fn n_and_shift_n_go_to_the_next_and_previous_match() {
 // ---------------------------------------------------------------------------------------------
 // What cannot act now says why, and asks for nothing
 
-fn refused(app: &mut App, k: KeyEvent) -> String {
+fn refused(app: &mut Tui, k: KeyEvent) -> String {
     let before = app.overlay.clone();
     let commands = app.on_key(k);
     assert!(commands.is_empty(), "{k:?} asked for {commands:?}");
@@ -419,7 +450,7 @@ fn refused(app: &mut App, k: KeyEvent) -> String {
 #[test]
 fn launch_before_the_cluster_runs_says_why() {
     let mut app = new_app(false);
-    assert_eq!(app.cluster.phase(), ClusterPhase::Checking);
+    assert_eq!(app.model.cluster.phase(), ClusterPhase::Checking);
     assert_eq!(
         refused(&mut app, key('l')),
         "the cluster is not running yet (Checking)"
@@ -511,7 +542,7 @@ fn delete_cluster_when_there_is_none_or_it_is_going_is_refused() {
         kind: OperationKind::Delete,
         operation: "operation-2".into(),
     }));
-    assert_eq!(app.cluster.phase(), ClusterPhase::Deleting);
+    assert_eq!(app.model.cluster.phase(), ClusterPhase::Deleting);
     assert_eq!(
         refused(&mut app, key('X')),
         "the cluster is already being deleted"
@@ -643,7 +674,7 @@ fn d_asks_before_deleting_the_selected_attempt_or_pod() {
 // Read-only: every mutating command, refused in one place
 
 struct Mutation {
-    state: fn(bool) -> App,
+    state: fn(bool) -> Tui,
     focus: Focus,
     keys: Vec<KeyEvent>,
     expected: Command,
@@ -713,7 +744,7 @@ fn the_walk_covers_every_mutating_command() {
             "{command:?} is not walked"
         );
     }
-    assert!(!follow("a", None, false, 1).mutates());
+    assert!(!fetch("a", None, false, 1).mutates());
 }
 
 #[test]
@@ -761,7 +792,7 @@ fn read_only_sessions_refuse_each_mutating_command_and_say_so() {
 
 #[test]
 fn read_only_refuses_every_mutating_action_in_every_state_and_pane() {
-    let states: [fn(bool) -> App; 5] = [
+    let states: [fn(bool) -> Tui; 5] = [
         not_created,
         provisioning,
         running,
@@ -810,18 +841,19 @@ fn the_gate_is_in_request_so_a_dialog_answered_after_going_read_only_is_refused_
         assert!(app.request(command.clone()).is_empty());
         assert!(notice(&app).starts_with("read-only: refused to "));
     }
-    // Reading is not mutating: following logs passes the gate.
-    let f = follow(ATTEMPT_1, None, false, 9);
+    // Reading is not mutating: fetching logs passes the gate.
+    let f = fetch(ATTEMPT_1, None, false, 9);
     assert_eq!(app.request(f.clone()), [f]);
 }
 
 #[test]
 fn read_only_still_reads() {
     let mut app = with_attempts(true);
-    let g = app.logs.generation;
+    assert!(app.on_key(code(KeyCode::Enter)).is_empty());
+    assert_eq!(app.logs.label(&app.model), POD_RUNNING);
     assert_eq!(
-        app.on_key(code(KeyCode::Enter)),
-        [follow(ATTEMPT_2, Some(POD_RUNNING), false, g + 1)]
+        app.on_key(key('p')),
+        [fetch(ATTEMPT_2, Some(POD_RUNNING), true, 1)]
     );
     app.on_key(key('?'));
     assert_eq!(app.overlay, Some(Overlay::Help));
@@ -833,9 +865,14 @@ fn read_only_still_reads() {
 #[test]
 fn stale_tail_events_are_ignored() {
     let mut app = with_attempts(false);
-    let old = app.logs.generation;
-    app.on_key(code(KeyCode::Enter));
-    let new = app.logs.generation;
+    let old = app.model.logs.generation;
+    // A retry: the store moves on to the new attempt, and the old tail's events come late.
+    app.on_event(job_event(Change::Applied(attempt(
+        "ml-training-job-3",
+        3,
+        AttemptPhase::Running,
+    ))));
+    let new = app.model.logs.generation;
     assert_eq!(new, old + 1);
 
     for event in [
@@ -874,34 +911,34 @@ fn stale_tail_events_are_ignored() {
         generation: old,
         dir: "/old".into(),
     });
-    assert!(app.logs.lines.is_empty());
-    assert!(app.logs.ended.is_empty());
-    assert_eq!(app.logs.saved_to, None);
-    assert_eq!(app.logs.pods_stale, None);
-    assert_eq!(app.trouble(), None);
+    assert!(app.model.logs.lines.is_empty());
+    assert!(app.model.logs.ended.is_empty());
+    assert_eq!(app.model.logs.saved_to, None);
+    assert_eq!(app.model.logs.pods_stale, None);
+    assert_eq!(app.model.trouble(), None);
     assert_eq!(app.notice, None);
 
-    tail_lines(&mut app, POD_RUNNING, vec![line("fresh")]);
+    tail_lines(&mut app, "ml-training-job-3-abcde", vec![line("fresh")]);
     app.on_event(Event::LogsSavedTo {
         generation: new,
         dir: "/new".into(),
     });
     assert_eq!(texts(&app), ["fresh"]);
-    assert_eq!(app.logs.received, 1);
-    assert_eq!(app.logs.saved_to.as_deref(), Some("/new"));
+    assert_eq!(app.model.logs.received, 1);
+    assert_eq!(app.model.logs.saved_to.as_deref(), Some("/new"));
 }
 
 #[test]
 fn tail_events_of_the_current_generation_are_shown() {
     let mut app = with_attempts(false);
-    let generation = app.logs.generation;
+    let generation = app.model.logs.generation;
     let tail = |event| Event::Tail { generation, event };
     app.on_event(tail(TailEvent::Reconnecting {
         pod: POD_RUNNING.into(),
         error: "connection reset".into(),
     }));
     assert_eq!(
-        app.trouble(),
+        app.model.trouble(),
         Some("logs of ml-training-job-2-4xk9p: reconnecting (connection reset)")
     );
     // Another pod's stream ending says nothing of this one; its own lines do.
@@ -909,18 +946,18 @@ fn tail_events_of_the_current_generation_are_shown() {
         pod: POD_OOM.into(),
         why: StreamEnd::Completed,
     }));
-    assert!(app.trouble().is_some());
+    assert!(app.model.trouble().is_some());
     app.on_event(tail(TailEvent::Lines {
         pod: POD_RUNNING.into(),
         lines: vec![line("epoch 8/10")],
     }));
-    assert_eq!(app.trouble(), None);
+    assert_eq!(app.model.trouble(), None);
     app.on_event(tail(TailEvent::PodEnded {
         pod: POD_IMAGE.into(),
         why: StreamEnd::Failed("container is waiting to start".into()),
     }));
     assert_eq!(
-        app.logs.ended,
+        app.model.logs.ended,
         [
             (POD_OOM.to_string(), "ended".to_string()),
             (
@@ -941,30 +978,37 @@ fn tail_events_of_the_current_generation_are_shown() {
 #[test]
 fn a_failing_pod_watch_of_the_tail_marks_the_logs_pane_until_it_recovers() {
     let mut app = with_attempts(false);
-    let generation = app.logs.generation;
+    let generation = app.model.logs.generation;
     let tail = |event| Event::Tail { generation, event };
     app.on_event(tail(TailEvent::WatchTrouble {
         error: "connection refused".into(),
     }));
-    assert_eq!(app.logs.pods_stale.as_deref(), Some("connection refused"));
+    assert_eq!(
+        app.model.logs.pods_stale.as_deref(),
+        Some("connection refused")
+    );
     // Lines of the pods already followed go on coming; the list is still stale.
     tail_lines(&mut app, POD_RUNNING, vec![line("epoch 7/10")]);
-    assert!(app.logs.pods_stale.is_some());
+    assert!(app.model.logs.pods_stale.is_some());
     app.on_event(tail(TailEvent::WatchRecovered));
-    assert_eq!(app.logs.pods_stale, None);
+    assert_eq!(app.model.logs.pods_stale, None);
 
-    // A new source is a new tail, with a watch of its own.
+    // A new attempt is a new tail, with a watch of its own.
     app.on_event(tail(TailEvent::WatchTrouble {
         error: "410 Gone".into(),
     }));
-    app.on_key(code(KeyCode::Enter));
-    assert_eq!(app.logs.pods_stale, None);
+    app.on_event(job_event(Change::Applied(attempt(
+        "ml-training-job-3",
+        3,
+        AttemptPhase::Running,
+    ))));
+    assert_eq!(app.model.logs.pods_stale, None);
 }
 
 #[test]
 fn a_pod_saved_by_another_gantry_is_a_warning_not_an_error() {
     let mut app = with_attempts(false);
-    let generation = app.logs.generation;
+    let generation = app.model.logs.generation;
     app.on_event(Event::Tail {
         generation,
         event: TailEvent::SavedByAnother {
@@ -976,7 +1020,7 @@ fn a_pod_saved_by_another_gantry_is_a_warning_not_an_error() {
         notice(&app),
         "another Gantry is saving the log of ml-training-job-2-4xk9p: shown here, not saved"
     );
-    assert_eq!(app.trouble(), None);
+    assert_eq!(app.model.trouble(), None);
 }
 
 #[test]
@@ -998,25 +1042,29 @@ fn the_first_attempt_seen_and_each_new_one_are_followed() {
     // Found at start, already finished: its logs are still there to read.
     assert_eq!(
         app.on_event(job_event(Change::Listed(failed_attempt()))),
-        [follow(ATTEMPT_1, None, false, 1)]
+        [store_follows(ATTEMPT_1, 1)]
     );
     for p in failed_pods() {
         assert!(app.on_event(pod_event(Change::Applied(p))).is_empty());
     }
     // The operator looks at a pod of attempt 1…
     app.on_key(key('j'));
-    assert_eq!(
-        app.on_key(code(KeyCode::Enter)),
-        [follow(ATTEMPT_1, Some(FAILED_PODS[1]), false, 2)]
-    );
+    assert!(app.on_key(code(KeyCode::Enter)).is_empty());
+    assert_eq!(app.logs.label(&app.model), FAILED_PODS[1]);
     // …then retries: the new attempt takes the logs pane over, and the selection resets.
     assert_eq!(
         app.on_event(job_event(Change::Applied(running_attempt()))),
-        [follow(ATTEMPT_2, None, false, 3)]
+        [store_follows(ATTEMPT_2, 2)]
     );
-    assert_eq!(app.jobs.selected_attempt, None);
-    assert_eq!(app.jobs.selected_pod, None);
-    assert_eq!(app.jobs.current().map(|a| a.name.as_str()), Some(ATTEMPT_2));
+    assert_eq!(app.logs.label(&app.model), "all pods");
+    assert_eq!(app.selection.attempt, None);
+    assert_eq!(app.selection.pod, None);
+    assert_eq!(
+        app.selection
+            .attempt(&app.model.jobs)
+            .map(|a| a.name.as_str()),
+        Some(ATTEMPT_2)
+    );
     // Updates of the same attempt do not restart the tail.
     let mut later = running_attempt();
     later.ready = 2;
@@ -1025,20 +1073,20 @@ fn the_first_attempt_seen_and_each_new_one_are_followed() {
         app.on_event(job_event(Change::Applied(failed_attempt())))
             .is_empty()
     );
-    assert_eq!(app.logs.generation, 3);
+    assert_eq!(app.model.logs.generation, 2);
 }
 
 #[test]
 fn a_relist_drops_what_vanished_while_the_watch_was_down() {
     let mut app = with_attempts(false);
-    assert_eq!(app.jobs.pods.items.len(), 6);
+    assert_eq!(app.model.jobs.pods.items.len(), 6);
 
     app.on_event(pod_event(Change::Restarted));
     let [running_pod, image_pod, _oom] = <[_; 3]>::try_from(running_pods()).unwrap();
     app.on_event(pod_event(Change::Listed(running_pod)));
     app.on_event(pod_event(Change::Listed(image_pod)));
     assert_eq!(
-        app.jobs.pods.items.len(),
+        app.model.jobs.pods.items.len(),
         6,
         "nothing is dropped before Synced"
     );
@@ -1061,6 +1109,7 @@ fn a_relist_drops_what_vanished_while_the_watch_was_down() {
     app.on_event(job_event(Change::Listed(running_attempt())));
     app.on_event(job_event(Change::Synced));
     let names: Vec<&str> = app
+        .model
         .jobs
         .attempts()
         .iter()
@@ -1075,32 +1124,32 @@ fn a_failing_watch_is_shown_as_trouble_until_it_recovers() {
     app.on_event(Event::Job(JobWatchEvent::Pod(Change::Trouble(
         "watch pods: 410 Gone".into(),
     ))));
-    assert_eq!(app.trouble(), Some("watch pods: 410 Gone"));
-    assert_eq!(app.jobs.pods.items.len(), 6, "what was known stays");
+    assert_eq!(app.model.trouble(), Some("watch pods: 410 Gone"));
+    assert_eq!(app.model.jobs.pods.items.len(), 6, "what was known stays");
     app.on_event(pod_event(Change::Restarted));
-    assert_eq!(app.trouble(), None);
+    assert_eq!(app.model.trouble(), None);
 
     // Said outright, after a relist that changed nothing.
     app.on_event(Event::Job(JobWatchEvent::Job(Change::Trouble(
         "watch jobs: connection refused".into(),
     ))));
-    assert!(app.trouble().is_some());
+    assert!(app.model.trouble().is_some());
     app.on_event(Event::Job(JobWatchEvent::Job(Change::Recovered)));
-    assert_eq!(app.trouble(), None);
+    assert_eq!(app.model.trouble(), None);
 
     app.on_event(Event::Trouble {
         source: TroubleSource::Gke,
         message: "GKE: 503, retrying".into(),
     });
-    assert!(app.trouble().is_some());
+    assert!(app.model.trouble().is_some());
     app.on_event(Event::TroubleOver(TroubleSource::Gke));
-    assert_eq!(app.trouble(), None);
+    assert_eq!(app.model.trouble(), None);
 }
 
 #[test]
 fn a_trouble_clears_only_when_its_own_source_recovers() {
     let mut app = with_attempts(false);
-    let generation = app.logs.generation;
+    let generation = app.model.logs.generation;
     app.on_event(Event::Trouble {
         source: TroubleSource::Gke,
         message: "GKE: 503".into(),
@@ -1115,13 +1164,13 @@ fn a_trouble_clears_only_when_its_own_source_recovers() {
             error: "connection reset".into(),
         },
     });
-    assert_eq!(app.troubles.len(), 3);
+    assert_eq!(app.model.troubles.len(), 3);
     // Other watchers' news, a good poll of something else: nothing of these clears.
     app.on_event(Event::Job(JobWatchEvent::Job(Change::Recovered)));
     app.on_event(Event::TroubleOver(TroubleSource::Cluster));
-    assert_eq!(app.troubles.len(), 3);
+    assert_eq!(app.model.troubles.len(), 3);
     app.on_event(Event::Job(JobWatchEvent::Pod(Change::Recovered)));
-    assert_eq!(app.troubles.len(), 2);
+    assert_eq!(app.model.troubles.len(), 2);
     // A good poll that changes nothing draws nothing.
     app.dirty = false;
     app.on_event(Event::TroubleOver(TroubleSource::Cluster));
@@ -1129,41 +1178,34 @@ fn a_trouble_clears_only_when_its_own_source_recovers() {
     app.on_event(Event::TroubleOver(TroubleSource::Gke));
     assert!(app.dirty);
     assert_eq!(
-        app.trouble(),
+        app.model.trouble(),
         Some("logs of ml-training-job-2-4xk9p: reconnecting (connection reset)")
     );
-    // Following something else drops the old tail's troubles.
+    // One viewer looking at one pod changes nothing of the streams the engine holds.
     app.on_key(code(KeyCode::Enter));
-    assert_eq!(app.trouble(), None);
+    assert!(app.model.trouble().is_some());
 
-    // So does deleting the cluster (its streams stop with it).
-    app.on_event(Event::Tail {
-        generation: app.logs.generation,
-        event: TailEvent::Reconnecting {
-            pod: POD_RUNNING.into(),
-            error: "connection reset".into(),
-        },
-    });
-    assert!(app.trouble().is_some());
+    // Deleting the cluster stops its streams, and their troubles go with them.
     assert_eq!(
         app.request(Command::DeleteCluster),
         [Command::DeleteCluster]
     );
-    assert_eq!(app.trouble(), None);
+    assert!(app.model.command_sent(&Command::DeleteCluster));
+    assert_eq!(app.model.trouble(), None);
 }
 
 #[test]
 fn provisioning_events_drive_the_cluster_pane() {
     let mut app = not_created(false);
-    assert_eq!(app.cluster.phase(), ClusterPhase::NotCreated);
-    assert!(!app.ticking());
+    assert_eq!(app.model.cluster.phase(), ClusterPhase::NotCreated);
+    assert!(!app.model.ticking());
     assert_eq!(app.on_key(key('c')), Vec::<Command>::new());
     assert_eq!(app.on_key(key('y')), [Command::CreateCluster]);
 
     let mut app = provisioning(false);
-    assert_eq!(app.cluster.phase(), ClusterPhase::Provisioning);
-    assert!(app.ticking(), "the elapsed counter moves by itself");
-    let progress = app.cluster.progress.as_ref().unwrap();
+    assert_eq!(app.model.cluster.phase(), ClusterPhase::Provisioning);
+    assert!(app.model.ticking(), "the elapsed counter moves by itself");
+    let progress = app.model.cluster.progress.as_ref().unwrap();
     assert_eq!(progress.fraction(), 0.25);
     assert_eq!(progress.stage.as_ref().map(|s| s.index), Some(2));
 
@@ -1174,11 +1216,11 @@ fn provisioning_events_drive_the_cluster_pane() {
         wait: std::time::Duration::from_millis(500),
         message: "GKE is busy".into(),
     }));
-    assert_eq!(app.trouble(), Some("GKE is busy"));
+    assert_eq!(app.model.trouble(), Some("GKE is busy"));
     app.on_event(Event::Provision(ProvisionEvent::Cluster(cluster_summary(
         ClusterStatus::Running,
     ))));
-    assert_eq!(app.trouble(), None);
+    assert_eq!(app.model.trouble(), None);
     app.on_event(Event::Provision(ProvisionEvent::Finished {
         kind: OperationKind::Create,
         elapsed: std::time::Duration::from_secs(800),
@@ -1186,31 +1228,40 @@ fn provisioning_events_drive_the_cluster_pane() {
     app.on_event(Event::ProvisionDone(Ok(
         "cluster ml-gke-cluster is RUNNING".into(),
     )));
-    assert_eq!(app.cluster.phase(), ClusterPhase::Running);
-    assert!(!app.ticking());
+    assert_eq!(app.model.cluster.phase(), ClusterPhase::Running);
+    assert!(!app.model.ticking());
     assert_eq!(notice(&app), "cluster ml-gke-cluster is RUNNING");
-    assert!(!app.connected);
+    assert!(!app.model.connected);
     app.on_event(Event::Connected);
     assert_eq!(app.on_key(key('l')), [Command::LaunchJob]);
 }
 
 #[test]
-fn a_failed_operation_is_an_error_and_a_cluster_leaving_running_disconnects() {
+fn a_failed_operation_is_an_error_and_only_the_workers_say_the_connection_is_gone() {
     let mut app = provisioning(false);
     app.on_event(Event::ProvisionDone(Err("quota exceeded for CPUS".into())));
-    assert_eq!(app.cluster.busy, None);
+    assert_eq!(app.model.cluster.busy, None);
     assert_eq!(
-        app.cluster.last_error.as_deref(),
+        app.model.cluster.last_error.as_deref(),
         Some("quota exceeded for CPUS")
     );
     assert_eq!(app.notice.as_ref().map(|n| n.level), Some(Level::Error));
 
+    // GKE reconciles (an auto-upgrade, a node-pool change): the API server keeps serving, the
+    // workers keep their connection, and launching still works, during and after.
     let mut app = running(false);
-    assert!(app.connected);
+    assert!(app.model.connected);
     app.on_event(Event::Cluster(cluster_summary(ClusterStatus::Reconciling)));
-    assert!(!app.connected);
-    assert_eq!(app.cluster.phase(), ClusterPhase::Other);
-    assert!(refused(&mut app, key('l')).contains("not running yet (Other)"));
+    assert!(app.model.connected);
+    assert_eq!(app.model.cluster.phase(), ClusterPhase::Other);
+    assert_eq!(app.on_key(key('l')), [Command::LaunchJob]);
+    app.on_event(Event::Cluster(cluster_summary(ClusterStatus::Running)));
+    assert_eq!(app.on_key(key('l')), [Command::LaunchJob]);
+    // The workers lost the cluster: refused until they are back.
+    app.on_event(Event::Disconnected);
+    assert!(refused(&mut app, key('l')).contains("connecting to the cluster"));
+    app.on_event(Event::Connected);
+    assert_eq!(app.on_key(key('l')), [Command::LaunchJob]);
 }
 
 #[test]

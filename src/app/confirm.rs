@@ -1,6 +1,6 @@
 //! Confirmation dialogs: destructive or costly actions ask first.
 
-use super::command::Command;
+use crate::engine::Command;
 
 #[derive(Debug, Clone, PartialEq)]
 pub enum Answer {

@@ -1,22 +1,19 @@
-//! The application state and its one update function. Keys become actions through the keymap;
-//! actions and worker events change state and may ask for commands; drawing reads the state.
+//! One viewer: its view state and its one update function. Keys become actions through the
+//! keymap; actions change the view and may ask the engine for commands, through one read-only
+//! gate; the engine's model is read, never written, here. Drawing reads the model and the view.
 
-pub mod cluster;
-pub mod command;
 pub mod confirm;
-pub mod event;
-pub mod jobs;
-mod log_lines;
-pub mod logs;
-pub mod trouble;
+mod log_cursor;
+mod selection;
 mod update;
 
 use crossterm::event::KeyEvent;
 
-pub use command::Command;
-pub use event::{Event, TargetInfo};
+pub use log_cursor::{FETCH_CAPACITY, LogCursor, Shown};
+pub use selection::Selection;
 
 use crate::config::Config;
+use crate::engine::{Command, Level, Model, Notice};
 use crate::keys::Keymap;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -42,42 +39,26 @@ pub enum Overlay {
     Confirm(confirm::Confirm),
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Level {
-    Info,
-    Warning,
-    Error,
-}
-
-#[derive(Debug, Clone, PartialEq)]
-pub struct Notice {
-    pub level: Level,
-    pub text: String,
-}
-
-/// Everything the screen shows; owned by the UI task alone.
+/// One viewer's state; owned by the viewer's task alone.
 #[derive(Debug)]
 pub struct App {
     pub config: Config,
     pub keymap: Keymap,
+    /// Refuse every change to the cloud: the flag, the config, or a viewer that is not an
+    /// operator.
     pub read_only: bool,
     pub focus: Focus,
     pub overlay: Option<Overlay>,
-    pub cluster: cluster::ClusterModel,
-    pub jobs: jobs::JobsModel,
-    pub logs: logs::LogView,
+    pub selection: Selection,
+    pub logs: LogCursor,
     pub notice: Option<Notice>,
-    /// Transient troubles (a watch reconnecting, a retried request), each cleared when its
-    /// source is fine again.
-    pub troubles: trouble::Troubles,
-    pub connected: bool,
     pub should_quit: bool,
     /// Something changed since the last frame.
     pub dirty: bool,
     /// Rows the logs pane showed last frame (for page up/down).
     pub log_rows: usize,
-    /// The newest attempt seen: a new one (after launch or retry) is followed automatically.
-    newest_seen: Option<String>,
+    /// The model's notices up to this one have been shown.
+    notices_seen: u64,
 }
 
 impl App {
@@ -88,22 +69,14 @@ impl App {
             read_only,
             focus: Focus::Pods,
             overlay: None,
-            cluster: Default::default(),
-            jobs: Default::default(),
-            logs: Default::default(),
+            selection: Selection::default(),
+            logs: LogCursor::default(),
             notice: None,
-            troubles: Default::default(),
-            connected: false,
             should_quit: false,
             dirty: true,
             log_rows: 10,
-            newest_seen: None,
+            notices_seen: 0,
         }
-    }
-
-    /// The newest trouble, as the status line shows it.
-    pub fn trouble(&self) -> Option<&str> {
-        self.troubles.newest()
     }
 
     pub fn notify(&mut self, level: Level, text: impl Into<String>) {
@@ -115,7 +88,7 @@ impl App {
     }
 
     /// A key press: typed into an open dialog or search, else looked up in the keymap.
-    pub fn on_key(&mut self, key: KeyEvent) -> Vec<Command> {
+    pub fn on_key(&mut self, key: KeyEvent, model: &Model) -> Vec<Command> {
         self.dirty = true;
         if let Some(Overlay::Confirm(dialog)) = &mut self.overlay {
             return match dialog.key(key.code) {
@@ -132,16 +105,16 @@ impl App {
             };
         }
         if self.logs.typing.is_some() {
-            self.type_search(key);
+            self.type_search(key, model);
             return Vec::new();
         }
         match self.keymap.action_for(&key) {
-            Some(action) => self.update(action),
+            Some(action) => self.update(action, model),
             None => Vec::new(),
         }
     }
 
-    fn type_search(&mut self, key: KeyEvent) {
+    fn type_search(&mut self, key: KeyEvent, model: &Model) {
         use crossterm::event::KeyCode;
         let Some(typed) = self.logs.typing.as_mut() else {
             return;
@@ -152,7 +125,7 @@ impl App {
                 let query = std::mem::take(typed);
                 self.logs.typing = None;
                 self.logs.search = (!query.is_empty()).then_some(query.clone());
-                if !query.is_empty() && !self.logs.jump_to_match(false) {
+                if !query.is_empty() && !self.logs.jump_to_match(model, false) {
                     self.notify(Level::Info, format!("no line contains \"{query}\""));
                 }
             }
@@ -174,15 +147,30 @@ impl App {
             );
             return Vec::new();
         }
-        if command == Command::DeleteCluster {
-            // Its log streams stop with it (the worker cancels the tail): so do their troubles.
-            self.troubles.clear_logs();
-        }
         vec![command]
     }
 
-    /// Whether the screen changes with time alone (elapsed counters): the loop redraws each second.
-    pub fn ticking(&self) -> bool {
-        self.cluster.ticking()
+    /// The model changed: take its news (notices, a new attempt in the store, a place in the
+    /// logs that has left it) into this view.
+    pub fn on_model(&mut self, model: &Model) {
+        self.dirty = true;
+        if let Some((n, notice)) = model.notices_after(self.notices_seen).last() {
+            self.notice = Some(notice.clone());
+            self.notices_seen = *n;
+        }
+        // A new attempt (a launch, a retry) takes over the panes, as the operator expects.
+        if self.logs.generation_seen() != model.logs.generation {
+            self.selection = Selection::default();
+        }
+        if let Some(told) = self.logs.follow_model(model) {
+            self.notify(Level::Info, told);
+        }
+    }
+
+    /// Lines of this viewer's own fetch (`Command::FetchLogs`).
+    pub fn on_fetched(&mut self, generation: u64, event: crate::k8s::logs::TailEvent) {
+        if self.logs.on_fetched(generation, event) {
+            self.dirty = true;
+        }
     }
 }

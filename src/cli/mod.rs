@@ -124,6 +124,7 @@ impl Cli {
                 target: (&self.target).into(),
                 sim: self.sim,
                 time_scale: self.time_scale,
+                logs_root: None,
             },
             read_only: self.read_only,
             log_file: self.target.log_file.clone(),

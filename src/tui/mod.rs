@@ -1,30 +1,28 @@
-//! The terminal: set up and restored (on quit, error, panic, SIGTERM and SIGHUP), and the loop
-//! that feeds keys and worker events to `App` and draws only when something changed, at most
-//! about 30 frames a second.
+//! The local terminal: one viewer of an engine in the same process. Set up and restored (on
+//! quit, error, panic, SIGTERM and SIGHUP); the loop feeds keys and model changes to `App` and
+//! draws only when something changed, at most about 30 frames a second.
 
 mod memory;
-mod session;
-mod workers;
 
 use std::time::Duration;
 
 use color_eyre::eyre::{Result, eyre};
 use crossterm::event::{Event as TermEvent, EventStream, KeyEventKind};
 use futures::StreamExt;
-use tokio::sync::mpsc;
 use tokio::time::Instant;
 
-use crate::app::{App, Event};
+use crate::app::App;
+use crate::engine::{Command, Engine, EngineHandle, Fetch, session};
 use crate::keys::Keymap;
 use crate::ui;
 use crate::ui::theme::Theme;
 
 /// The shortest time between two frames (~30 per second).
 const FRAME: Duration = Duration::from_millis(33);
-/// Worker events folded in before a frame is considered, so a flood of log lines is one frame.
-const EVENTS_PER_TURN: usize = 4096;
+/// Lines of the viewer's own fetch taken before a frame is considered.
+const FETCHED_PER_TURN: usize = 4096;
 
-pub use session::SessionOptions;
+pub use crate::engine::SessionOptions;
 
 /// What the TUI is started with.
 #[derive(Debug, Clone, Default)]
@@ -64,34 +62,38 @@ pub async fn run(options: TuiOptions) -> Result<i32> {
             return Ok(2);
         }
     };
-    let (tx, rx) = mpsc::unbounded_channel();
-    let workers = workers::Workers::start(session, tx);
+    let engine = Engine::start(session);
     let read_only = options.read_only || config.read_only;
     let app = App::new(config, keymap, read_only);
     let mut terminal = ratatui::try_init().map_err(|e| eyre!("cannot use this terminal: {e}"))?;
-    let result = event_loop(&mut terminal, app, workers, rx).await;
+    let result = event_loop(&mut terminal, app, engine.handle()).await;
     ratatui::restore();
+    engine.stop().await;
     result.map(|()| 0)
 }
 
-/// Applies one event from the workers.
-fn take(app: &mut App, workers: &workers::Workers, event: Event) -> Vec<crate::app::Command> {
-    if matches!(event, Event::Tail { .. } | Event::Job(_)) {
-        workers.flow_event_taken();
+/// Hands the viewer's commands to the engine; a fetch of its own is kept here while it lasts.
+fn send(engine: &EngineHandle, fetch: &mut Option<Fetch>, commands: Vec<Command>) {
+    for command in commands {
+        if matches!(command, Command::FetchLogs { .. }) {
+            *fetch = Some(engine.fetch(command));
+        } else {
+            engine.run(command);
+        }
     }
-    app.on_event(event)
 }
 
 async fn event_loop(
     terminal: &mut ratatui::DefaultTerminal,
     mut app: App,
-    mut workers: workers::Workers,
-    mut rx: mpsc::UnboundedReceiver<Event>,
+    engine: EngineHandle,
 ) -> Result<()> {
     use tokio::signal::unix::{SignalKind, signal};
     let mut term = signal(SignalKind::terminate())?;
     let mut hup = signal(SignalKind::hangup())?;
     let mut keys = EventStream::new();
+    let mut changed = engine.changed();
+    let mut fetch: Option<Fetch> = None;
     let theme = Theme::from_env();
     let mut last_frame = Instant::now() - FRAME;
     let mut last_tick = Instant::now();
@@ -101,7 +103,10 @@ async fn event_loop(
             let size = terminal.size()?;
             app.log_rows = ui::log_rows(size.width, size.height);
             let now = jiff::Timestamp::now();
-            terminal.draw(|frame| ui::draw(frame, &app, &theme, now))?;
+            {
+                let model = engine.model();
+                terminal.draw(|frame| ui::draw(frame, &model, &app, &theme, now))?;
+            }
             app.dirty = false;
             last_frame = Instant::now();
             trimmer.after_frame();
@@ -109,7 +114,7 @@ async fn event_loop(
         }
         // Ages and elapsed counters move by themselves: redraw each second while an operation
         // runs, else twice a minute; nothing else redraws an idle screen.
-        let tick = if app.ticking() {
+        let tick = if engine.model().ticking() {
             Duration::from_secs(1)
         } else {
             Duration::from_secs(30)
@@ -120,20 +125,33 @@ async fn event_loop(
             _ = term.recv() => break,
             _ = hup.recv() => break,
             key = keys.next() => match key {
-                Some(Ok(TermEvent::Key(k))) if k.kind != KeyEventKind::Release => commands.extend(app.on_key(k)),
+                Some(Ok(TermEvent::Key(k))) if k.kind != KeyEventKind::Release => {
+                    commands.extend(app.on_key(k, &engine.model()));
+                }
                 Some(Ok(TermEvent::Resize(..))) => app.dirty = true,
                 Some(Ok(_)) => {}
                 Some(Err(e)) => return Err(eyre!("reading the terminal: {e}")),
                 None => break,
             },
-            event = rx.recv() => {
-                let Some(event) = event else { break };
-                commands.extend(take(&mut app, &workers, event));
-                for _ in 0..EVENTS_PER_TURN {
-                    match rx.try_recv() {
-                        Ok(e) => commands.extend(take(&mut app, &workers, e)),
-                        Err(_) => break,
+            news = changed.changed() => {
+                if news.is_err() {
+                    break;
+                }
+                app.on_model(&engine.model());
+            }
+            fetched = async { fetch.as_mut()?.lines.recv().await }, if fetch.is_some() => {
+                match fetched {
+                    Some((generation, event)) => {
+                        app.on_fetched(generation, event);
+                        for _ in 0..FETCHED_PER_TURN {
+                            match fetch.as_mut().map(|f| f.lines.try_recv()) {
+                                Some(Ok((g, e))) => app.on_fetched(g, e),
+                                _ => break,
+                            }
+                        }
                     }
+                    // The fetch is over (the pods' logs were read to their end).
+                    None => fetch = None,
                 }
             }
             _ = tokio::time::sleep_until(next_frame), if app.dirty => {}
@@ -142,13 +160,14 @@ async fn event_loop(
                 last_tick = Instant::now();
             }
         }
-        for command in commands {
-            workers.run(command);
+        send(&engine, &mut fetch, commands);
+        // Looking away from its own fetch stops it.
+        if app.logs.fetched.is_none() {
+            fetch = None;
         }
         if app.should_quit {
             break;
         }
     }
-    workers.stop();
     Ok(())
 }

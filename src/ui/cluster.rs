@@ -8,12 +8,20 @@ use ratatui::widgets::Paragraph;
 use super::theme::Theme;
 use super::widgets::{duration, pane};
 use crate::app::App;
-use crate::app::cluster::ClusterPhase;
+use crate::engine::Model;
+use crate::engine::model::cluster::ClusterPhase;
 use crate::gke::ClusterStatus;
 use crate::keys::Action;
 
-pub fn draw(frame: &mut Frame, area: Rect, app: &App, theme: &Theme, now: jiff::Timestamp) {
-    let view = &app.cluster;
+pub fn draw(
+    frame: &mut Frame,
+    area: Rect,
+    model: &Model,
+    app: &App,
+    theme: &Theme,
+    now: jiff::Timestamp,
+) {
+    let view = &model.cluster;
     let place = view
         .target
         .as_ref()

@@ -8,15 +8,23 @@ use ratatui::widgets::Paragraph;
 use super::theme::Theme;
 use super::widgets::{age, col, pane};
 use crate::app::{App, Focus};
+use crate::engine::Model;
 use crate::sanitize::one_line;
 
-pub fn draw(frame: &mut Frame, area: Rect, app: &App, theme: &Theme, now: jiff::Timestamp) {
-    let events = app.jobs.events();
+pub fn draw(
+    frame: &mut Frame,
+    area: Rect,
+    model: &Model,
+    app: &App,
+    theme: &Theme,
+    now: jiff::Timestamp,
+) {
+    let events = app.selection.events(&model.jobs);
     let width = area.width.saturating_sub(2) as usize;
     let rows = area.height.saturating_sub(2) as usize;
     let attempt = app
-        .jobs
-        .current()
+        .selection
+        .attempt(&model.jobs)
         .map(|a| a.name.clone())
         .unwrap_or_default();
     let mut lines = Vec::new();

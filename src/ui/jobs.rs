@@ -8,6 +8,7 @@ use ratatui::widgets::Paragraph;
 use super::theme::Theme;
 use super::widgets::{col, pane};
 use crate::app::{App, Focus};
+use crate::engine::Model;
 use crate::k8s::status::AttemptPhase;
 
 fn phase_word(p: AttemptPhase) -> &'static str {
@@ -27,15 +28,22 @@ fn attempt_label(a: &crate::k8s::status::AttemptSummary, roomy: bool) -> String 
     }
 }
 
-pub fn draw(frame: &mut Frame, area: Rect, app: &App, theme: &Theme, now: jiff::Timestamp) {
-    let attempts = app.jobs.attempts();
-    let current = app.jobs.current().map(|a| a.name.clone());
+pub fn draw(
+    frame: &mut Frame,
+    area: Rect,
+    model: &Model,
+    app: &App,
+    theme: &Theme,
+    now: jiff::Timestamp,
+) {
+    let attempts = model.jobs.attempts();
+    let current = app.selection.attempt(&model.jobs).map(|a| a.name.clone());
     let width = area.width.saturating_sub(2) as usize;
     let rows = area.height.saturating_sub(2) as usize;
     let backoff = app.config.job.backoff_limit;
     let mut lines: Vec<Line> = Vec::new();
     if attempts.is_empty() {
-        let hint = if app.connected {
+        let hint = if model.connected {
             format!(
                 "No attempt yet: {} launches.",
                 app.keymap.keys_for(crate::keys::Action::Launch)
@@ -46,7 +54,7 @@ pub fn draw(frame: &mut Frame, area: Rect, app: &App, theme: &Theme, now: jiff::
         lines.push(Line::styled(hint, theme.dim()));
     }
     // Keep the current attempt in view.
-    let at = app.jobs.current_index().unwrap_or(0);
+    let at = app.selection.attempt_index(&model.jobs).unwrap_or(0);
     let skip = (at + 1).saturating_sub(rows);
     // Narrow: `#N`, status, failures and, when it fits, the time it took; from 44 columns the
     // attempt's Job name.

@@ -1,5 +1,6 @@
-//! The logs pane: the followed pod's (or every pod's, merged) live tail. Only the lines in view
-//! are laid out, so a frame costs the same with ten lines held or a hundred thousand.
+//! The logs pane: the newest attempt's lines from the engine's store (every pod's merged, or
+//! one pod's), or this viewer's own fetch. Only the lines in view are laid out, so a frame costs
+//! the same with ten lines held or a hundred thousand.
 
 use ratatui::Frame;
 use ratatui::layout::Rect;
@@ -10,21 +11,34 @@ use unicode_width::UnicodeWidthStr;
 
 use super::theme::Theme;
 use super::widgets::{fit, pane};
-use crate::app::logs::{Line as HeldLine, LogView};
-use crate::app::{App, Focus};
+use crate::app::{App, Focus, LogCursor, Shown};
+use crate::engine::Model;
+use crate::engine::model::Line as HeldLine;
+use crate::engine::model::log_store::time_of_day;
 
-pub fn draw(frame: &mut Frame, area: Rect, app: &App, theme: &Theme) {
+pub fn draw(frame: &mut Frame, area: Rect, model: &Model, app: &App, theme: &Theme) {
     let view = &app.logs;
+    let shown = view.shown(model);
+    let store = shown.store;
     let width = area.width.saturating_sub(2) as usize;
     let rows = area.height.saturating_sub(2) as usize;
-    let lines = visible_lines(view, width, rows, theme);
+    let lines = visible_lines(view, &shown, width, rows, theme);
     let mut title = vec![
-        Span::styled(format!(" Logs {} ", view.source_label()), theme.title()),
-        Span::styled(format!("{} lines ", view.received), theme.dim()),
+        Span::styled(format!(" Logs {} ", view.label(model)), theme.title()),
+        Span::styled(
+            format!(
+                "{} lines ",
+                match shown.only {
+                    Some(pod) => store.received_of.get(pod as usize).copied().unwrap_or(0),
+                    None => store.received,
+                }
+            ),
+            theme.dim(),
+        ),
         if view.follow {
             Span::styled("follow ", theme.good())
         } else {
-            Span::styled(format!("paused ↑{} ", view.scroll), theme.busy())
+            Span::styled(format!("paused ↑{} ", shown.below()), theme.busy())
         },
     ];
     if view.wrap {
@@ -33,10 +47,10 @@ pub fn draw(frame: &mut Frame, area: Rect, app: &App, theme: &Theme) {
     if let Some(q) = &view.search {
         title.push(Span::styled(format!("/{q} "), theme.highlight()));
     }
-    if view.pods_stale.is_some() {
+    if store.pods_stale.is_some() {
         title.push(Span::styled("⚠ pod list stale ", theme.busy()));
     }
-    if let Some(dir) = &view.saved_to {
+    if let Some(dir) = &store.saved_to {
         let room =
             width.saturating_sub(title.iter().map(|s| s.content.width()).sum::<usize>() + 10);
         if room > 12 {
@@ -63,30 +77,39 @@ pub fn draw(frame: &mut Frame, area: Rect, app: &App, theme: &Theme) {
 }
 
 /// The lines that fill the pane, bottom-up from the line at the bottom of the view.
-fn visible_lines<'a>(view: &'a LogView, width: usize, rows: usize, theme: &Theme) -> Vec<Line<'a>> {
-    if view.lines.is_empty() {
-        let text = match &view.source {
-            None => "No logs yet.".to_string(),
-            Some(_) => "Waiting for the first line…".to_string(),
+fn visible_lines<'a>(
+    view: &LogCursor,
+    shown: &Shown<'a>,
+    width: usize,
+    rows: usize,
+    theme: &Theme,
+) -> Vec<Line<'a>> {
+    let store = shown.store;
+    let Some(bottom) = shown.bottom else {
+        let text = match &store.source {
+            None => "No logs yet.",
+            Some(_) => "Waiting for the first line…",
         };
         return vec![Line::styled(text, theme.dim())];
-    }
-    let merged = view.source.as_ref().is_some_and(|s| s.pod.is_none());
+    };
+    let merged = shown.only.is_none() && store.source.as_ref().is_some_and(|s| s.pod.is_none());
     let query = view
         .search
         .as_ref()
         .map(|q| q.to_lowercase())
         .filter(|q| !q.is_empty());
     let mut out: Vec<Line> = Vec::with_capacity(rows);
-    let bottom = view.bottom_index();
     for i in (0..=bottom).rev() {
         if out.len() >= rows {
             break;
         }
-        let Some(entry) = view.lines.get(i) else {
+        if !shown.matches(i) {
+            continue;
+        }
+        let Some(entry) = store.lines.get(i) else {
             continue;
         };
-        let mut spans = prefix(view, entry, merged, theme);
+        let mut spans = prefix(view, shown, entry, merged, theme);
         let used: usize = spans.iter().map(|s| s.content.width()).sum();
         let room = width.saturating_sub(used).max(1);
         if view.wrap {
@@ -121,11 +144,13 @@ fn visible_lines<'a>(view: &'a LogView, width: usize, rows: usize, theme: &Theme
 }
 
 fn prefix<'a>(
-    view: &'a LogView,
+    view: &LogCursor,
+    shown: &Shown<'a>,
     entry: HeldLine<'a>,
     merged: bool,
     theme: &Theme,
 ) -> Vec<Span<'a>> {
+    let store = shown.store;
     let mut spans = Vec::new();
     if view.timestamps {
         spans.push(Span::styled(
@@ -133,7 +158,7 @@ fn prefix<'a>(
                 "{} ",
                 entry
                     .ts
-                    .and_then(crate::app::logs::time_of_day)
+                    .and_then(time_of_day)
                     .as_deref()
                     .unwrap_or("--:--:--.---")
             ),
@@ -141,12 +166,12 @@ fn prefix<'a>(
         ));
     }
     if merged {
-        let pod = view
+        let pod = store
             .pods
             .get(entry.pod as usize)
             .map(String::as_str)
             .unwrap_or("?");
-        let attempt = view
+        let attempt = store
             .source
             .as_ref()
             .map(|s| s.attempt.as_str())

@@ -15,6 +15,7 @@ use ratatui::Frame;
 use ratatui::layout::{Constraint, Layout, Rect};
 
 use crate::app::{App, Overlay};
+use crate::engine::Model;
 use theme::Theme;
 
 /// The rectangles of each pane for a screen size.
@@ -73,14 +74,14 @@ fn layout(area: Rect) -> Areas {
 }
 
 /// Draws the whole screen. `now` is passed in so a frame is a pure function of its inputs.
-pub fn draw(frame: &mut Frame, app: &App, theme: &Theme, now: jiff::Timestamp) {
+pub fn draw(frame: &mut Frame, model: &Model, app: &App, theme: &Theme, now: jiff::Timestamp) {
     let areas = layout(frame.area());
-    cluster::draw(frame, areas.cluster, app, theme, now);
-    jobs::draw(frame, areas.jobs, app, theme, now);
-    pods::draw(frame, areas.pods, app, theme, now);
-    logs::draw(frame, areas.logs, app, theme);
-    events::draw(frame, areas.events, app, theme, now);
-    status::draw(frame, areas.status, app, theme);
+    cluster::draw(frame, areas.cluster, model, app, theme, now);
+    jobs::draw(frame, areas.jobs, model, app, theme, now);
+    pods::draw(frame, areas.pods, model, app, theme, now);
+    logs::draw(frame, areas.logs, model, app, theme);
+    events::draw(frame, areas.events, model, app, theme, now);
+    status::draw(frame, areas.status, model, app, theme);
     match &app.overlay {
         Some(Overlay::Help) => overlay::help(frame, app, theme),
         Some(Overlay::Confirm(dialog)) => overlay::confirm(frame, dialog, theme),

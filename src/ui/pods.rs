@@ -9,18 +9,26 @@ use ratatui::widgets::Paragraph;
 use super::theme::Theme;
 use super::widgets::{age, col, pane, short_node};
 use crate::app::{App, Focus};
+use crate::engine::Model;
 use crate::sanitize::one_line;
 
-pub fn draw(frame: &mut Frame, area: Rect, app: &App, theme: &Theme, now: jiff::Timestamp) {
+pub fn draw(
+    frame: &mut Frame,
+    area: Rect,
+    model: &Model,
+    app: &App,
+    theme: &Theme,
+    now: jiff::Timestamp,
+) {
     // Sorted once per frame (5,000 pods is a few hundred microseconds; asking `JobsModel` for the
     // selected pod and its index would sort them three more times).
-    let pods = app.jobs.pods();
+    let pods = app.selection.pods(&model.jobs);
     let width = area.width.saturating_sub(2) as usize;
     let rows = area.height.saturating_sub(2) as usize;
-    // As `JobsModel::selected_pod`: the one chosen if it is still there, else the first.
+    // As `Selection::pod`: the one chosen if it is still there, else the first.
     let at = app
-        .jobs
-        .selected_pod
+        .selection
+        .pod
         .as_ref()
         .and_then(|name| pods.iter().position(|p| &p.name == name))
         .unwrap_or(0);
@@ -34,8 +42,8 @@ pub fn draw(frame: &mut Frame, area: Rect, app: &App, theme: &Theme, now: jiff::
         width.saturating_sub(33).clamp(6, 30)
     };
     let attempt = app
-        .jobs
-        .current()
+        .selection
+        .attempt(&model.jobs)
         .map(|a| a.name.clone())
         .unwrap_or_default();
     let mut lines = vec![Line::styled(
@@ -78,7 +86,7 @@ pub fn draw(frame: &mut Frame, area: Rect, app: &App, theme: &Theme, now: jiff::
         if wide {
             spans.push(Span::styled(
                 col(
-                    short_node(p.node.as_deref().unwrap_or("<none>"), app.cluster.name()),
+                    short_node(p.node.as_deref().unwrap_or("<none>"), model.cluster.name()),
                     node_w,
                 ),
                 theme.dim(),

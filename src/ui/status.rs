@@ -7,7 +7,8 @@ use ratatui::widgets::Paragraph;
 
 use super::theme::Theme;
 use super::widgets::fit;
-use crate::app::{App, Level};
+use crate::app::App;
+use crate::engine::{Level, Model};
 use crate::keys::Action;
 use crate::sanitize::one_line;
 
@@ -20,16 +21,16 @@ const HINTS: [(Action, &str); 6] = [
     (Action::Quit, "quit"),
 ];
 
-pub fn draw(frame: &mut Frame, area: Rect, app: &App, theme: &Theme) {
+pub fn draw(frame: &mut Frame, area: Rect, model: &Model, app: &App, theme: &Theme) {
     let width = area.width as usize;
     let mut spans = Vec::new();
     if app.read_only {
         spans.push(Span::styled(" READ-ONLY ", theme.badge()));
         spans.push(Span::raw(" "));
     }
-    let message = match (app.trouble(), &app.notice) {
+    let message = match (model.trouble(), &app.notice) {
         (Some(t), _) => Some(Span::styled(
-            match app.troubles.len() {
+            match model.troubles.len() {
                 1 => format!("⚠ {}", one_line(t)),
                 n => format!("⚠ {} (+{} more)", one_line(t), n - 1),
             },
@@ -48,7 +49,7 @@ pub fn draw(frame: &mut Frame, area: Rect, app: &App, theme: &Theme) {
     let hints: Vec<Span> = HINTS
         .iter()
         .filter(|(a, _)| !(app.read_only && a.mutates()))
-        .filter(|(a, _)| app.cluster.managed() || !matches!(a, Action::CreateCluster))
+        .filter(|(a, _)| model.cluster.managed() || !matches!(a, Action::CreateCluster))
         .flat_map(|(a, label)| {
             [
                 Span::styled(app.keymap.keys_for(*a), theme.key()),
@@ -78,12 +79,7 @@ pub fn draw(frame: &mut Frame, area: Rect, app: &App, theme: &Theme) {
             }
         }
         None => {
-            let context = app
-                .cluster
-                .target
-                .as_ref()
-                .map(|t| t.place.clone())
-                .unwrap_or_default();
+            let context = model.target().map(|t| t.place.clone()).unwrap_or_default();
             spans.push(Span::styled(
                 fit(&context, width.saturating_sub(used + hints_width + 2)),
                 theme.dim(),

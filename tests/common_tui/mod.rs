@@ -5,8 +5,10 @@
 use std::time::Duration;
 
 use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
-use gantry::app::{App, Command, Event, TargetInfo};
+use gantry::app::App;
 use gantry::config::Config;
+use gantry::engine::model::FollowLogs;
+use gantry::engine::{Command, Event, Model, TargetInfo};
 use gantry::gke::summary::PoolSummary;
 use gantry::gke::{ClusterStatus, ClusterSummary, OperationKind, ProvisionEvent, Stage};
 use gantry::k8s::logs::{LogLine, TailEvent};
@@ -41,6 +43,87 @@ pub fn ago(secs: i64) -> Option<jiff::Timestamp> {
 }
 
 // ---------------------------------------------------------------------------------------------
+// A viewer and the model it reads, as the engine would feed them
+
+/// One viewer (`app`) of a model the test feeds with the events workers would send. Reads as the
+/// viewer it wraps (`Deref`); `on_event`, `on_key` and `update` pass the model along.
+pub struct Tui {
+    pub model: Model,
+    pub app: App,
+}
+
+impl std::ops::Deref for Tui {
+    type Target = App;
+    fn deref(&self) -> &App {
+        &self.app
+    }
+}
+
+impl std::ops::DerefMut for Tui {
+    fn deref_mut(&mut self) -> &mut App {
+        &mut self.app
+    }
+}
+
+impl Tui {
+    /// What a worker reports: folded into the model, then taken in by the viewer. Returns the
+    /// log follow the engine would start (a new newest attempt).
+    pub fn on_event(&mut self, event: Event) -> Vec<FollowLogs> {
+        let applied = self.model.apply(event);
+        if applied.changed {
+            self.app.on_model(&self.model);
+        }
+        applied.follow.into_iter().collect()
+    }
+
+    pub fn on_key(&mut self, key: KeyEvent) -> Vec<Command> {
+        self.app.on_key(key, &self.model)
+    }
+
+    pub fn update(&mut self, action: gantry::keys::Action) -> Vec<Command> {
+        self.app.update(action, &self.model)
+    }
+
+    /// Lines of the viewer's own fetch.
+    pub fn on_fetched(&mut self, generation: u64, event: TailEvent) {
+        self.app.on_fetched(generation, event)
+    }
+
+    /// Texts of the lines the viewer shows, oldest first.
+    pub fn shown_texts(&self) -> Vec<String> {
+        let shown = self.app.logs.shown(&self.model);
+        (0..shown.store.lines.len())
+            .filter(|&i| shown.matches(i))
+            .filter_map(|i| shown.store.lines.get(i).map(|l| l.text.to_string()))
+            .collect()
+    }
+
+    /// Lines held below the bottom of the view (0 when following the newest).
+    pub fn scrolled(&self) -> usize {
+        self.app.logs.shown(&self.model).below()
+    }
+
+    /// The text of the line at the bottom of the view.
+    pub fn bottom_text(&self) -> Option<String> {
+        let shown = self.app.logs.shown(&self.model);
+        shown
+            .bottom
+            .and_then(|b| shown.store.lines.get(b))
+            .map(|l| l.text.to_string())
+    }
+
+    pub fn draw(&self, frame: &mut ratatui::Frame) {
+        gantry::ui::draw(
+            frame,
+            &self.model,
+            &self.app,
+            &gantry::ui::theme::Theme::plain(),
+            now(),
+        )
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
 // Keys
 
 pub fn key(c: char) -> KeyEvent {
@@ -66,7 +149,7 @@ pub fn ctrl(c: char) -> KeyEvent {
 }
 
 /// Presses each character in turn; returns every command asked for.
-pub fn type_text(app: &mut App, text: &str) -> Vec<Command> {
+pub fn type_text(app: &mut Tui, text: &str) -> Vec<Command> {
     text.chars().flat_map(|c| app.on_key(key(c))).collect()
 }
 
@@ -380,8 +463,8 @@ pub fn pod_event(change: Change<PodSummary>) -> Event {
 }
 
 /// The lines of the followed tail (current generation).
-pub fn tail_lines(app: &mut App, pod: &str, lines: Vec<LogLine>) -> Vec<Command> {
-    let generation = app.logs.generation;
+pub fn tail_lines(app: &mut Tui, pod: &str, lines: Vec<LogLine>) -> Vec<FollowLogs> {
+    let generation = app.model.logs.generation;
     app.on_event(Event::Tail {
         generation,
         event: TailEvent::Lines {
@@ -391,15 +474,30 @@ pub fn tail_lines(app: &mut App, pod: &str, lines: Vec<LogLine>) -> Vec<Command>
     })
 }
 
+/// Lines of the viewer's own fetch (an older attempt, a previous container).
+pub fn fetched_lines(app: &mut Tui, pod: &str, lines: Vec<LogLine>) {
+    let generation = app.logs.fetched.as_ref().expect("a fetch").generation;
+    app.on_fetched(
+        generation,
+        TailEvent::Lines {
+            pod: pod.into(),
+            lines,
+        },
+    );
+}
+
 // ---------------------------------------------------------------------------------------------
 // App states
 
-pub fn new_app(read_only: bool) -> App {
-    App::new(Config::default(), Keymap::default(), read_only)
+pub fn new_app(read_only: bool) -> Tui {
+    Tui {
+        model: Model::default(),
+        app: App::new(Config::default(), Keymap::default(), read_only),
+    }
 }
 
 /// The cluster does not exist yet (GKE said NOT_FOUND).
-pub fn not_created(read_only: bool) -> App {
+pub fn not_created(read_only: bool) -> Tui {
     let mut app = new_app(read_only);
     app.on_event(Event::Target(target()));
     app.on_event(Event::Cluster(not_found_summary()));
@@ -407,7 +505,7 @@ pub fn not_created(read_only: bool) -> App {
 }
 
 /// Create sent: GKE's operation is at stage 2 of 4, twelve minutes in.
-pub fn provisioning(read_only: bool) -> App {
+pub fn provisioning(read_only: bool) -> Tui {
     let mut app = not_created(read_only);
     app.on_event(Event::Provision(ProvisionEvent::Started {
         kind: OperationKind::Create,
@@ -434,7 +532,7 @@ pub fn provisioning(read_only: bool) -> App {
 }
 
 /// An existing cluster used through `--context`: RUNNING and connected, no attempt yet.
-pub fn context_cluster(read_only: bool) -> App {
+pub fn context_cluster(read_only: bool) -> Tui {
     let mut app = new_app(read_only);
     app.on_event(Event::Target(context_target()));
     app.on_event(Event::Cluster(context_summary()));
@@ -443,7 +541,7 @@ pub fn context_cluster(read_only: bool) -> App {
 }
 
 /// RUNNING and connected; no attempt yet.
-pub fn running(read_only: bool) -> App {
+pub fn running(read_only: bool) -> Tui {
     let mut app = new_app(read_only);
     app.on_event(Event::Target(target()));
     app.on_event(Event::Cluster(cluster_summary(ClusterStatus::Running)));
@@ -452,7 +550,7 @@ pub fn running(read_only: bool) -> App {
 }
 
 /// RUNNING with only the failed first attempt (and its three failed pods).
-pub fn with_failed_attempt(read_only: bool) -> App {
+pub fn with_failed_attempt(read_only: bool) -> Tui {
     let mut app = running(read_only);
     app.on_event(job_event(Change::Applied(failed_attempt())));
     for p in failed_pods() {
@@ -463,7 +561,7 @@ pub fn with_failed_attempt(read_only: bool) -> App {
 
 /// RUNNING with a failed attempt and a running one (pods Running, ImagePullBackOff,
 /// OOMKilled), their events, and the running attempt's merged logs being followed.
-pub fn with_attempts(read_only: bool) -> App {
+pub fn with_attempts(read_only: bool) -> Tui {
     let mut app = with_failed_attempt(read_only);
     app.on_event(job_event(Change::Applied(running_attempt())));
     for p in running_pods() {
@@ -472,7 +570,7 @@ pub fn with_attempts(read_only: bool) -> App {
     for e in events() {
         app.on_event(Event::Job(JobWatchEvent::Event(Change::Applied(e))));
     }
-    let generation = app.logs.generation;
+    let generation = app.model.logs.generation;
     app.on_event(Event::LogsSavedTo {
         generation,
         dir: LOGS_DIR.into(),

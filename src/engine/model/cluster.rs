@@ -2,7 +2,7 @@
 
 use std::time::Duration;
 
-use super::event::TargetInfo;
+use crate::engine::TargetInfo;
 use crate::gke::{ClusterStatus, ClusterSummary, OperationKind, ProvisionEvent, Stage};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

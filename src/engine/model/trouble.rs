@@ -42,10 +42,14 @@ pub struct Troubles {
 }
 
 impl Troubles {
-    /// Records (or replaces) the source's trouble; it becomes the newest.
-    pub fn set(&mut self, source: TroubleSource, message: String) {
+    /// Records (or replaces) the source's trouble; it becomes the newest. True when the source
+    /// had none: a trouble begins.
+    pub fn set(&mut self, source: TroubleSource, message: String) -> bool {
+        let before = self.present.len();
         self.present.retain(|(s, _)| *s != source);
+        let begins = self.present.len() == before;
         self.present.push((source, message));
+        begins
     }
 
     /// The source is fine again; true if it had a trouble.

@@ -1,10 +1,13 @@
-//! The logs pane's state: a bounded buffer of sanitised lines (every line is also on disk), the
-//! source being followed, scrolling, and search.
+//! One store of log lines: a bounded buffer of sanitised lines (every line is also on disk) of
+//! the source being followed. The engine keeps one for the newest attempt's pods, however many
+//! viewers read it; a viewer that looks at a previous container or an older attempt keeps a
+//! small one of its own. Every line has an absolute number (counted from the first line of the
+//! source), so a viewer's place does not move when lines arrive or the oldest leave.
 
 use std::collections::HashMap;
 
 pub use super::log_lines::{Line, LineBuffer};
-use crate::k8s::logs::LogLine;
+use crate::k8s::logs::{LogLine, StreamEnd};
 use crate::sanitize;
 
 /// Lines held for the screen; older ones stay in the files on disk.
@@ -21,7 +24,7 @@ pub struct Source {
 }
 
 #[derive(Debug, Clone)]
-pub struct LogView {
+pub struct LogStore {
     pub source: Option<Source>,
     /// Bumped on every change of source: events of an older tail are dropped.
     pub generation: u64,
@@ -32,14 +35,8 @@ pub struct LogView {
     capacity: usize,
     /// Lines received since the source was chosen (more than held once the buffer rolls over).
     pub received: u64,
-    pub follow: bool,
-    /// Lines from the bottom the view is scrolled up by (0 when following).
-    pub scroll: usize,
-    pub wrap: bool,
-    pub timestamps: bool,
-    pub search: Option<String>,
-    /// The search being typed, before Enter.
-    pub typing: Option<String>,
+    /// The same, per pod (by pod number).
+    pub received_of: Vec<u64>,
     pub saved_to: Option<String>,
     /// Pods whose stream has ended, and how.
     pub ended: Vec<(String, String)>,
@@ -51,13 +48,13 @@ pub struct LogView {
     continuing: Vec<(u32, u64)>,
 }
 
-impl Default for LogView {
+impl Default for LogStore {
     fn default() -> Self {
         Self::with_capacity(DEFAULT_CAPACITY)
     }
 }
 
-impl LogView {
+impl LogStore {
     pub fn with_capacity(capacity: usize) -> Self {
         Self {
             source: None,
@@ -67,12 +64,7 @@ impl LogView {
             lines: LineBuffer::default(),
             capacity: capacity.max(1),
             received: 0,
-            follow: true,
-            scroll: 0,
-            wrap: false,
-            timestamps: false,
-            search: None,
-            typing: None,
+            received_of: Vec::new(),
             saved_to: None,
             ended: Vec::new(),
             pods_stale: None,
@@ -88,8 +80,7 @@ impl LogView {
         self.pod_numbers.clear();
         self.lines.clear();
         self.received = 0;
-        self.scroll = 0;
-        self.follow = true;
+        self.received_of.clear();
         self.saved_to = None;
         self.ended.clear();
         self.pods_stale = None;
@@ -103,6 +94,7 @@ impl LogView {
         }
         let n = self.pods.len() as u32;
         self.pods.push(pod.to_string());
+        self.received_of.push(0);
         self.pod_numbers.insert(pod.to_string(), n);
         n
     }
@@ -110,7 +102,6 @@ impl LogView {
     /// Adds a batch of lines from one pod.
     pub fn push(&mut self, pod: &str, lines: &[LogLine]) {
         let index = self.pod_index(pod);
-        let mut added = 0;
         for line in lines {
             // Only a pod in the middle of a very long line has an entry to extend: found by its
             // number, however many lines of other pods came in between (unless it has left).
@@ -147,7 +138,9 @@ impl LogView {
                         truncate_chars(&piece, DISPLAY_CHARS),
                     );
                     self.received += 1;
-                    added += 1;
+                    if let Some(n) = self.received_of.get_mut(index as usize) {
+                        *n += 1;
+                    }
                 }
             }
             if line.continues {
@@ -159,73 +152,40 @@ impl LogView {
             }
         }
         self.lines.keep_newest(self.capacity);
-        // Scrolled back: keep the same lines in view while new ones arrive below.
-        if !self.follow {
-            self.scroll = (self.scroll + added).min(self.lines.len().saturating_sub(1));
-        }
     }
 
-    pub fn scroll_by(&mut self, delta: isize) {
-        let max = self.lines.len().saturating_sub(1) as isize;
-        let next = (self.scroll as isize - delta).clamp(0, max) as usize;
-        self.scroll = next;
-        self.follow = next == 0;
-    }
-
-    pub fn top(&mut self) {
-        self.scroll = self.lines.len().saturating_sub(1);
-        self.follow = false;
-    }
-
-    pub fn bottom(&mut self) {
-        self.scroll = 0;
-        self.follow = true;
-    }
-
-    pub fn toggle_follow(&mut self) {
-        if self.follow {
-            self.follow = false;
-        } else {
-            self.bottom();
-        }
-    }
-
-    /// The index of the line at the bottom of the view.
-    pub fn bottom_index(&self) -> usize {
-        self.lines
-            .len()
-            .saturating_sub(1)
-            .saturating_sub(self.scroll)
-    }
-
-    /// Moves the view to the next (or previous) line containing the search; false when none.
-    pub fn jump_to_match(&mut self, forward: bool) -> bool {
-        let Some(query) = self.search.clone().filter(|q| !q.is_empty()) else {
-            return false;
+    /// A pod's stream ended, and how (the pane's title says it).
+    pub fn ended(&mut self, pod: String, why: &StreamEnd) {
+        let how = match why {
+            StreamEnd::Completed => "ended".to_string(),
+            StreamEnd::PodDeleted => "pod deleted".to_string(),
+            StreamEnd::Stopped => "stopped".to_string(),
+            StreamEnd::Failed(e) => format!("failed: {e}"),
         };
-        let query = query.to_lowercase();
-        let len = self.lines.len();
-        if len == 0 {
-            return false;
-        }
-        let from = self.bottom_index();
-        for step in 1..=len {
-            let i = if forward {
-                (from + step) % len
-            } else {
-                (from + len - step % len) % len
-            };
-            if self
-                .lines
-                .get(i)
-                .is_some_and(|l| l.text.to_lowercase().contains(&query))
-            {
-                self.scroll = len - 1 - i;
-                self.follow = self.scroll == 0;
-                return true;
-            }
-        }
-        false
+        self.ended.push((pod, how));
+    }
+
+    /// The number of the oldest line held (lines are numbered from 0 since the source began).
+    pub fn first_number(&self) -> u64 {
+        self.received - self.lines.len() as u64
+    }
+
+    /// The number of the line held at `index`.
+    pub fn number_of(&self, index: usize) -> u64 {
+        self.first_number() + index as u64
+    }
+
+    /// Where line `number` is held: None once it has left (or before it came).
+    pub fn index_of(&self, number: u64) -> Option<usize> {
+        number
+            .checked_sub(self.first_number())
+            .map(|i| i as usize)
+            .filter(|&i| i < self.lines.len())
+    }
+
+    /// The number a pod's lines carry in `Line::pod`, if it has sent any.
+    pub fn pod_number(&self, pod: &str) -> Option<u32> {
+        self.pod_numbers.get(pod).copied()
     }
 
     pub fn source_label(&self) -> String {
@@ -275,7 +235,7 @@ mod tests {
 
     #[test]
     fn bounded_and_sanitised() {
-        let mut view = LogView::with_capacity(3);
+        let mut view = LogStore::with_capacity(3);
         view.switch(Source {
             attempt: "a".into(),
             pod: None,
@@ -291,33 +251,8 @@ mod tests {
     }
 
     #[test]
-    fn search_jumps_between_matches() {
-        let mut view = LogView::default();
-        view.switch(Source {
-            attempt: "a".into(),
-            pod: None,
-            previous: false,
-        });
-        view.push("p", &[line("loss=1"), line("x"), line("loss=2"), line("y")]);
-        view.search = Some("LOSS".into());
-        assert!(view.jump_to_match(false));
-        assert_eq!(
-            view.lines.get(view.bottom_index()).map(|l| l.text),
-            Some("loss=2")
-        );
-        assert!(view.jump_to_match(false));
-        assert_eq!(
-            view.lines.get(view.bottom_index()).map(|l| l.text),
-            Some("loss=1")
-        );
-        assert!(!view.follow);
-        view.search = Some("absent".into());
-        assert!(!view.jump_to_match(true));
-    }
-
-    #[test]
     fn a_long_line_is_joined_whatever_other_pods_say_meanwhile() {
-        let mut view = LogView::with_capacity(1_000);
+        let mut view = LogStore::with_capacity(1_000);
         view.switch(Source {
             attempt: "a".into(),
             pod: None,
@@ -341,7 +276,7 @@ mod tests {
         assert_eq!(view.received, 503);
 
         // Once the line has left the buffer, the rest starts a line of its own.
-        let mut small = LogView::with_capacity(3);
+        let mut small = LogStore::with_capacity(3);
         small.switch(Source {
             attempt: "a".into(),
             pod: None,

@@ -1,4 +1,5 @@
-//! The training Job's attempts, their pods and events, as the watchers report them.
+//! The training Job's attempts, their pods and events, as the watchers report them. Which of
+//! them a viewer looks at is the viewer's (`app::Selection`).
 
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -65,9 +66,6 @@ pub struct JobsModel {
     /// Arrival order of events: a tie-break where timestamps have one-second precision.
     event_seq: std::collections::HashMap<String, u64>,
     next_seq: u64,
-    /// The selected attempt's name (None: the newest).
-    pub selected_attempt: Option<String>,
-    pub selected_pod: Option<String>,
 }
 
 impl JobsModel {
@@ -100,64 +98,22 @@ impl JobsModel {
         self.attempts().last().copied()
     }
 
-    /// The attempt the panes show: the one selected, else the newest.
-    pub fn current(&self) -> Option<&AttemptSummary> {
-        match &self.selected_attempt {
-            Some(name) => self.attempts.items.get(name).or_else(|| self.newest()),
-            None => self.newest(),
-        }
+    /// The attempt named, if it is there; else the newest.
+    pub fn attempt_or_newest(&self, name: Option<&str>) -> Option<&AttemptSummary> {
+        name.and_then(|n| self.attempts.items.get(n))
+            .or_else(|| self.newest())
     }
 
-    pub fn current_index(&self) -> Option<usize> {
-        let name = &self.current()?.name;
-        self.attempts().iter().position(|a| &a.name == name)
-    }
-
-    /// Pods of the current attempt, by index (rank) then name.
-    pub fn pods(&self) -> Vec<&PodSummary> {
-        let Some(current) = self.current() else {
-            return Vec::new();
-        };
+    /// Pods of an attempt, by index (rank) then name.
+    pub fn pods_of(&self, attempt: &str) -> Vec<&PodSummary> {
         let mut pods: Vec<&PodSummary> = self
             .pods
             .items
             .values()
-            .filter(|p| p.job == current.name)
+            .filter(|p| p.job == attempt)
             .collect();
         pods.sort_by(|a, b| (a.index, a.created, &a.name).cmp(&(b.index, b.created, &b.name)));
         pods
-    }
-
-    pub fn selected_pod(&self) -> Option<&PodSummary> {
-        let pods = self.pods();
-        match &self.selected_pod {
-            Some(name) => pods
-                .iter()
-                .find(|p| &p.name == name)
-                .copied()
-                .or(pods.first().copied()),
-            None => pods.first().copied(),
-        }
-    }
-
-    pub fn selected_pod_index(&self) -> Option<usize> {
-        let name = &self.selected_pod()?.name;
-        self.pods().iter().position(|p| &p.name == name)
-    }
-
-    pub fn move_attempt(&mut self, delta: isize) {
-        let names: Vec<String> = self.attempts().iter().map(|a| a.name.clone()).collect();
-        if let Some(next) = step(&names, self.current_index(), delta) {
-            self.selected_attempt = Some(next);
-            self.selected_pod = None;
-        }
-    }
-
-    pub fn move_pod(&mut self, delta: isize) {
-        let names: Vec<String> = self.pods().iter().map(|p| p.name.clone()).collect();
-        if let Some(next) = step(&names, self.selected_pod_index(), delta) {
-            self.selected_pod = Some(next);
-        }
     }
 
     /// Keeps the newest `EVENTS_KEPT` events (by last seen, then arrival).
@@ -184,16 +140,18 @@ impl JobsModel {
         }
     }
 
-    /// Events of the current attempt and its pods: warnings first, then newest first.
-    pub fn events(&self) -> Vec<&EventSummary> {
-        let current = self.current().map(|a| a.name.clone());
-        let pods: BTreeSet<&str> = self.pods().iter().map(|p| p.name.as_str()).collect();
+    /// Events of an attempt and its pods (every event when there is no attempt): warnings
+    /// first, then newest first.
+    pub fn events_of(&self, attempt: Option<&str>) -> Vec<&EventSummary> {
+        let pods: BTreeSet<&str> = attempt
+            .map(|a| self.pods_of(a).iter().map(|p| p.name.as_str()).collect())
+            .unwrap_or_default();
         let mut list: Vec<&EventSummary> = self
             .events
             .items
             .values()
-            .filter(|e| match &current {
-                Some(job) => &e.object == job || pods.contains(e.object.as_str()),
+            .filter(|e| match attempt {
+                Some(job) => e.object == job || pods.contains(e.object.as_str()),
                 None => true,
             })
             .collect();
@@ -214,15 +172,6 @@ impl JobsModel {
             matches!(a.status, AttemptPhase::Pending | AttemptPhase::Running) && !a.deleting
         })
     }
-}
-
-fn step(names: &[String], current: Option<usize>, delta: isize) -> Option<String> {
-    if names.is_empty() {
-        return None;
-    }
-    let at = current.unwrap_or(0) as isize;
-    let next = (at + delta).clamp(0, names.len() as isize - 1) as usize;
-    names.get(next).cloned()
 }
 
 #[cfg(test)]
@@ -249,7 +198,11 @@ mod tests {
             view.apply(event(i));
             assert!(view.events.items.len() <= EVENTS_KEPT + EVENTS_SLACK);
         }
-        let kept: Vec<&str> = view.events().iter().map(|e| e.object.as_str()).collect();
+        let kept: Vec<&str> = view
+            .events_of(None)
+            .iter()
+            .map(|e| e.object.as_str())
+            .collect();
         assert!(kept.len() >= EVENTS_KEPT, "{}", kept.len());
         assert_eq!(kept.first(), Some(&"ml-training-job-04999"));
         // Whatever was dropped is older than whatever was kept.

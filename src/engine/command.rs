@@ -1,6 +1,7 @@
-//! Side effects `App::update` asks for. Workers carry them out and answer with events.
+//! What a viewer asks of the engine. Workers carry it out and answer with events.
 
-/// What to start. Mutating commands pass one gate in `App::update` (read-only mode).
+/// What to start. Mutating commands pass one gate first, in the viewer (`App::request`), for a
+/// local and a remote viewer alike.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Command {
     CreateCluster,
@@ -10,13 +11,13 @@ pub enum Command {
     /// Delete one attempt (a Job Gantry made), with its pods.
     DeleteAttempt(String),
     DeletePod(String),
-    /// Follow the logs of one attempt: every pod, or only the one named; `previous` reads the
-    /// previous container's logs instead.
-    FollowLogs {
+    /// Logs the engine's store does not hold, for one viewer: an older attempt's, or a
+    /// previous container's. Every pod of the attempt, or only the one named.
+    FetchLogs {
         attempt: String,
         pod: Option<String>,
         previous: bool,
-        /// The logs pane's generation: events of an older follow are dropped.
+        /// The viewer's fetch generation: lines of an older fetch are dropped.
         generation: u64,
     },
 }
@@ -24,7 +25,7 @@ pub enum Command {
 impl Command {
     /// Whether the command changes anything in the cloud (refused under `--read-only`).
     pub fn mutates(&self) -> bool {
-        !matches!(self, Command::FollowLogs { .. })
+        !matches!(self, Command::FetchLogs { .. })
     }
 
     pub fn describe(&self) -> String {
@@ -35,7 +36,7 @@ impl Command {
             Command::RetryJob => "retry the Job".into(),
             Command::DeleteAttempt(n) => format!("delete attempt {n}"),
             Command::DeletePod(n) => format!("delete pod {n}"),
-            Command::FollowLogs { attempt, .. } => format!("follow the logs of {attempt}"),
+            Command::FetchLogs { attempt, .. } => format!("read the logs of {attempt}"),
         }
     }
 }

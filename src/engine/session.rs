@@ -6,7 +6,7 @@ use std::sync::Arc;
 
 use color_eyre::eyre::{Result, WrapErr, eyre};
 
-use crate::app::TargetInfo;
+use super::TargetInfo;
 use crate::config::Config;
 use crate::connect::Target;
 use crate::gke::{Auth, ClusterRef, Gke, PollPolicy, RequestRetry};
@@ -31,6 +31,8 @@ pub struct Session {
     pub info: TargetInfo,
     /// How kubectl should reach a cluster Gantry creates or adopts (None: leave the kubeconfig).
     pub kubeconfig: Option<crate::kubeconfig::Credential>,
+    /// Where saved logs go, when not the state directory's `logs`.
+    logs_root: Option<std::path::PathBuf>,
     /// The simulated cloud, alive as long as the session.
     _sim: Option<SimCloud>,
 }
@@ -40,6 +42,18 @@ impl Session {
         match &self.backend {
             Backend::Gke { target, .. } => Some(&target.project),
             Backend::Context { .. } => self.config.project.as_deref(),
+        }
+    }
+
+    /// Where an attempt's pods save their logs.
+    pub fn logs_dir(&self, attempt: &str) -> Option<std::path::PathBuf> {
+        let cluster = self.cluster_name();
+        match &self.logs_root {
+            Some(root) => Some(
+                root.join(crate::paths::path_component(&cluster))
+                    .join(crate::paths::path_component(attempt)),
+            ),
+            None => crate::k8s::logs::logs_dir(&cluster, attempt),
         }
     }
 
@@ -59,6 +73,9 @@ pub struct SessionOptions {
     pub sim: bool,
     /// With `sim`: every simulated delay multiplied by this.
     pub time_scale: f64,
+    /// Where saved logs go (`<root>/<cluster>/<attempt>/<pod>.log`); default: the state
+    /// directory's `logs`.
+    pub logs_root: Option<std::path::PathBuf>,
 }
 
 pub async fn open(options: &SessionOptions, config: Config) -> Result<Session> {
@@ -87,6 +104,7 @@ pub async fn open(options: &SessionOptions, config: Config) -> Result<Session> {
             config,
             info,
             kubeconfig: None,
+            logs_root: options.logs_root.clone(),
             _sim: None,
         });
     }
@@ -119,6 +137,7 @@ pub async fn open(options: &SessionOptions, config: Config) -> Result<Session> {
         info,
         kubeconfig: (!target.no_kubeconfig)
             .then(|| crate::kubeconfig::credential_for(target.access_token_file.as_deref())),
+        logs_root: options.logs_root.clone(),
         _sim: None,
     })
 }
@@ -164,6 +183,7 @@ async fn open_sim(options: &SessionOptions, config: Config) -> Result<Session> {
         info,
         // The simulator keeps its own kubeconfig in its state directory.
         kubeconfig: None,
+        logs_root: options.logs_root.clone(),
         _sim: Some(cloud),
     })
 }

@@ -1,6 +1,6 @@
-//! What workers report to the UI task. Only `App::update` folds these into state.
+//! What workers report to the engine. Only `Model::apply` folds these into the model.
 
-use super::trouble::TroubleSource;
+use super::model::trouble::TroubleSource;
 use crate::gke::{ClusterSummary, ProvisionEvent};
 use crate::k8s::logs::TailEvent;
 use crate::k8s::watch::JobWatchEvent;
@@ -17,6 +17,8 @@ pub enum Event {
     ProvisionDone(Result<String, String>),
     /// The cluster's API can be reached: Job watchers are running.
     Connected,
+    /// The connection is gone (the cluster was deleted, or stopped serving its API).
+    Disconnected,
     Job(JobWatchEvent),
     /// Log tailer output for the followed attempt (`generation` tells stale tails apart).
     Tail {

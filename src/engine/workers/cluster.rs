@@ -1,190 +1,19 @@
-//! Workers: tokio tasks that carry out commands and follow the cloud, reporting to the UI task
-//! only through events. They hold no UI state.
+//! Following the cluster: its state from GKE (often while it changes, rarely once it runs), a
+//! connection and the Job watchers while it serves its API, and creates and deletes.
 
 use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::Ordering;
 use std::time::Duration;
 
-use k8s_openapi::api::core::v1::Pod;
-use kube::api::{Api, DeleteParams};
-use tokio::sync::{Mutex, Notify, Semaphore, mpsc};
-use tokio_util::sync::CancellationToken;
+use kube::api::Api;
+use tokio::sync::mpsc;
 
-use super::session::{Backend, Session};
-use crate::app::trouble::TroubleSource;
-use crate::app::{Command, Event};
+use super::{Connection, Shared, Tx, flow_room};
+use crate::engine::Event;
+use crate::engine::model::trouble::TroubleSource;
+use crate::engine::session::Backend;
 use crate::gke::{self, ClusterStatus, ClusterSummary, ProvisionEvent};
 use crate::k8s;
-use crate::k8s::logs::{LogTail, TailOptions, TailTarget};
-
-type Tx = mpsc::UnboundedSender<Event>;
-
-/// The connection to the cluster's API, once it is RUNNING.
-struct Connection {
-    client: kube::Client,
-    watchers: CancellationToken,
-}
-
-struct Shared {
-    session: Session,
-    tx: Tx,
-    connection: Mutex<Option<Connection>>,
-    /// A create or delete is being followed: the cluster follower leaves operations to it.
-    operating: AtomicBool,
-    /// Asks the cluster follower to look again now.
-    refresh: Notify,
-    stop: CancellationToken,
-    /// Log and watch events sent to the UI and not yet taken: the UI's channel is unbounded (a
-    /// key must never wait behind them), so the log follower and the watchers wait here
-    /// instead, and what they have not sent stays with the server until the UI is ready.
-    flow_budget: Arc<Semaphore>,
-}
-
-/// Log and watch events (a log event is a batch of one pod's lines) in flight to the UI at once.
-const FLOW_EVENTS_IN_FLIGHT: usize = 128;
-
-/// Waits for room in the UI's flow budget; false if `cancel` came first. The UI gives the room
-/// back when it takes the event (`Workers::flow_event_taken`).
-async fn flow_room(budget: &Semaphore, cancel: &CancellationToken) -> bool {
-    tokio::select! {
-        _ = cancel.cancelled() => false,
-        permit = budget.acquire() => {
-            if let Ok(permit) = permit {
-                permit.forget();
-            }
-            true
-        }
-    }
-}
-
-pub struct Workers {
-    shared: Arc<Shared>,
-    /// Cancels the log follow in progress.
-    tail: Option<CancellationToken>,
-}
-
-impl Workers {
-    pub fn start(session: Session, tx: Tx) -> Self {
-        let _ = tx.send(Event::Target(session.info.clone()));
-        let shared = Arc::new(Shared {
-            session,
-            tx,
-            connection: Mutex::new(None),
-            operating: AtomicBool::new(false),
-            refresh: Notify::new(),
-            stop: CancellationToken::new(),
-            flow_budget: Arc::new(Semaphore::new(FLOW_EVENTS_IN_FLIGHT)),
-        });
-        tokio::spawn(follow_cluster(shared.clone()));
-        Self { shared, tail: None }
-    }
-
-    /// The UI took a log or watch event off its channel: room for another.
-    pub fn flow_event_taken(&self) {
-        self.shared.flow_budget.add_permits(1);
-    }
-
-    pub fn stop(&mut self) {
-        if let Some(tail) = self.tail.take() {
-            tail.cancel();
-        }
-        self.shared.stop.cancel();
-    }
-
-    pub fn run(&mut self, command: Command) {
-        let shared = self.shared.clone();
-        match command {
-            Command::CreateCluster => {
-                tokio::spawn(operate(shared, gke::OperationKind::Create));
-            }
-            Command::DeleteCluster => {
-                if let Some(tail) = self.tail.take() {
-                    tail.cancel();
-                }
-                tokio::spawn(operate(shared, gke::OperationKind::Delete));
-            }
-            Command::LaunchJob
-            | Command::RetryJob
-            | Command::DeleteAttempt(_)
-            | Command::DeletePod(_) => {
-                tokio::spawn(job_action(shared, command));
-            }
-            Command::FollowLogs {
-                attempt,
-                pod,
-                previous,
-                generation,
-            } => {
-                if let Some(old) = self.tail.take() {
-                    old.cancel();
-                }
-                self.tail = Some(self.follow_logs(attempt, pod, previous, generation));
-            }
-        }
-    }
-
-    fn follow_logs(
-        &self,
-        attempt: String,
-        pod: Option<String>,
-        previous: bool,
-        generation: u64,
-    ) -> CancellationToken {
-        let shared = self.shared.clone();
-        let cancel = CancellationToken::new();
-        let handle_tx = cancel.clone();
-        tokio::spawn(async move {
-            let Some(client) = shared
-                .connection
-                .lock()
-                .await
-                .as_ref()
-                .map(|c| c.client.clone())
-            else {
-                return;
-            };
-            let cfg = &shared.session.config.job;
-            let save_dir = k8s::logs::logs_dir(&shared.session.cluster_name(), &attempt);
-            if let Some(dir) = &save_dir {
-                let _ = shared.tx.send(Event::LogsSavedTo {
-                    generation,
-                    dir: dir.display().to_string(),
-                });
-            }
-            let target = TailTarget {
-                namespace: cfg.namespace.clone(),
-                job: attempt,
-                container: None,
-            };
-            let options = TailOptions {
-                save_dir,
-                pod,
-                follow: !previous,
-                previous,
-                ..Default::default()
-            };
-            let tail = LogTail::follow(client, target, options);
-            let (mut rx, tail_handle) = tail.into_parts();
-            loop {
-                tokio::select! {
-                    _ = handle_tx.cancelled() => { tail_handle.cancel(); return; }
-                    _ = shared.stop.cancelled() => { tail_handle.cancel(); return; }
-                    event = rx.recv() => match event {
-                        Some(event) => {
-                            if !flow_room(&shared.flow_budget, &handle_tx).await {
-                                tail_handle.cancel();
-                                return;
-                            }
-                            let _ = shared.tx.send(Event::Tail { generation, event });
-                        }
-                        None => return,
-                    }
-                }
-            }
-        });
-        cancel
-    }
-}
 
 fn forward_provision(tx: &Tx) -> mpsc::UnboundedSender<ProvisionEvent> {
     let (ptx, mut prx) = mpsc::unbounded_channel::<ProvisionEvent>();
@@ -206,10 +35,11 @@ async fn disconnect(shared: &Shared) {
         }
     }
     let _ = shared.tx.send(Event::TroubleOver(TroubleSource::Cluster));
+    let _ = shared.tx.send(Event::Disconnected);
 }
 
 /// Creates or deletes the cluster (or follows such an operation already running at GKE).
-async fn operate(shared: Arc<Shared>, kind: gke::OperationKind) {
+pub async fn operate(shared: Arc<Shared>, kind: gke::OperationKind) {
     let Backend::Gke { gke, target, poll } = &shared.session.backend else {
         let _ = shared.tx.send(Event::ProvisionDone(Err(
             "the cluster is not managed by Gantry".into(),
@@ -252,50 +82,9 @@ async fn operate(shared: Arc<Shared>, kind: gke::OperationKind) {
     shared.refresh.notify_one();
 }
 
-async fn job_action(shared: Arc<Shared>, command: Command) {
-    let client = shared
-        .connection
-        .lock()
-        .await
-        .as_ref()
-        .map(|c| c.client.clone());
-    let what = command.describe();
-    let Some(client) = client else {
-        let _ = shared.tx.send(Event::Done {
-            what,
-            result: Err("not connected to the cluster".into()),
-        });
-        return;
-    };
-    let cfg = &shared.session.config.job;
-    let result = match command {
-        Command::LaunchJob => k8s::launch(&client, cfg, shared.session.project())
-            .await
-            .map(|l| format!("launched {}", l.job)),
-        Command::RetryJob => k8s::retry(&client, cfg, &Default::default())
-            .await
-            .map(|l| format!("retrying as {}", l.job)),
-        Command::DeleteAttempt(name) => k8s::delete(&client, cfg, Some(&name))
-            .await
-            .map(|_| format!("deleted {name}")),
-        Command::DeletePod(name) => {
-            let pods: Api<Pod> = Api::namespaced(client, &cfg.namespace);
-            pods.delete(&name, &DeleteParams::background())
-                .await
-                .map(|_| format!("deleting pod {name}"))
-                .map_err(k8s::K8sError::api(format!("delete pod {name}")))
-        }
-        _ => return,
-    };
-    let _ = shared.tx.send(Event::Done {
-        what,
-        result: result.map_err(|e| e.to_string()),
-    });
-}
-
 /// Follows the cluster: its state from GKE (often while it changes, rarely once RUNNING), a
 /// connection and Job watchers once it runs, and any operation GKE is already running for it.
-async fn follow_cluster(shared: Arc<Shared>) {
+pub async fn follow_cluster(shared: Arc<Shared>) {
     loop {
         let wait = match &shared.session.backend {
             Backend::Gke { gke, target, poll } => check_gke(&shared, gke, target, *poll).await,

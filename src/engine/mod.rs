@@ -1,0 +1,230 @@
+//! The engine: everything that watches, with or without a terminal. It opens the session (GKE,
+//! a kubeconfig context, or the embedded simulated cloud), runs the workers — the cluster
+//! follower, provisioning, the Job watchers, the log tailer that saves every line — and owns the
+//! one model their events build. Viewers (the local TUI, `gantry watch`, each SSH session of
+//! `gantry serve`) read the model, are told when it changed, and send commands; none of them
+//! holds a second set of watches or a second copy of the lines.
+
+mod command;
+mod event;
+pub mod model;
+pub mod session;
+mod workers;
+
+use std::sync::{Arc, RwLock, RwLockReadGuard};
+
+use tokio::sync::{broadcast, mpsc, watch};
+use tokio_util::sync::{CancellationToken, DropGuard};
+
+pub use command::Command;
+pub use event::{Event, TargetInfo};
+pub use model::{Level, Model, News, Notice};
+pub use session::{Session, SessionOptions};
+
+use crate::k8s::logs::TailEvent;
+use workers::Workers;
+
+/// Worker events folded into the model under one write lock, at most.
+const EVENTS_PER_BATCH: usize = 4096;
+/// News kept for a slow listener before it misses some (it is told how many).
+const NEWS_KEPT: usize = 1024;
+/// Lines of a viewer's own fetch in flight to it: the stream waits beyond this.
+const FETCH_IN_FLIGHT: usize = 256;
+
+/// What a viewer asks: a command for the workers, or its own fetch of logs.
+enum Request {
+    Run(Command),
+    Fetch {
+        command: Command,
+        to: mpsc::Sender<(u64, TailEvent)>,
+        cancel: CancellationToken,
+    },
+}
+
+/// The running engine. Dropping it stops the workers.
+pub struct Engine {
+    handle: EngineHandle,
+    stop: DropGuard,
+    task: tokio::task::JoinHandle<()>,
+}
+
+/// What a viewer holds of the engine: cheap to clone, one per viewer.
+#[derive(Clone)]
+pub struct EngineHandle {
+    model: Arc<RwLock<Model>>,
+    changed: watch::Receiver<u64>,
+    requests: mpsc::UnboundedSender<Request>,
+    news: broadcast::Sender<News>,
+}
+
+/// A viewer's own fetch of logs: its lines arrive on `lines`; dropping it stops the stream.
+pub struct Fetch {
+    pub lines: mpsc::Receiver<(u64, TailEvent)>,
+    _stop: DropGuard,
+}
+
+impl Engine {
+    /// Starts the workers on the session and the task that owns the model.
+    pub fn start(session: Session) -> Engine {
+        let (events_tx, events_rx) = mpsc::unbounded_channel();
+        let workers = Workers::start(session, events_tx);
+        let model = Arc::new(RwLock::new(Model::default()));
+        let (changed_tx, changed) = watch::channel(0);
+        let (requests, requests_rx) = mpsc::unbounded_channel();
+        let (news, _) = broadcast::channel(NEWS_KEPT);
+        let stop = CancellationToken::new();
+        let task = tokio::spawn(own_the_model(
+            Owner {
+                model: model.clone(),
+                changed: changed_tx,
+                news: news.clone(),
+                workers,
+            },
+            events_rx,
+            requests_rx,
+            stop.clone(),
+        ));
+        Engine {
+            handle: EngineHandle {
+                model,
+                changed,
+                requests,
+                news,
+            },
+            stop: stop.drop_guard(),
+            task,
+        }
+    }
+
+    pub fn handle(&self) -> EngineHandle {
+        self.handle.clone()
+    }
+
+    /// Stops the workers (log streams, watches, polls) and waits for them to let go.
+    pub async fn stop(self) {
+        let Engine { stop, task, .. } = self;
+        drop(stop);
+        let _ = task.await;
+    }
+}
+
+impl EngineHandle {
+    /// The model, to read (draw, decide) and let go of quickly.
+    pub fn model(&self) -> RwLockReadGuard<'_, Model> {
+        self.model.read().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// Changes each time the model does (a version number).
+    pub fn changed(&self) -> watch::Receiver<u64> {
+        self.changed.clone()
+    }
+
+    /// Every change worth a line (`gantry watch` prints them).
+    pub fn news(&self) -> broadcast::Receiver<News> {
+        self.news.subscribe()
+    }
+
+    /// Runs a command that passed the viewer's gate. A `FetchLogs` goes through [`fetch`].
+    ///
+    /// [`fetch`]: EngineHandle::fetch
+    pub fn run(&self, command: Command) {
+        let _ = self.requests.send(Request::Run(command));
+    }
+
+    /// Starts a viewer's own fetch (`Command::FetchLogs`).
+    pub fn fetch(&self, command: Command) -> Fetch {
+        let (to, lines) = mpsc::channel(FETCH_IN_FLIGHT);
+        let cancel = CancellationToken::new();
+        let _ = self.requests.send(Request::Fetch {
+            command,
+            to,
+            cancel: cancel.clone(),
+        });
+        Fetch {
+            lines,
+            _stop: cancel.drop_guard(),
+        }
+    }
+}
+
+struct Owner {
+    model: Arc<RwLock<Model>>,
+    changed: watch::Sender<u64>,
+    news: broadcast::Sender<News>,
+    workers: Workers,
+}
+
+async fn own_the_model(
+    mut owner: Owner,
+    mut events: mpsc::UnboundedReceiver<Event>,
+    mut requests: mpsc::UnboundedReceiver<Request>,
+    stop: CancellationToken,
+) {
+    let mut version = 0u64;
+    loop {
+        tokio::select! {
+            _ = stop.cancelled() => break,
+            event = events.recv() => {
+                let Some(event) = event else { break };
+                let mut batch = vec![event];
+                while batch.len() < EVENTS_PER_BATCH {
+                    match events.try_recv() {
+                        Ok(e) => batch.push(e),
+                        Err(_) => break,
+                    }
+                }
+                if owner.fold(batch) {
+                    version += 1;
+                    owner.changed.send_replace(version);
+                }
+            }
+            request = requests.recv() => match request {
+                Some(Request::Run(command)) => {
+                    if owner.write().command_sent(&command) {
+                        version += 1;
+                        owner.changed.send_replace(version);
+                    }
+                    owner.workers.run(command);
+                }
+                Some(Request::Fetch { command, to, cancel }) => {
+                    owner.workers.fetch(command, to, cancel);
+                }
+                None => {}
+            },
+        }
+    }
+    owner.workers.stop();
+}
+
+impl Owner {
+    fn write(&self) -> std::sync::RwLockWriteGuard<'_, Model> {
+        self.model.write().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// Folds a batch of events in; whether anything viewers show changed.
+    fn fold(&mut self, batch: Vec<Event>) -> bool {
+        let mut changed = false;
+        let mut follows = Vec::new();
+        let mut news = Vec::new();
+        {
+            let mut model = self.write();
+            for event in batch {
+                if matches!(event, Event::Tail { .. } | Event::Job(_)) {
+                    self.workers.flow_event_taken();
+                }
+                let applied = model.apply(event);
+                changed |= applied.changed;
+                follows.extend(applied.follow);
+                news.extend(applied.news);
+            }
+        }
+        for follow in follows {
+            self.workers.follow(follow);
+        }
+        for n in news {
+            tracing::info!(news = %n, "model");
+            let _ = self.news.send(n);
+        }
+        changed
+    }
+}

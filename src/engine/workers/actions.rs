@@ -1,0 +1,51 @@
+//! One-shot Job commands: launch, retry, delete an attempt or a pod. Each answers with `Done`.
+
+use std::sync::Arc;
+
+use k8s_openapi::api::core::v1::Pod;
+use kube::api::{Api, DeleteParams};
+
+use super::Shared;
+use crate::engine::{Command, Event};
+use crate::k8s;
+
+pub async fn job_action(shared: Arc<Shared>, command: Command) {
+    let client = shared
+        .connection
+        .lock()
+        .await
+        .as_ref()
+        .map(|c| c.client.clone());
+    let what = command.describe();
+    let Some(client) = client else {
+        let _ = shared.tx.send(Event::Done {
+            what,
+            result: Err("not connected to the cluster".into()),
+        });
+        return;
+    };
+    let cfg = &shared.session.config.job;
+    let result = match command {
+        Command::LaunchJob => k8s::launch(&client, cfg, shared.session.project())
+            .await
+            .map(|l| format!("launched {}", l.job)),
+        Command::RetryJob => k8s::retry(&client, cfg, &Default::default())
+            .await
+            .map(|l| format!("retrying as {}", l.job)),
+        Command::DeleteAttempt(name) => k8s::delete(&client, cfg, Some(&name))
+            .await
+            .map(|_| format!("deleted {name}")),
+        Command::DeletePod(name) => {
+            let pods: Api<Pod> = Api::namespaced(client, &cfg.namespace);
+            pods.delete(&name, &DeleteParams::background())
+                .await
+                .map(|_| format!("deleting pod {name}"))
+                .map_err(k8s::K8sError::api(format!("delete pod {name}")))
+        }
+        _ => return,
+    };
+    let _ = shared.tx.send(Event::Done {
+        what,
+        result: result.map_err(|e| e.to_string()),
+    });
+}

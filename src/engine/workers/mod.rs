@@ -1,0 +1,168 @@
+//! Workers: tokio tasks that carry out commands and follow the cloud, reporting to the engine
+//! only through events. They hold no model and no view state.
+
+mod actions;
+mod cluster;
+mod logs;
+
+use std::sync::Arc;
+use std::sync::atomic::AtomicBool;
+
+use tokio::sync::{Mutex, Notify, Semaphore, mpsc};
+use tokio_util::sync::CancellationToken;
+
+use self::actions::job_action;
+use self::cluster::{follow_cluster, operate};
+use self::logs::{LogRequest, Sink};
+use super::model::FollowLogs;
+use super::session::Session;
+use super::{Command, Event};
+use crate::gke;
+
+type Tx = mpsc::UnboundedSender<Event>;
+
+/// The connection to the cluster's API, once it is RUNNING.
+struct Connection {
+    client: kube::Client,
+    watchers: CancellationToken,
+}
+
+struct Shared {
+    session: Session,
+    tx: Tx,
+    connection: Mutex<Option<Connection>>,
+    /// A create or delete is being followed: the cluster follower leaves operations to it.
+    operating: AtomicBool,
+    /// Asks the cluster follower to look again now.
+    refresh: Notify,
+    stop: CancellationToken,
+    /// Log and watch events sent to the UI and not yet taken: the UI's channel is unbounded (a
+    /// key must never wait behind them), so the log follower and the watchers wait here
+    /// instead, and what they have not sent stays with the server until the UI is ready.
+    flow_budget: Arc<Semaphore>,
+}
+
+/// Log and watch events (a log event is a batch of one pod's lines) in flight to the UI at once.
+const FLOW_EVENTS_IN_FLIGHT: usize = 128;
+
+/// Waits for room in the UI's flow budget; false if `cancel` came first. The UI gives the room
+/// back when it takes the event (`Workers::flow_event_taken`).
+async fn flow_room(budget: &Semaphore, cancel: &CancellationToken) -> bool {
+    tokio::select! {
+        _ = cancel.cancelled() => false,
+        permit = budget.acquire() => {
+            if let Ok(permit) = permit {
+                permit.forget();
+            }
+            true
+        }
+    }
+}
+
+pub struct Workers {
+    shared: Arc<Shared>,
+    /// Cancels the log follow in progress.
+    tail: Option<CancellationToken>,
+}
+
+impl Workers {
+    pub fn start(session: Session, tx: Tx) -> Self {
+        let _ = tx.send(Event::Target(session.info.clone()));
+        let shared = Arc::new(Shared {
+            session,
+            tx,
+            connection: Mutex::new(None),
+            operating: AtomicBool::new(false),
+            refresh: Notify::new(),
+            stop: CancellationToken::new(),
+            flow_budget: Arc::new(Semaphore::new(FLOW_EVENTS_IN_FLIGHT)),
+        });
+        tokio::spawn(follow_cluster(shared.clone()));
+        Self { shared, tail: None }
+    }
+
+    /// The UI took a log or watch event off its channel: room for another.
+    pub fn flow_event_taken(&self) {
+        self.shared.flow_budget.add_permits(1);
+    }
+
+    pub fn stop(&mut self) {
+        if let Some(tail) = self.tail.take() {
+            tail.cancel();
+        }
+        self.shared.stop.cancel();
+    }
+
+    pub fn run(&mut self, command: Command) {
+        let shared = self.shared.clone();
+        match command {
+            Command::CreateCluster => {
+                tokio::spawn(operate(shared, gke::OperationKind::Create));
+            }
+            Command::DeleteCluster => {
+                if let Some(tail) = self.tail.take() {
+                    tail.cancel();
+                }
+                tokio::spawn(operate(shared, gke::OperationKind::Delete));
+            }
+            Command::LaunchJob
+            | Command::RetryJob
+            | Command::DeleteAttempt(_)
+            | Command::DeletePod(_) => {
+                tokio::spawn(job_action(shared, command));
+            }
+            // A viewer's own fetch comes through `fetch`, with its channel.
+            Command::FetchLogs { .. } => {}
+        }
+    }
+
+    /// Follows every pod of the newest attempt into the model's store, instead of the attempt
+    /// followed so far.
+    pub fn follow(&mut self, follow: FollowLogs) {
+        if let Some(old) = self.tail.take() {
+            old.cancel();
+        }
+        let cancel = CancellationToken::new();
+        logs::tail(
+            self.shared.clone(),
+            LogRequest {
+                attempt: follow.attempt,
+                pod: None,
+                previous: false,
+            },
+            Sink::Model {
+                generation: follow.generation,
+            },
+            cancel.clone(),
+        );
+        self.tail = Some(cancel);
+    }
+
+    /// A viewer's own fetch (`Command::FetchLogs`): its lines go to `to` until `cancel`.
+    pub fn fetch(
+        &self,
+        command: Command,
+        to: mpsc::Sender<(u64, crate::k8s::logs::TailEvent)>,
+        cancel: CancellationToken,
+    ) {
+        let Command::FetchLogs {
+            attempt,
+            pod,
+            previous,
+            generation,
+        } = command
+        else {
+            return;
+        };
+        logs::tail(
+            self.shared.clone(),
+            LogRequest {
+                attempt,
+                pod,
+                previous,
+            },
+            Sink::Viewer { to, generation },
+            cancel,
+        );
+    }
+}
