@@ -36,6 +36,11 @@ fn run() -> Result<i32> {
                 gantry::logging::to_stderr();
                 gantry::commands::sim::run(args, cli.time_scale).await
             }
+            Some(Subcommand::Watch) => Ok(gantry::commands::watch::run(
+                cli.session_options(),
+                cli.target.log_file.as_deref(),
+            )
+            .await),
             Some(Subcommand::Completions { shell }) => {
                 let mut command = <Cli as clap::CommandFactory>::command();
                 clap_complete::generate(shell, &mut command, "gantry", &mut std::io::stdout());

@@ -117,15 +117,20 @@ impl Cli {
         })
     }
 
+    /// Where the engine works: the TUI's, `watch`'s and `serve`'s.
+    pub fn session_options(&self) -> crate::engine::SessionOptions {
+        crate::engine::SessionOptions {
+            target: (&self.target).into(),
+            sim: self.sim,
+            time_scale: self.time_scale,
+            logs_root: None,
+        }
+    }
+
     /// What the TUI needs of the command line.
     pub fn tui_options(&self) -> crate::tui::TuiOptions {
         crate::tui::TuiOptions {
-            session: crate::tui::SessionOptions {
-                target: (&self.target).into(),
-                sim: self.sim,
-                time_scale: self.time_scale,
-                logs_root: None,
-            },
+            session: self.session_options(),
             read_only: self.read_only,
             log_file: self.target.log_file.clone(),
             launch: (&self.launch).into(),

@@ -18,6 +18,12 @@ pub enum Subcommand {
         after_help = "Examples:\n  gantry up --wait\n  gantry up --project my-proj --location us-central1-a"
     )]
     Up(UpArgs),
+    /// Follow the cluster and the newest attempt without a terminal: save every pod's log (as
+    /// the TUI does) and print one line per change, until SIGTERM or Ctrl-C.
+    #[command(
+        after_help = "Examples:\n  gantry watch\n  gantry --sim --time-scale 0.01 watch\n  systemd-run --user gantry watch"
+    )]
+    Watch,
     /// Show the cluster and the training Job.
     #[command(
         after_help = "Examples:\n  gantry status\n  gantry status --json | jq .cluster.status"
@@ -65,6 +71,7 @@ impl Subcommand {
             Subcommand::Sim(_) => "sim",
             Subcommand::Up(_) => "up",
             Subcommand::Status(_) => "status",
+            Subcommand::Watch => "watch",
             Subcommand::Down(_) => "down",
             Subcommand::Launch(_) => "launch",
             Subcommand::Retry(_) => "retry",
@@ -91,6 +98,7 @@ impl Subcommand {
             }) => Some("delete an attempt (`gantry delete attempt`)"),
             Subcommand::Sim(_)
             | Subcommand::Status(_)
+            | Subcommand::Watch
             | Subcommand::Logs(_)
             | Subcommand::Config
             | Subcommand::Completions { .. } => None,

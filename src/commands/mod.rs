@@ -12,6 +12,7 @@ pub mod show_config;
 pub mod sim;
 pub mod status;
 pub mod up;
+pub mod watch;
 
 use color_eyre::eyre::Result;
 
@@ -21,7 +22,7 @@ use crate::connect::Target;
 /// The one read-only gate of the command line: every command that would change the cloud is
 /// refused here, before it connects to anything.
 pub async fn run(command: Subcommand, target: &Target, read_only: bool, sim: bool) -> Result<i32> {
-    if sim && !matches!(command, Subcommand::Config) {
+    if sim && !matches!(command, Subcommand::Config | Subcommand::Watch) {
         crate::errln!(
             "gantry: --sim runs the TUI on a simulated cloud of its own; for `gantry {}`, run `gantry sim --state-dir DIR` in another terminal, then pass --gke-endpoint URL --access-token-file DIR/token --project demo-project --location us-central1-a (or KUBECONFIG=DIR/kubeconfig with --context)",
             command.name()
@@ -38,7 +39,7 @@ pub async fn run(command: Subcommand, target: &Target, read_only: bool, sim: boo
         return Ok(2);
     }
     match command {
-        Subcommand::Sim(_) | Subcommand::Completions { .. } => Ok(0),
+        Subcommand::Sim(_) | Subcommand::Completions { .. } | Subcommand::Watch => Ok(0),
         Subcommand::Up(args) => Ok(up::run(args, target).await),
         Subcommand::Status(args) => Ok(status::run(args, target).await),
         Subcommand::Down(args) => Ok(down::run(args, target).await),

@@ -35,6 +35,9 @@ pub struct Session {
     logs_root: Option<std::path::PathBuf>,
     /// The simulated cloud, alive as long as the session.
     _sim: Option<SimCloud>,
+    /// Where the simulated cloud keeps its endpoints, token and kubeconfig (other terminals
+    /// reach it through them).
+    pub sim_dir: Option<std::path::PathBuf>,
 }
 
 impl Session {
@@ -106,6 +109,7 @@ pub async fn open(options: &SessionOptions, config: Config) -> Result<Session> {
             kubeconfig: None,
             logs_root: options.logs_root.clone(),
             _sim: None,
+            sim_dir: None,
         });
     }
     // A first run with nothing set up: say that the simulated cloud needs none of it.
@@ -139,6 +143,7 @@ pub async fn open(options: &SessionOptions, config: Config) -> Result<Session> {
             .then(|| crate::kubeconfig::credential_for(target.access_token_file.as_deref())),
         logs_root: options.logs_root.clone(),
         _sim: None,
+        sim_dir: None,
     })
 }
 
@@ -185,5 +190,6 @@ async fn open_sim(options: &SessionOptions, config: Config) -> Result<Session> {
         kubeconfig: None,
         logs_root: options.logs_root.clone(),
         _sim: Some(cloud),
+        sim_dir: Some(dir),
     })
 }

@@ -244,7 +244,13 @@ impl Model {
                     self.notify(Level::Warning, format!("logs of {pod}: {e}"));
                 }
                 self.troubles.clear(&TroubleSource::Logs(pod.clone()));
-                self.logs.ended(pod, &why);
+                self.logs.ended(pod.clone(), &why);
+                if let Some((_, how)) = self.logs.ended.last() {
+                    applied.news.push(News::LogEnded {
+                        pod,
+                        how: how.clone(),
+                    });
+                }
             }
             TailEvent::SaveFailed { pod, error } => self.notify(
                 Level::Error,

@@ -31,6 +31,11 @@ pub enum News {
     Said(String),
     /// Something went wrong that Gantry is retrying (a watch, a log stream, a poll).
     Trouble(String),
+    /// A pod's log stream ended (`ended`, `pod deleted`, `failed: …`): what it wrote is saved.
+    LogEnded {
+        pod: String,
+        how: String,
+    },
 }
 
 impl News {
@@ -124,6 +129,7 @@ impl fmt::Display for News {
             News::PodFailed { pod, why } => write!(f, "pod {pod} failed: {}", one_line(why)),
             News::Said(text) => write!(f, "{}", one_line(text)),
             News::Trouble(text) => write!(f, "trouble: {}", one_line(text)),
+            News::LogEnded { pod, how } => write!(f, "log of {pod} {}", one_line(how)),
         }
     }
 }

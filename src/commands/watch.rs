@@ -1,0 +1,67 @@
+//! `gantry watch`: the engine alone, in the foreground — for tmux, systemd or a server where no
+//! one keeps a terminal open. It follows the cluster and the newest attempt, saves every pod's
+//! log exactly as the TUI does (same files, same lock), and prints one line per change worth
+//! knowing (also to `gantry.log`). SIGTERM or Ctrl-C stop it cleanly: exit 0.
+
+use std::path::Path;
+
+use tokio::signal::unix::{SignalKind, signal};
+use tokio::sync::broadcast::error::RecvError;
+
+use crate::engine::{Engine, SessionOptions, session};
+
+pub async fn run(options: SessionOptions, log_file: Option<&Path>) -> i32 {
+    let config = match crate::connect::load_config(&options.target) {
+        Ok(c) => c,
+        Err(e) => {
+            crate::errln!("gantry: {e}");
+            return 2;
+        }
+    };
+    if let Err(e) = config.validate() {
+        crate::errln!("gantry: {e}");
+        return 2;
+    }
+    crate::logging::to_file(log_file);
+    let session = match session::open(&options, config).await {
+        Ok(s) => s,
+        Err(e) => {
+            crate::errln!("gantry: {e:#}");
+            return 2;
+        }
+    };
+    let place = session.info.place.clone();
+    let cluster = session.cluster_name();
+    if let Some(dir) = &session.sim_dir {
+        crate::errln!(
+            "gantry watch: simulated cloud: state in {} (endpoints.json, token, kubeconfig)",
+            dir.display()
+        );
+    }
+    let (Ok(mut term), Ok(mut int)) = (
+        signal(SignalKind::terminate()),
+        signal(SignalKind::interrupt()),
+    ) else {
+        crate::errln!("gantry: cannot listen for SIGTERM and SIGINT");
+        return 1;
+    };
+    let engine = Engine::start(session);
+    let mut news = engine.handle().news();
+    crate::errln!("gantry watch: cluster {cluster} in {place}; SIGTERM or Ctrl-C stops");
+    loop {
+        tokio::select! {
+            _ = term.recv() => break,
+            _ = int.recv() => break,
+            n = news.recv() => match n {
+                Ok(n) => crate::outln!("{} {n}", jiff::Timestamp::now().strftime("%Y-%m-%dT%H:%M:%SZ")),
+                Err(RecvError::Lagged(missed)) => {
+                    crate::errln!("gantry watch: {missed} changes came too fast to print (gantry.log has them)");
+                }
+                Err(RecvError::Closed) => break,
+            },
+        }
+    }
+    engine.stop().await;
+    crate::errln!("gantry watch: stopped");
+    0
+}

@@ -1,0 +1,186 @@
+//! The engine without a terminal, from cluster creation to a retried attempt, driven by one
+//! viewer's keys on the simulated cloud: the model's picture of the Job and its pods ends as the
+//! API's, and every saved file is the pod's log, byte for byte.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+mod common;
+
+use std::time::Duration;
+
+use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
+use futures::AsyncReadExt;
+use gantry::app::App;
+use gantry::config::{Config, JobConfig};
+use gantry::connect::Target;
+use gantry::engine::{Command, Engine, EngineHandle, Model, SessionOptions, session};
+use gantry::gke::target::Named;
+use gantry::k8s::status::{AttemptPhase, AttemptSummary, PodSummary};
+use gantry::keys::Keymap;
+use gantry::sim::SimOptions;
+use gantry::sim::cloud::{DEMO_LOCATION, DEMO_PROJECT};
+use k8s_openapi::api::batch::v1::Job;
+use k8s_openapi::api::core::v1::Pod;
+use kube::api::{Api, ListParams, LogParams};
+
+/// Only against a hang: nothing is asserted about time.
+const HANG_GUARD: Duration = Duration::from_secs(120);
+
+fn key(c: char) -> KeyEvent {
+    KeyEvent::new(KeyCode::Char(c), KeyModifiers::NONE)
+}
+
+/// Presses a key; what the viewer asks goes to the engine.
+fn press(app: &mut App, engine: &EngineHandle, k: KeyEvent) -> Vec<Command> {
+    let asked = app.on_key(k, &engine.model());
+    for c in &asked {
+        engine.run(c.clone());
+    }
+    asked
+}
+
+/// Waits for the model to satisfy `done`, taking every change into the viewer.
+async fn until(app: &mut App, engine: &EngineHandle, done: impl Fn(&Model) -> bool) {
+    let mut changed = engine.changed();
+    loop {
+        {
+            let model = engine.model();
+            app.on_model(&model);
+            if done(&model) {
+                return;
+            }
+        }
+        changed.changed().await.unwrap();
+    }
+}
+
+fn picture(model: &Model) -> (Vec<AttemptSummary>, Vec<PodSummary>) {
+    let mut attempts: Vec<AttemptSummary> = model.jobs.attempts.items.values().cloned().collect();
+    let mut pods: Vec<PodSummary> = model.jobs.pods.items.values().cloned().collect();
+    attempts.sort_by(|a, b| a.name.cmp(&b.name));
+    pods.sort_by(|a, b| a.name.cmp(&b.name));
+    (attempts, pods)
+}
+
+async fn truth(client: &kube::Client) -> (Vec<AttemptSummary>, Vec<PodSummary>) {
+    let jobs: Api<Job> = Api::default_namespaced(client.clone());
+    let pods: Api<Pod> = Api::default_namespaced(client.clone());
+    let mut attempts: Vec<AttemptSummary> = jobs
+        .list(&ListParams::default().labels("app.kubernetes.io/managed-by=gantry"))
+        .await
+        .unwrap()
+        .items
+        .iter()
+        .map(AttemptSummary::of)
+        .collect();
+    let mut pods: Vec<PodSummary> = pods
+        .list(&ListParams::default().labels("job=ml-training"))
+        .await
+        .unwrap()
+        .items
+        .iter()
+        .map(PodSummary::of)
+        .collect();
+    attempts.sort_by(|a, b| a.name.cmp(&b.name));
+    pods.sort_by(|a, b| a.name.cmp(&b.name));
+    (attempts, pods)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn from_cluster_creation_to_a_retried_attempt_without_a_terminal() {
+    let sim_dir = tempfile::tempdir().unwrap();
+    let cloud = common::cloud_with(SimOptions {
+        time_scale: 0.01,
+        state_dir: Some(sim_dir.path().to_path_buf()),
+        ..Default::default()
+    })
+    .await;
+    let mut job = JobConfig::default();
+    job.env.insert("SIM_LOG_LINES".into(), "30".into());
+    job.env.insert("SIM_FAIL_ATTEMPTS".into(), "1".into());
+    job.backoff_limit = 0;
+    let config = Config {
+        job,
+        ..Default::default()
+    };
+    let logs = tempfile::tempdir().unwrap();
+    let options = SessionOptions {
+        target: Target {
+            named: Named {
+                project: Some(DEMO_PROJECT.into()),
+                location: Some(DEMO_LOCATION.into()),
+            },
+            access_token_file: Some(sim_dir.path().join("token")),
+            gke_endpoint: Some(cloud.gke_endpoint().to_string()),
+            no_kubeconfig: true,
+            ..Target::default()
+        },
+        sim: false,
+        time_scale: 1.0,
+        logs_root: Some(logs.path().to_path_buf()),
+    };
+    let engine = Engine::start(session::open(&options, config.clone()).await.unwrap());
+    let handle = engine.handle();
+    let mut app = App::new(config, Keymap::default(), false);
+
+    tokio::time::timeout(HANG_GUARD, async {
+        until(&mut app, &handle, |m| m.cluster.summary.is_some()).await;
+        assert!(press(&mut app, &handle, key('c')).is_empty(), "asks first");
+        assert_eq!(press(&mut app, &handle, key('y')), [Command::CreateCluster]);
+        until(&mut app, &handle, |m| m.connected).await;
+
+        assert_eq!(press(&mut app, &handle, key('l')), [Command::LaunchJob]);
+        until(&mut app, &handle, |m| {
+            m.jobs
+                .newest()
+                .is_some_and(|a| a.status == AttemptPhase::Failed)
+        })
+        .await;
+        assert_eq!(press(&mut app, &handle, key('r')), [Command::RetryJob]);
+        until(&mut app, &handle, |m| {
+            m.jobs.attempts().len() == 2
+                && m.jobs.newest().is_some_and(|a| a.status.is_finished())
+                && m.logs.ended.len() == m.jobs.pods_of(&m.jobs.newest().unwrap().name).len()
+        })
+        .await;
+    })
+    .await
+    .expect("the run reached its retried attempt");
+
+    // The model's picture converges to the API's.
+    let client = common::kube_client(&cloud);
+    let mut changed = handle.changed();
+    loop {
+        let truth = truth(&client).await;
+        if picture(&handle.model()) == truth {
+            break;
+        }
+        tokio::time::timeout(HANG_GUARD, changed.changed())
+            .await
+            .expect("the model converges")
+            .unwrap();
+    }
+
+    // Every pod of both attempts: its saved file is its log, byte for byte.
+    let pods: Api<Pod> = Api::default_namespaced(client.clone());
+    let (attempts, all_pods) = truth(&client).await;
+    assert_eq!(attempts.len(), 2);
+    for pod in &all_pods {
+        let mut served = Vec::new();
+        pods.log_stream(&pod.name, &LogParams::default())
+            .await
+            .unwrap()
+            .read_to_end(&mut served)
+            .await
+            .unwrap();
+        let saved = std::fs::read(
+            logs.path()
+                .join(common::CLUSTER)
+                .join(&pod.job)
+                .join(format!("{}.log", pod.name)),
+        )
+        .unwrap();
+        assert!(!served.is_empty());
+        assert_eq!(saved, served, "{}", pod.name);
+    }
+    engine.stop().await;
+}
