@@ -6,6 +6,7 @@ pub mod api;
 pub mod cluster;
 pub mod controllers;
 pub mod defaults;
+pub mod drain;
 pub mod errors;
 pub mod events;
 pub mod lifecycle;

@@ -3,6 +3,7 @@
 use serde_json::{Value, json};
 
 use super::cluster::{ClusterState, NodePoolSpec};
+use super::events::EventType;
 use super::meta;
 use super::resources::Kind;
 use crate::sim::machines;
@@ -27,25 +28,131 @@ pub fn seed(state: &ClusterState) {
         });
         let _ = state.store.create(Kind::Namespace, namespace);
     }
-    for (pool_index, pool) in state.spec.node_pools.iter().enumerate() {
-        // GKE's instance-group hash differs per pool and zone; derive a stable one.
-        for (zone_index, zone) in pool.zones.iter().enumerate() {
-            let group = format!("{:08x}", hash(&[&state.spec.name, &pool.name, zone]));
-            for i in 0..pool.nodes_per_zone {
-                let _ = (pool_index, zone_index);
-                let suffix = meta::random_suffix(4);
-                let name = format!(
-                    "gke-{}-{}-{}-{}",
-                    truncate(&state.spec.name, 20),
-                    truncate(&pool.name, 14),
-                    group,
-                    suffix
-                );
-                let node = node_object(&name, pool, zone, &state.spec.version, i);
-                let _ = state.store.create(Kind::Node, node);
+    for pool in &state.spec.node_pools {
+        for zone in &pool.zones {
+            for _ in 0..pool.nodes_per_zone {
+                create(state, pool, zone);
             }
         }
     }
+}
+
+/// Adds one Ready node of `pool` in `zone`, as GKE registers a new instance, and lets pending
+/// pods try it. Returns its name.
+pub fn add(state: &ClusterState, pool: &NodePoolSpec, zone: &str) -> Option<String> {
+    let name = create(state, pool, zone)?;
+    if let Some(node) = state.store.get(Kind::Node, "", &name) {
+        let message = format!("Node {name} event: Registered Node {name} in Controller");
+        state.events.record(
+            &state.store,
+            &node,
+            EventType::Normal,
+            "RegisteredNode",
+            &message,
+            "node-controller",
+        );
+    }
+    state.scheduler.freed.notify_waiters();
+    Some(name)
+}
+
+fn create(state: &ClusterState, pool: &NodePoolSpec, zone: &str) -> Option<String> {
+    // GKE's instance-group hash differs per pool and zone; derive a stable one.
+    let group = format!("{:08x}", hash(&[&state.spec.name, &pool.name, zone]));
+    let name = format!(
+        "gke-{}-{}-{}-{}",
+        truncate(&state.spec.name, 20),
+        truncate(&pool.name, 14),
+        group,
+        meta::random_suffix(4)
+    );
+    let node = node_object(&name, pool, zone, &state.spec.version, free_index(state));
+    state.store.create(Kind::Node, node).ok()?;
+    Some(name)
+}
+
+/// A node of a pool: its name and zone.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PoolNode {
+    pub name: String,
+    pub zone: String,
+}
+
+/// The nodes of a pool, oldest first (GKE takes the newest away first when it shrinks a pool).
+pub fn of_pool(state: &ClusterState, pool: &str) -> Vec<PoolNode> {
+    let (nodes, _) = state.store.list(Kind::Node, None, |n| {
+        meta::label(n, POOL_LABEL) == Some(pool)
+    });
+    let mut nodes: Vec<(String, u32, PoolNode)> = nodes
+        .iter()
+        .map(|n| {
+            let created = n["metadata"]["creationTimestamp"]
+                .as_str()
+                .unwrap_or_default();
+            let node = PoolNode {
+                name: meta::name(n).to_string(),
+                zone: meta::label(n, ZONE_LABEL).unwrap_or_default().to_string(),
+            };
+            (created.to_string(), index_of(n).unwrap_or(u32::MAX), node)
+        })
+        .collect();
+    nodes.sort_by(|a, b| (&a.0, a.1).cmp(&(&b.0, b.1)));
+    nodes.into_iter().map(|(_, _, node)| node).collect()
+}
+
+/// Makes the labels and taints of a pool's nodes true to `pool` again, in place, as GKE applies
+/// a node-label or taint update. A cordon's taint stays.
+pub fn relabel(state: &ClusterState, pool: &NodePoolSpec) {
+    for node in of_pool(state, &pool.name) {
+        let _ = state.store.update(Kind::Node, "", &node.name, |n| {
+            let index = index_of(n).unwrap_or(0);
+            let fresh = node_object(&node.name, pool, &node.zone, &state.spec.version, index);
+            let mut taints = fresh["spec"]["taints"]
+                .as_array()
+                .cloned()
+                .unwrap_or_default();
+            let cordoned = n["spec"]["taints"]
+                .as_array()
+                .into_iter()
+                .flatten()
+                .filter(|t| t["key"] == UNSCHEDULABLE_TAINT)
+                .cloned();
+            taints.extend(cordoned);
+            n["metadata"]["labels"] = fresh["metadata"]["labels"].clone();
+            n["spec"]["taints"] = if taints.is_empty() {
+                Value::Null
+            } else {
+                Value::Array(taints)
+            };
+        });
+    }
+}
+
+/// The label GKE puts on every node with its pool's name.
+pub const POOL_LABEL: &str = "cloud.google.com/gke-nodepool";
+const ZONE_LABEL: &str = "topology.kubernetes.io/zone";
+/// The taint a cordoned node carries, as the node lifecycle controller adds it.
+pub const UNSCHEDULABLE_TAINT: &str = "node.kubernetes.io/unschedulable";
+
+/// The node's place in the cluster's address range, read back from its InternalIP.
+fn index_of(node: &Value) -> Option<u32> {
+    let ip = node
+        .pointer("/status/addresses")?
+        .as_array()?
+        .iter()
+        .find(|a| a["type"] == "InternalIP")?["address"]
+        .as_str()?;
+    let mut octets = ip.strip_prefix("10.128.")?.split('.');
+    let high: u32 = octets.next()?.parse().ok()?;
+    let low: u32 = octets.next()?.parse().ok()?;
+    Some(high * 250 + low.checked_sub(2)?)
+}
+
+/// The lowest address no node holds: GCE hands a freed internal address out again.
+fn free_index(state: &ClusterState) -> u32 {
+    let (nodes, _) = state.store.list(Kind::Node, None, |_| true);
+    let used: std::collections::BTreeSet<u32> = nodes.iter().filter_map(|n| index_of(n)).collect();
+    (0..).find(|i| !used.contains(i)).unwrap_or(0)
 }
 
 fn truncate(s: &str, n: usize) -> &str {

@@ -158,6 +158,18 @@ impl Scheduler {
 
 /// Whether the pod fits the node; Ok carries how loaded the node would be (lower is better).
 fn fits(node: &Value, pod: &Value, want: Resources, used: Resources) -> Result<f64, Vec<String>> {
+    // kube-scheduler's NodeUnschedulable filter runs first and says only this.
+    let cordoned = node.pointer("/spec/unschedulable").and_then(Value::as_bool) == Some(true);
+    let tolerates_cordon = pod
+        .pointer("/spec/tolerations")
+        .and_then(Value::as_array)
+        .is_some_and(|ts| {
+            let taint = serde_json::json!({"key": super::nodes::UNSCHEDULABLE_TAINT, "effect": "NoSchedule"});
+            ts.iter().any(|t| tolerates(t, &taint))
+        });
+    if cordoned && !tolerates_cordon {
+        return Err(vec!["node(s) were unschedulable".to_string()]);
+    }
     let mut why = Vec::new();
     let labels = node.pointer("/metadata/labels");
     if let Some(selector) = pod.pointer("/spec/nodeSelector").and_then(Value::as_object) {
