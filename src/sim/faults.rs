@@ -1,7 +1,8 @@
 //! Faults the simulated cloud can inject, from `--fault NAME[=ARG]` or at run time from tests.
 //!
 //! Fault periods are wall-clock seconds (fractions allowed): they describe the network and
-//! servers, not the simulated workload, so `--time-scale` does not touch them.
+//! servers, not the simulated workload, so `--time-scale` does not touch them. `reconcile` is one
+//! of them: its RECONCILING period lasts that many real seconds whatever the time scale.
 
 use std::str::FromStr;
 use std::sync::RwLock;
@@ -31,11 +32,15 @@ pub enum Fault {
     GkeCreateError(String),
     /// Every GKE request is refused with 403 PERMISSION_DENIED.
     GkePermissionDenied,
+    /// A cluster that becomes RUNNING stays so this long, then goes through one RECONCILING
+    /// period this long (an UPGRADE_MASTER operation, as a GKE auto-upgrade), then is RUNNING
+    /// again. Its Kubernetes API server stays up throughout, as a regional control plane does.
+    Reconcile(Duration),
 }
 
 pub const FAULT_NAMES: &str = "watch-drop=SECS, log-cut=SECS, watch-gone, http-429=PERCENT, \
 http-503=PERCENT, restart=SECS, token-expiry=SECS, slow=MS, gke-quota, gke-create-error=MESSAGE, \
-gke-permission-denied";
+gke-permission-denied, reconcile=SECS";
 
 #[derive(Debug, thiserror::Error, PartialEq)]
 #[error("bad --fault '{given}': {why} (known faults: {FAULT_NAMES})")]
@@ -101,6 +106,7 @@ impl FromStr for Fault {
                     .to_string(),
             )),
             "gke-permission-denied" => no_arg(Fault::GkePermissionDenied),
+            "reconcile" => Ok(Fault::Reconcile(secs(arg)?)),
             _ => Err(err("unknown fault")),
         }
     }
@@ -200,6 +206,12 @@ impl Faults {
             _ => None,
         })
     }
+    pub fn reconcile(&self) -> Option<Duration> {
+        self.find(|f| match f {
+            Fault::Reconcile(d) => Some(*d),
+            _ => None,
+        })
+    }
     pub fn gke_permission_denied(&self) -> bool {
         self.find(|f| matches!(f, Fault::GkePermissionDenied).then_some(()))
             .is_some()
@@ -236,6 +248,12 @@ mod tests {
             Ok(Fault::Slow(Duration::from_millis(250)))
         );
         assert_eq!("gke-quota".parse(), Ok(Fault::GkeQuota));
+        assert_eq!(
+            "reconcile=2".parse(),
+            Ok(Fault::Reconcile(Duration::from_secs(2)))
+        );
+        assert!("reconcile".parse::<Fault>().is_err());
+        assert!("reconcile=0".parse::<Fault>().is_err());
     }
 
     #[test]

@@ -17,6 +17,8 @@ use crate::sim::kube::cluster::{ClusterRuntime, ClusterSpec};
 pub enum ClusterStatus {
     Provisioning,
     Running,
+    /// An operation changes the running cluster; its API server stays up.
+    Reconciling,
     Stopping,
     Error,
 }
@@ -26,19 +28,32 @@ impl ClusterStatus {
         match self {
             ClusterStatus::Provisioning => "PROVISIONING",
             ClusterStatus::Running => "RUNNING",
+            ClusterStatus::Reconciling => "RECONCILING",
             ClusterStatus::Stopping => "STOPPING",
             ClusterStatus::Error => "ERROR",
         }
     }
 
-    /// Node pools follow their cluster (the enums differ only in numbering).
+    /// Node pools follow their cluster, except the one an operation works on; while another
+    /// pool changes, the rest keep RUNNING.
     fn pool_status(self) -> &'static str {
-        self.name()
+        match self {
+            ClusterStatus::Reconciling => "RUNNING",
+            other => other.name(),
+        }
     }
 
     /// Whether the cluster's nodes exist (and so count in `currentNodeCount`).
     fn has_nodes(self) -> bool {
-        matches!(self, ClusterStatus::Running | ClusterStatus::Stopping)
+        matches!(
+            self,
+            ClusterStatus::Running | ClusterStatus::Reconciling | ClusterStatus::Stopping
+        )
+    }
+
+    /// Whether the Kubernetes API server serves (from RUNNING until deletion starts).
+    pub fn serves(self) -> bool {
+        matches!(self, ClusterStatus::Running | ClusterStatus::Reconciling)
     }
 }
 
@@ -79,6 +94,9 @@ pub struct ClusterRecord {
     pub runtime: Option<Arc<ClusterRuntime>>,
     /// The operation working on the cluster: GKE runs one at a time per cluster.
     pub busy_with: Option<String>,
+    /// The node pool that operation works on and the status it reports meanwhile
+    /// (PROVISIONING, RECONCILING or STOPPING).
+    pub pool_work: Option<(String, &'static str)>,
     id: String,
 }
 
@@ -93,6 +111,7 @@ impl ClusterRecord {
             create_time: Timestamp::now(),
             runtime: None,
             busy_with: Some(operation.to_string()),
+            pool_work: None,
             id: format!(
                 "{}{}",
                 uuid::Uuid::new_v4().simple(),
@@ -105,7 +124,11 @@ impl ClusterRecord {
         ClusterKey::new(&self.spec.project, self.location.as_str(), &self.spec.name)
     }
 
+    /// The nodes that exist: those the cluster's API server knows, else those its pools hold.
     fn node_count(&self) -> u32 {
+        if let Some(runtime) = &self.runtime {
+            return u32::try_from(runtime.node_count()).unwrap_or(u32::MAX);
+        }
         self.spec
             .node_pools
             .iter()
@@ -152,6 +175,8 @@ pub fn render_cluster(record: &ClusterRecord, ctx: &ReportContext<'_>) -> Value 
     set(&mut cluster, "zone", json!(record.location.as_str()));
     set(&mut cluster, "location", json!(record.location.as_str()));
     set(&mut cluster, "status", json!(record.status.name()));
+    let fingerprint = label_fingerprint(cluster.get("resourceLabels"));
+    set(&mut cluster, "labelFingerprint", json!(fingerprint));
     if !record.status_message.is_empty() {
         set(&mut cluster, "statusMessage", json!(record.status_message));
     }
@@ -182,6 +207,28 @@ pub fn render_cluster(record: &ClusterRecord, ctx: &ReportContext<'_>) -> Value 
     }
     fill_network_defaults(&mut cluster);
     Value::Object(cluster)
+}
+
+/// The fingerprint a SetLabels request must quote: GKE's for no labels is `a9dc16a7`; others are
+/// a hash of the sorted labels, so any change of labels changes it.
+pub fn label_fingerprint(labels: Option<&Value>) -> String {
+    let labels: Vec<(&String, &Value)> = labels
+        .and_then(Value::as_object)
+        .map(|m| m.iter().collect())
+        .unwrap_or_default();
+    if labels.is_empty() {
+        return "a9dc16a7".to_string();
+    }
+    let hash = labels
+        .iter()
+        .flat_map(|(k, v)| {
+            let v = v.as_str().unwrap_or_default();
+            k.bytes().chain([b'=']).chain(v.bytes()).chain([b'\n'])
+        })
+        .fold(2166136261u32, |h, b| {
+            (h ^ u32::from(b)).wrapping_mul(16777619)
+        });
+    format!("{hash:08x}")
 }
 
 /// What GKE reports for a cluster created without network settings.
@@ -226,7 +273,11 @@ fn render_pool(record: &ClusterRecord, pool: &Value, cluster_link: &str) -> Valu
             )
         })
         .collect();
-    pool.insert("status".into(), json!(record.status.pool_status()));
+    let status = match &record.pool_work {
+        Some((busy, status)) if *busy == name => status,
+        _ => record.status.pool_status(),
+    };
+    pool.insert("status".into(), json!(status));
     pool.insert("version".into(), json!(record.spec.version));
     pool.insert(
         "selfLink".into(),
@@ -271,6 +322,22 @@ impl Registry {
         self.clusters.values().filter(move |c| {
             c.spec.project == project && (location == "-" || c.location.as_str() == location)
         })
+    }
+
+    /// Refuses a change while another operation works on the cluster, as GKE does.
+    pub fn check_idle(&self, record: &ClusterRecord) -> Result<(), GkeError> {
+        let Some(busy) = &record.busy_with else {
+            return Ok(());
+        };
+        let doing = self
+            .operations
+            .get(busy)
+            .map_or("updating", |op| op.op_type.doing());
+        Err(GkeError::failed_precondition(format!(
+            "Operation {busy} is currently {doing} cluster {}. Please wait and try again once it \
+             is done.",
+            record.spec.name
+        )))
     }
 
     pub fn operation(
@@ -332,6 +399,13 @@ mod tests {
         rec.status = ClusterStatus::Running;
         let json = render_cluster(&rec, &ctx);
         assert_eq!(json["currentNodeCount"], 6);
+        assert_eq!(json["labelFingerprint"], "a9dc16a7");
+        rec.status = ClusterStatus::Reconciling;
+        rec.pool_work = Some(("default-pool".into(), "RECONCILING"));
+        let json = render_cluster(&rec, &ctx);
+        assert_eq!(json["status"], "RECONCILING");
+        assert_eq!(json["nodePools"][0]["status"], "RECONCILING");
+        assert_eq!(json["currentNodeCount"], 6);
         assert_eq!(
             json["nodePools"][0]["instanceGroupUrls"]
                 .as_array()
@@ -339,6 +413,16 @@ mod tests {
                 .len(),
             3
         );
+    }
+
+    #[test]
+    fn fingerprints_change_with_the_labels() {
+        let a = label_fingerprint(Some(&json!({"team": "ml"})));
+        let b = label_fingerprint(Some(&json!({"team": "ops"})));
+        assert_ne!(a, b);
+        assert_eq!(a.len(), 8);
+        assert_eq!(label_fingerprint(Some(&json!({}))), "a9dc16a7");
+        assert_eq!(a, label_fingerprint(Some(&json!({"team": "ml"}))));
     }
 
     #[test]

@@ -147,19 +147,12 @@ pub fn delete_cluster(
 ) -> Result<Value, GkeError> {
     let (key, operation) = {
         let mut registry = api.registry();
-        let key = registry.find(project, location, name)?.key();
+        let found = registry.find(project, location, name)?;
+        registry.check_idle(found)?;
+        let key = found.key();
         let record = registry
             .find_mut(&key)
             .ok_or_else(|| super::clusters::cluster_not_found(project, location, name))?;
-        if let Some(busy) = &record.busy_with {
-            let doing = match record.status {
-                ClusterStatus::Stopping => "deleting",
-                _ => "creating",
-            };
-            return Err(GkeError::failed_precondition(format!(
-                "Operation {busy} is currently {doing} cluster {name}. Please wait and try again once it is done."
-            )));
-        }
         let mut operation = Operation::new(
             project,
             record.location.clone(),

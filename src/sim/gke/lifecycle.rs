@@ -77,7 +77,7 @@ async fn pause(api: &GkeApi, pace: Pace, secs: f64, cancel: &CancellationToken) 
 
 impl GkeApi {
     /// Changes an operation still in progress; a cancelled one is left as the cancel left it.
-    fn update_operation(&self, name: &str, change: impl FnOnce(&mut Operation)) -> bool {
+    pub(super) fn update_operation(&self, name: &str, change: impl FnOnce(&mut Operation)) -> bool {
         match self.registry().operations.get_mut(name) {
             Some(op) if !op.is_done() => {
                 change(op);
@@ -88,7 +88,7 @@ impl GkeApi {
     }
 
     /// The operation's cancel token, to wait on without holding the lock.
-    fn operation_cancel(&self, name: &str) -> Option<CancellationToken> {
+    pub(super) fn operation_cancel(&self, name: &str) -> Option<CancellationToken> {
         self.registry()
             .operations
             .get(name)
@@ -127,6 +127,7 @@ pub async fn provision(
         api.update_operation(&operation, |op| op.finish_stage(index));
     }
     end_create(&api, &key, &operation, None);
+    super::reconcile::after_running(&api, &key);
     Ok(())
 }
 

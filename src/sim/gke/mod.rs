@@ -14,8 +14,10 @@ mod model;
 mod operations;
 mod pools;
 mod proto_json;
+mod reconcile;
 mod routes;
 mod schema;
+mod updates;
 mod versions;
 
 use std::net::{Ipv4Addr, SocketAddr};
@@ -28,9 +30,9 @@ pub use errors::{GkeError, GoogleErrors};
 
 use crate::sim::kube::cluster::{ClusterRuntime, ClusterSpec};
 use crate::sim::{SimError, SimShared};
-use clusters::{ClusterStatus, Registry};
+use clusters::Registry;
 
-/// A cluster whose status is RUNNING, with its Kubernetes API server's address.
+/// A cluster whose Kubernetes API server serves (status RUNNING or RECONCILING), with its address.
 #[derive(Debug, Clone, PartialEq)]
 pub struct RunningCluster {
     pub project: String,
@@ -105,8 +107,8 @@ impl GkeApi {
             .map_err(to_sim_error)
     }
 
-    /// The RUNNING clusters, updated whenever one becomes RUNNING or stops being so (when its
-    /// deletion starts, or it fails).
+    /// The clusters whose API server serves, updated whenever one becomes RUNNING or stops
+    /// serving (when its deletion starts, or it fails). A RECONCILING cluster still serves.
     pub fn running(&self) -> watch::Receiver<Vec<RunningCluster>> {
         self.running.subscribe()
     }
@@ -141,7 +143,7 @@ impl GkeApi {
             .registry()
             .clusters
             .values()
-            .filter(|c| c.status == ClusterStatus::Running)
+            .filter(|c| c.status.serves())
             .filter_map(|c| {
                 Some(RunningCluster {
                     project: c.spec.project.clone(),

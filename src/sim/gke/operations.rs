@@ -1,5 +1,5 @@
-//! GKE operations: the long-running CREATE_CLUSTER and DELETE_CLUSTER work, its stages and progress
-//! metrics, and how GKE reports it.
+//! GKE operations: long-running work on a cluster (creating or deleting it, changing its node
+//! pools, upgrading its control plane), its stages and progress metrics, and how GKE reports it.
 
 use jiff::Timestamp;
 use serde_json::{Map, Value, json};
@@ -66,10 +66,19 @@ pub const DELETE_STAGES: &[Stage] = &[
     },
 ];
 
+/// Operation types as google.container.v1.Operation.Type names them. Labels and autoscaling
+/// changes are UPDATE_CLUSTER (SET_LABELS is documented as unused); node pool updates are
+/// UPGRADE_NODES, which GKE uses for "most forms of updates to node pools".
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum OpType {
     CreateCluster,
     DeleteCluster,
+    UpgradeMaster,
+    UpgradeNodes,
+    UpdateCluster,
+    CreateNodePool,
+    DeleteNodePool,
+    SetNodePoolSize,
 }
 
 impl OpType {
@@ -77,13 +86,36 @@ impl OpType {
         match self {
             OpType::CreateCluster => "CREATE_CLUSTER",
             OpType::DeleteCluster => "DELETE_CLUSTER",
+            OpType::UpgradeMaster => "UPGRADE_MASTER",
+            OpType::UpgradeNodes => "UPGRADE_NODES",
+            OpType::UpdateCluster => "UPDATE_CLUSTER",
+            OpType::CreateNodePool => "CREATE_NODE_POOL",
+            OpType::DeleteNodePool => "DELETE_NODE_POOL",
+            OpType::SetNodePoolSize => "SET_NODE_POOL_SIZE",
         }
     }
 
+    /// The stages a create or delete goes through; other operations are given theirs.
     pub fn stages(self) -> &'static [Stage] {
         match self {
             OpType::CreateCluster => CREATE_STAGES,
             OpType::DeleteCluster => DELETE_STAGES,
+            _ => &[],
+        }
+    }
+
+    /// How GKE refuses a request while this operation runs: "Operation X is currently {doing}
+    /// cluster C. Please wait and try again once it is done."
+    pub fn doing(self) -> &'static str {
+        match self {
+            OpType::CreateCluster => "creating",
+            OpType::DeleteCluster => "deleting",
+            OpType::UpgradeMaster => "upgrading",
+            OpType::UpgradeNodes => "upgrading a node pool for",
+            OpType::UpdateCluster => "updating",
+            OpType::CreateNodePool => "creating a node pool for",
+            OpType::DeleteNodePool => "deleting a node pool for",
+            OpType::SetNodePoolSize => "resizing a node pool for",
         }
     }
 }
@@ -107,7 +139,9 @@ impl OpStatus {
 
 #[derive(Debug, Clone)]
 struct StageProgress {
-    stage: &'static Stage,
+    name: &'static str,
+    detail: String,
+    total: i64,
     done: i64,
     status: OpStatus,
 }
@@ -120,6 +154,8 @@ pub struct Operation {
     pub op_type: OpType,
     /// The cluster the operation works on.
     pub cluster: String,
+    /// The node pool it works on, if one: its link is then the operation's targetLink.
+    pub pool: Option<String>,
     pub status: OpStatus,
     stages: Vec<StageProgress>,
     detail: String,
@@ -151,12 +187,15 @@ impl Operation {
             location,
             op_type,
             cluster: cluster.to_string(),
+            pool: None,
             status: OpStatus::Pending,
             stages: op_type
                 .stages()
                 .iter()
                 .map(|stage| StageProgress {
-                    stage,
+                    name: stage.name,
+                    detail: stage.detail.to_string(),
+                    total: stage.steps,
                     done: 0,
                     status: OpStatus::Pending,
                 })
@@ -169,6 +208,24 @@ impl Operation {
         }
     }
 
+    /// The operation works on this node pool.
+    pub fn on_pool(mut self, pool: &str) -> Self {
+        self.pool = Some(pool.to_string());
+        self
+    }
+
+    /// Gives the operation one stage of `total` steps (its only one, unless called again).
+    pub fn with_stage(mut self, name: &'static str, detail: String, total: i64) -> Self {
+        self.stages.push(StageProgress {
+            name,
+            detail,
+            total: total.max(1),
+            done: 0,
+            status: OpStatus::Pending,
+        });
+        self
+    }
+
     pub fn is_done(&self) -> bool {
         self.status == OpStatus::Done
     }
@@ -177,19 +234,19 @@ impl Operation {
         self.status = OpStatus::Running;
         if let Some(progress) = self.stages.get_mut(index) {
             progress.status = OpStatus::Running;
-            self.detail = progress.stage.detail.to_string();
+            self.detail = progress.detail.clone();
         }
     }
 
     pub fn step(&mut self, index: usize) {
         if let Some(progress) = self.stages.get_mut(index) {
-            progress.done = (progress.done + 1).min(progress.stage.steps);
+            progress.done = (progress.done + 1).min(progress.total);
         }
     }
 
     pub fn finish_stage(&mut self, index: usize) {
         if let Some(progress) = self.stages.get_mut(index) {
-            progress.done = progress.stage.steps;
+            progress.done = progress.total;
             progress.status = OpStatus::Done;
         }
     }
@@ -220,15 +277,12 @@ impl Operation {
             op.insert("detail".into(), json!(self.detail));
         }
         op.insert("selfLink".into(), json!(self.self_link(base_url)));
-        op.insert(
-            "targetLink".into(),
-            json!(cluster_link(
-                base_url,
-                &self.project,
-                &self.location,
-                &self.cluster
-            )),
-        );
+        let cluster = cluster_link(base_url, &self.project, &self.location, &self.cluster);
+        let target = match &self.pool {
+            Some(pool) => format!("{cluster}/nodePools/{pool}"),
+            None => cluster,
+        };
+        op.insert("targetLink".into(), json!(target));
         op.insert("startTime".into(), json!(rfc3339_nanos(self.start_time)));
         if let Some(end) = self.end_time {
             op.insert("endTime".into(), json!(rfc3339_nanos(end)));
@@ -255,7 +309,7 @@ impl Operation {
             .iter()
             .map(|p| {
                 json!({
-                    "name": p.stage.name,
+                    "name": p.name,
                     "status": p.status.name(),
                     "metrics": stage_metrics(p),
                 })
@@ -274,8 +328,8 @@ impl Operation {
 /// GKE counts each stage as a metric and its `_TOTAL`.
 fn stage_metrics(progress: &StageProgress) -> Vec<Value> {
     vec![
-        json!({"name": progress.stage.name, "intValue": progress.done}),
-        json!({"name": format!("{}_TOTAL", progress.stage.name), "intValue": progress.stage.steps}),
+        json!({"name": progress.name, "intValue": progress.done}),
+        json!({"name": format!("{}_TOTAL", progress.name), "intValue": progress.total}),
     ]
 }
 
@@ -357,5 +411,33 @@ mod tests {
         assert_eq!(json["error"], json!({"code": 8, "message": "quota"}));
         assert_eq!(json["statusMessage"], "quota");
         assert_eq!(json["progress"]["stages"][1]["status"], "PENDING");
+    }
+
+    #[test]
+    fn node_pool_operations_target_their_pool() {
+        let location = Location::parse("us-central1").unwrap();
+        let mut op = Operation::new(
+            "p",
+            location,
+            OpType::SetNodePoolSize,
+            "c",
+            CancellationToken::new(),
+        )
+        .on_pool("gpu")
+        .with_stage("NODE_POOL_RESIZING", "Resizing".into(), 3);
+        op.begin_stage(0);
+        op.step(0);
+        let json = op.render("http://h");
+        assert_eq!(json["operationType"], "SET_NODE_POOL_SIZE");
+        assert_eq!(
+            json["targetLink"],
+            "http://h/v1/projects/p/locations/us-central1/clusters/c/nodePools/gpu"
+        );
+        assert_eq!(json["detail"], "Resizing");
+        assert_eq!(
+            json["progress"]["metrics"],
+            json!([{"name": "NODE_POOL_RESIZING", "intValue": 1},
+                   {"name": "NODE_POOL_RESIZING_TOTAL", "intValue": 3}])
+        );
     }
 }

@@ -127,6 +127,11 @@ impl ClusterRuntime {
         self.availability.clone()
     }
 
+    /// How many nodes the API server knows (GKE's `currentNodeCount`).
+    pub fn node_count(&self) -> usize {
+        self.state.store.count(super::resources::Kind::Node)
+    }
+
     pub fn state(&self) -> &Arc<ClusterState> {
         &self.state
     }
