@@ -30,6 +30,8 @@ pub struct Change {
 
 /// A started operation, for the work that carries it out.
 #[derive(Debug)]
+// The node-pool and cluster update requests (being added) read every field.
+#[allow(dead_code)]
 pub struct Started {
     pub key: ClusterKey,
     pub operation: String,
@@ -137,6 +139,7 @@ pub async fn finish_after(
 }
 
 /// Sleeps a simulated delay, then counts a step of the operation's stage.
+#[allow(dead_code)]
 pub async fn step(api: &GkeApi, operation: &str, simulated_secs: f64) {
     api.shared.clock.sleep_secs(simulated_secs).await;
     api.update_operation(operation, |op| op.step(0));
