@@ -21,7 +21,7 @@ fn run() -> Result<i32> {
     // One TLS provider for the whole process: kube, rustls and Google's clients all use it.
     let _ = rustls::crypto::aws_lc_rs::default_provider().install_default();
     let cli = Cli::parse();
-    if let Some(message) = cli.misplaced_job_flags() {
+    if let Some(message) = cli.misplaced_flags() {
         eprintln!("gantry: {message}");
         return Ok(2);
     }
@@ -34,7 +34,7 @@ fn run() -> Result<i32> {
         match cli.command {
             Some(Subcommand::Sim(args)) => {
                 gantry::logging::to_stderr();
-                gantry::commands::sim::run(args, cli.time_scale).await
+                gantry::commands::sim::run(args, cli.time_scale, cli.faults.clone()).await
             }
             Some(Subcommand::Watch) => Ok(gantry::commands::watch::run(
                 cli.session_options(),

@@ -322,6 +322,7 @@ async fn run_inner(drill: Drill) -> Found {
         },
         sim: false,
         time_scale: 1.0,
+        faults: Vec::new(),
         logs_root: Some(app_dir.path().to_path_buf()),
     };
     // The fault is on from here: before any watch, log stream or CLI request is made, as on a

@@ -116,6 +116,7 @@ async fn from_cluster_creation_to_a_retried_attempt_without_a_terminal() {
         },
         sim: false,
         time_scale: 1.0,
+        faults: Vec::new(),
         logs_root: Some(logs.path().to_path_buf()),
     };
     let engine = Engine::start(session::open(&options, config.clone()).await.unwrap());

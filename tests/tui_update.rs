@@ -1,4 +1,4 @@
-//! `App::update`, `App::on_key` and `App::on_event` with plain values: no runtime, no cluster.
+//! One viewer (`App::update`, `App::on_key`) over a model fed the events workers send (`Model::apply`), with plain values: no runtime, no cluster.
 // Helpers outside #[test] functions unwrap too (clippy.toml allows it only inside them).
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 

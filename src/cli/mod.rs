@@ -9,6 +9,8 @@ use std::path::PathBuf;
 
 use clap::{Args, Parser};
 
+use crate::sim::faults::Fault;
+
 #[derive(Debug, Parser)]
 #[command(
     name = "gantry",
@@ -24,6 +26,12 @@ pub struct Cli {
     /// With --sim: multiply every simulated delay (0.01 makes a run take seconds).
     #[arg(long, global = true, value_name = "F", default_value_t = 1.0, value_parser = parse_time_scale)]
     pub time_scale: f64,
+
+    /// With --sim or `gantry sim`: a fault the simulated cloud injects: watch-drop=SECS, log-cut=SECS, watch-gone, http-429=PERCENT,
+    /// http-503=PERCENT, restart=SECS, token-expiry=SECS, slow=MS, gke-quota,
+    /// gke-create-error=MESSAGE, gke-permission-denied, reconcile=SECS.
+    #[arg(long = "fault", global = true, value_name = "NAME[=ARG]")]
+    pub faults: Vec<Fault>,
 
     /// Refuse every action that would change anything in the cloud.
     #[arg(long, global = true)]
@@ -104,9 +112,21 @@ pub struct TargetArgs {
 }
 
 impl Cli {
+    /// Flags that cannot go together, and why (None: the command line is fine).
+    pub fn misplaced_flags(&self) -> Option<String> {
+        let simulated = self.sim || matches!(self.command, Some(Subcommand::Sim(_)));
+        if !self.faults.is_empty() && !simulated {
+            return Some(
+                "--fault works on the simulated cloud: add --sim, or run `gantry sim --fault …`"
+                    .into(),
+            );
+        }
+        self.misplaced_job_flags()
+    }
+
     /// The TUI's Job flags given with a subcommand (`gantry --image I launch`): they belong
     /// after it. The message says so, or None when the command line is fine.
-    pub fn misplaced_job_flags(&self) -> Option<String> {
+    fn misplaced_job_flags(&self) -> Option<String> {
         let command = self.command.as_ref()?;
         let flags = crate::k8s::manifest::LaunchFlags::from(&self.launch);
         (flags != crate::k8s::manifest::LaunchFlags::default()).then(|| {
@@ -123,6 +143,7 @@ impl Cli {
             target: (&self.target).into(),
             sim: self.sim,
             time_scale: self.time_scale,
+            faults: self.faults.clone(),
             logs_root: None,
         }
     }

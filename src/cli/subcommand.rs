@@ -4,8 +4,6 @@ use std::path::PathBuf;
 
 use clap::Args;
 
-use crate::sim::faults::Fault;
-
 #[derive(Debug, clap::Subcommand)]
 pub enum Subcommand {
     /// Start the simulated cloud in the foreground (GKE API and one Kubernetes API per cluster).
@@ -252,10 +250,4 @@ pub struct SimArgs {
     /// A cluster that is RUNNING from the start (project demo-project, location us-central1-a).
     #[arg(long = "cluster", value_name = "NAME")]
     pub clusters: Vec<String>,
-
-    /// A fault to inject: watch-drop=SECS, log-cut=SECS, watch-gone, http-429=PERCENT,
-    /// http-503=PERCENT, restart=SECS, token-expiry=SECS, slow=MS, gke-quota,
-    /// gke-create-error=MESSAGE, gke-permission-denied.
-    #[arg(long = "fault", value_name = "NAME[=ARG]")]
-    pub faults: Vec<Fault>,
 }

@@ -3,15 +3,16 @@
 use color_eyre::eyre::{Result, WrapErr};
 
 use crate::cli::SimArgs;
+use crate::sim::faults::Fault;
 use crate::sim::{SimCloud, SimOptions};
 
-pub async fn run(args: SimArgs, time_scale: f64) -> Result<i32> {
+pub async fn run(args: SimArgs, time_scale: f64, faults: Vec<Fault>) -> Result<i32> {
     let cloud = SimCloud::start(SimOptions {
         state_dir: Some(args.state_dir.clone()),
         time_scale,
         gke_port: args.gke_port,
         clusters: args.clusters.clone(),
-        faults: args.faults.clone(),
+        faults,
     })
     .await
     .wrap_err("could not start the simulated cloud")?;

@@ -76,6 +76,8 @@ pub struct SessionOptions {
     pub sim: bool,
     /// With `sim`: every simulated delay multiplied by this.
     pub time_scale: f64,
+    /// With `sim`: faults the simulated cloud injects.
+    pub faults: Vec<crate::sim::faults::Fault>,
     /// Where saved logs go (`<root>/<cluster>/<attempt>/<pod>.log`); default: the state
     /// directory's `logs`.
     pub logs_root: Option<std::path::PathBuf>,
@@ -154,6 +156,7 @@ async fn open_sim(options: &SessionOptions, config: Config) -> Result<Session> {
     let cloud = SimCloud::start(SimOptions {
         state_dir: Some(dir.clone()),
         time_scale: options.time_scale,
+        faults: options.faults.clone(),
         ..Default::default()
     })
     .await
