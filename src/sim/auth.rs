@@ -35,7 +35,7 @@ impl TokenAuthority {
     pub fn rotate(&self) -> std::io::Result<()> {
         let token = new_token();
         if let Some(path) = &self.file {
-            crate::private_file::write_private(path, token.as_bytes())?;
+            super::state_files::write_private(path, token.as_bytes())?;
         }
         *self.current.write().unwrap_or_else(|p| p.into_inner()) = token;
         Ok(())

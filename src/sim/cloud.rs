@@ -15,10 +15,9 @@ use super::clock::Clock;
 use super::faults::{Fault, Faults};
 use super::gke::{GkeApi, RunningCluster};
 use super::kube::cluster::{ClusterRuntime, ClusterSpec};
+use super::state_files::{context_name, write_private};
 use super::tls::CertificateAuthority;
 use super::{SimError, SimShared};
-use crate::gke::target::context_name;
-use crate::private_file::write_private;
 
 pub const DEMO_PROJECT: &str = "demo-project";
 pub const DEMO_LOCATION: &str = "us-central1-a";

@@ -11,6 +11,7 @@ pub mod gke;
 pub mod http_faults;
 pub mod kube;
 pub mod machines;
+mod state_files;
 pub mod tls;
 
 use std::sync::Arc;

@@ -5,6 +5,7 @@ use serde_json::{Map, Value, json};
 
 use super::errors::ApiError;
 use super::meta;
+use super::names;
 use super::resources::{Kind, ResourceType};
 use super::store::Store;
 
@@ -160,21 +161,18 @@ pub fn stamp_new(
         m.remove("namespace");
     }
     let name = metadata["name"].as_str().unwrap_or_default().to_string();
-    let name_ok = match resource.kind {
-        Kind::Service | Kind::Namespace => crate::names::is_rfc1123_label(&name),
-        _ => crate::names::is_rfc1123_subdomain(&name),
-    };
-    if !name_ok {
-        return Err(ApiError::invalid(
-            resource,
-            &name,
-            &[(
-                "metadata.name".into(),
-                format!(
-                    "Invalid value: \"{name}\": a lowercase RFC 1123 name must consist of lower case alphanumeric characters, '-' or '.', and must start and end with an alphanumeric character"
-                ),
-            )],
-        ));
+    let problems = names::object_name(resource.kind, &name);
+    if !problems.is_empty() {
+        let causes: Vec<(String, String)> = problems
+            .iter()
+            .map(|p| {
+                (
+                    "metadata.name".to_string(),
+                    format!("Invalid value: \"{name}\": {p}"),
+                )
+            })
+            .collect();
+        return Err(ApiError::invalid(resource, &name, &causes));
     }
     if let Some(m) = metadata.as_object_mut() {
         m.insert("uid".into(), json!(meta::new_uid()));

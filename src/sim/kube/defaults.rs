@@ -4,6 +4,7 @@ use serde_json::{Value, json};
 
 use super::errors::ApiError;
 use super::meta;
+use super::names;
 use super::resources::{Kind, ResourceType};
 
 pub fn apply_defaults(resource: &ResourceType, obj: &mut Value) -> Result<(), ApiError> {
@@ -185,8 +186,16 @@ fn validate_pod_spec(
         Some(cs) if !cs.is_empty() => {
             for (i, c) in cs.iter().enumerate() {
                 let cname = c["name"].as_str().unwrap_or_default();
-                if !crate::names::is_rfc1123_label(cname) {
-                    causes.push((format!("{at}.containers[{i}].name"), format!("Invalid value: \"{cname}\": a lowercase RFC 1123 label must consist of lower case alphanumeric characters or '-'")));
+                let field = format!("{at}.containers[{i}].name");
+                if cname.is_empty() {
+                    causes.push((field, "Required value".into()));
+                } else {
+                    for problem in names::rfc1123_label(cname) {
+                        causes.push((
+                            field.clone(),
+                            format!("Invalid value: \"{cname}\": {problem}"),
+                        ));
+                    }
                 }
                 if c["image"].as_str().is_none_or(|s| s.trim().is_empty()) {
                     causes.push((

@@ -12,6 +12,7 @@ pub mod events;
 pub mod lifecycle;
 pub mod logbook;
 pub mod meta;
+pub mod names;
 pub mod nodes;
 pub mod pod_status;
 pub mod quantity;

@@ -2,6 +2,7 @@
 //! format them (`pkg/printers/internalversion/printers.go`): one file per kind, and here the
 //! readers of JSON fields and ages they share.
 
+mod age;
 mod configmap;
 mod event;
 mod job;
@@ -14,8 +15,8 @@ mod service;
 use jiff::Timestamp;
 use serde_json::Value;
 
-use crate::k8s::age::human_duration;
 use crate::sim::kube::resources::Kind;
+use age::human_duration;
 
 /// The cells of `obj`'s row, and the row's conditions (only pods have them).
 pub(super) fn cells(kind: Kind, obj: &Value, now: Timestamp) -> (Vec<Value>, Option<Value>) {
