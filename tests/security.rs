@@ -665,12 +665,7 @@ fn tmux(socket: &str, args: &[&str]) -> std::process::Output {
 
 /// Runs the TUI in tmux, sends `signal` to it, and checks the alternate screen is left.
 fn signal_restores_the_terminal(signal: &str) {
-    if std::process::Command::new("tmux")
-        .arg("-V")
-        .output()
-        .is_err()
-    {
-        eprintln!("skipping: tmux is not installed");
+    if !common::tmux::available() {
         return;
     }
     let home = tempfile::tempdir().unwrap();

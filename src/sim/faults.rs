@@ -36,11 +36,15 @@ pub enum Fault {
     /// period this long (an UPGRADE_MASTER operation, as a GKE auto-upgrade), then is RUNNING
     /// again. Its Kubernetes API server stays up throughout, as a regional control plane does.
     Reconcile(Duration),
+    /// Every free-text field the simulated cloud serves (event messages, conditions, pod status
+    /// and termination messages, GKE operation details and errors) carries escape and control
+    /// sequences, bidirectional overrides and long strings, as a hostile workload could make it.
+    HostileStrings,
 }
 
 pub const FAULT_NAMES: &str = "watch-drop=SECS, log-cut=SECS, watch-gone, http-429=PERCENT, \
 http-503=PERCENT, restart=SECS, token-expiry=SECS, slow=MS, gke-quota, gke-create-error=MESSAGE, \
-gke-permission-denied, reconcile=SECS";
+gke-permission-denied, reconcile=SECS, hostile-strings";
 
 #[derive(Debug, thiserror::Error, PartialEq)]
 #[error("bad --fault '{given}': {why} (known faults: {FAULT_NAMES})")]
@@ -107,6 +111,7 @@ impl FromStr for Fault {
             )),
             "gke-permission-denied" => no_arg(Fault::GkePermissionDenied),
             "reconcile" => Ok(Fault::Reconcile(secs(arg)?)),
+            "hostile-strings" => no_arg(Fault::HostileStrings),
             _ => Err(err("unknown fault")),
         }
     }
@@ -205,6 +210,10 @@ impl Faults {
             Fault::GkeCreateError(m) => Some(m.clone()),
             _ => None,
         })
+    }
+    pub fn hostile_strings(&self) -> bool {
+        self.find(|f| matches!(f, Fault::HostileStrings).then_some(()))
+            .is_some()
     }
     pub fn reconcile(&self) -> Option<Duration> {
         self.find(|f| match f {

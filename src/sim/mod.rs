@@ -8,6 +8,7 @@ pub mod clock;
 pub mod cloud;
 pub mod faults;
 pub mod gke;
+pub mod hostile;
 pub mod http_faults;
 pub mod kube;
 pub mod machines;

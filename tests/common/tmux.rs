@@ -12,10 +12,40 @@ pub struct Tmux {
     _home: tempfile::TempDir,
 }
 
+/// Whether tmux can be used: when it is missing, a test skips (saying so), unless
+/// `GANTRY_REQUIRE_TMUX=1` makes that a failure (as CI does).
+pub fn available() -> bool {
+    if Command::new("tmux").arg("-V").output().is_ok() {
+        return true;
+    }
+    assert!(
+        std::env::var("GANTRY_REQUIRE_TMUX").as_deref() != Ok("1"),
+        "GANTRY_REQUIRE_TMUX=1 but tmux is not installed"
+    );
+    eprintln!("skipping: tmux is not installed (set GANTRY_REQUIRE_TMUX=1 to make this a failure)");
+    false
+}
+
+/// Waits until `screen()` shows every one of `wanted`, looking again every 50 ms (a screen has
+/// no event to wait for); only a hang guard limits it. Returns the screen.
+pub fn wait_for_screen(mut screen: impl FnMut() -> String, wanted: &[&str]) -> String {
+    let start = Instant::now();
+    loop {
+        let now = screen();
+        if wanted.iter().all(|w| now.contains(w)) {
+            return now;
+        }
+        assert!(
+            start.elapsed() < HANG_GUARD,
+            "the screen never showed {wanted:?}:\n{now}"
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}
+
 impl Tmux {
     pub fn start(name: &str, args: &str, config: &str) -> Option<Tmux> {
-        if Command::new("tmux").arg("-V").output().is_err() {
-            eprintln!("skipping: tmux is not installed");
+        if !available() {
             return None;
         }
         let home = tempfile::tempdir().unwrap();

@@ -79,7 +79,8 @@ pub fn get_cluster(
 ) -> Result<Value, GkeError> {
     let registry = api.registry();
     let record = registry.find(project, location, name)?;
-    Ok(api.report(|ctx| render_cluster(record, ctx)))
+    let hostile = api.shared.faults.hostile_strings();
+    Ok(api.report(|ctx| poisoned(render_cluster(record, ctx), hostile)))
 }
 
 pub fn list_clusters(api: &GkeApi, project: &str, location: &str) -> Result<Value, GkeError> {
@@ -87,13 +88,23 @@ pub fn list_clusters(api: &GkeApi, project: &str, location: &str) -> Result<Valu
         Location::parse(location)?;
     }
     let registry = api.registry();
+    let hostile = api.shared.faults.hostile_strings();
     let clusters: Vec<Value> = api.report(|ctx| {
         registry
             .list(project, location)
-            .map(|record| render_cluster(record, ctx))
+            .map(|record| poisoned(render_cluster(record, ctx), hostile))
             .collect()
     });
     Ok(repeated("clusters", clusters))
+}
+
+/// A cluster's free text (its status message and its conditions') under `hostile-strings`.
+fn poisoned(mut cluster: Value, hostile: bool) -> Value {
+    if hostile {
+        crate::sim::hostile::poison_at(&mut cluster, &["statusMessage"], false);
+        crate::sim::hostile::poison_each(&mut cluster, &["conditions"], &["message"], false);
+    }
+    cluster
 }
 
 /// Proto JSON leaves empty repeated fields out, so an empty list is `{}`.
@@ -184,7 +195,7 @@ pub fn get_operation(
     Ok(api
         .registry()
         .operation(project, location, name)?
-        .render(&base_url))
+        .render_with(&base_url, api.shared.faults.hostile_strings()))
 }
 
 pub fn list_operations(api: &GkeApi, project: &str, location: &str) -> Result<Value, GkeError> {
@@ -192,12 +203,13 @@ pub fn list_operations(api: &GkeApi, project: &str, location: &str) -> Result<Va
         Location::parse(location)?;
     }
     let base_url = api.base_url();
+    let hostile = api.shared.faults.hostile_strings();
     let operations: Vec<Value> = api
         .registry()
         .operations
         .values()
         .filter(|op| op.project == project && (location == "-" || op.location.as_str() == location))
-        .map(|op| op.render(&base_url))
+        .map(|op| op.render_with(&base_url, hostile))
         .collect();
     Ok(repeated("operations", operations))
 }

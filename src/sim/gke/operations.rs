@@ -267,8 +267,19 @@ impl Operation {
         self.error = error;
     }
 
-    /// The operation in canonical form (enums as names, int64 as numbers).
-    pub fn render(&self, base_url: &str) -> Value {
+    /// The operation in canonical form (enums as names, int64 as numbers), its free text
+    /// poisoned under the `hostile-strings` fault.
+    pub fn render_with(&self, base_url: &str, hostile: bool) -> Value {
+        let mut op = self.render_plain(base_url);
+        if hostile {
+            crate::sim::hostile::poison_at(&mut op, &["detail"], false);
+            crate::sim::hostile::poison_at(&mut op, &["statusMessage"], false);
+            crate::sim::hostile::poison_at(&mut op, &["error", "message"], false);
+        }
+        op
+    }
+
+    fn render_plain(&self, base_url: &str) -> Value {
         let mut op = Map::new();
         op.insert("name".into(), json!(self.name));
         op.insert("zone".into(), json!(self.location.as_str()));
@@ -377,7 +388,7 @@ mod tests {
         assert!(op.name.starts_with("operation-"));
         op.begin_stage(0);
         op.step(0);
-        let json = op.render("http://h");
+        let json = op.render_with("http://h", false);
         assert_eq!(json["status"], "RUNNING");
         assert_eq!(json["detail"], CREATE_STAGES[0].detail);
         assert_eq!(json["progress"]["stages"][0]["status"], "RUNNING");
@@ -391,7 +402,7 @@ mod tests {
             "http://h/v1/projects/p/zones/us-central1-a/clusters/c"
         );
         op.finish(None);
-        let json = op.render("http://h");
+        let json = op.render_with("http://h", false);
         assert_eq!(json["status"], "DONE");
         assert!(json.get("detail").is_none());
         assert!(json["endTime"].is_string());
@@ -409,7 +420,7 @@ mod tests {
         let mut op = op();
         op.begin_stage(0);
         op.finish(Some((8, "quota".into())));
-        let json = op.render("http://h");
+        let json = op.render_with("http://h", false);
         assert_eq!(json["error"], json!({"code": 8, "message": "quota"}));
         assert_eq!(json["statusMessage"], "quota");
         assert_eq!(json["progress"]["stages"][1]["status"], "PENDING");
@@ -429,7 +440,7 @@ mod tests {
         .with_stage("NODE_POOL_RESIZING", "Resizing".into(), 3);
         op.begin_stage(0);
         op.step(0);
-        let json = op.render("http://h");
+        let json = op.render_with("http://h", false);
         assert_eq!(json["operationType"], "SET_NODE_POOL_SIZE");
         assert_eq!(
             json["targetLink"],

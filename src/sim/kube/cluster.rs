@@ -100,6 +100,12 @@ impl ClusterRuntime {
             spec,
         });
         nodes::seed(&state);
+        let faults = shared.faults.clone();
+        state.store.set_rewrite(Box::new(move |kind, obj| {
+            if faults.hostile_strings() {
+                super::hostile_fields::poison_object(kind, obj);
+            }
+        }));
         controllers::start(&state);
         let tls = shared.ca.server_config()?;
         let router = api::router(state.clone());

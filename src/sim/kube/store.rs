@@ -73,7 +73,12 @@ pub struct Store {
     inner: Mutex<Inner>,
     tx: broadcast::Sender<Arc<Change>>,
     history_limit: usize,
+    /// Applied to every object written (a fault's doing), before it is compared and kept.
+    rewrite: std::sync::OnceLock<Rewrite>,
 }
+
+/// A change every written object goes through.
+pub type Rewrite = Box<dyn Fn(Kind, &mut Value) + Send + Sync>;
 
 impl std::fmt::Debug for Store {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -122,7 +127,19 @@ impl Store {
             }),
             tx,
             history_limit,
+            rewrite: std::sync::OnceLock::new(),
         })
+    }
+
+    /// Sets what every written object goes through (once; later calls are ignored).
+    pub fn set_rewrite(&self, rewrite: Rewrite) {
+        let _ = self.rewrite.set(rewrite);
+    }
+
+    fn rewritten(&self, kind: Kind, obj: &mut Value) {
+        if let Some(rewrite) = self.rewrite.get() {
+            rewrite(kind, obj);
+        }
     }
 
     fn lock(&self) -> MutexGuard<'_, Inner> {
@@ -224,6 +241,7 @@ impl Store {
 
     /// Stores a new object, stamping its resourceVersion. Callers fill uid and timestamps.
     pub fn create(&self, kind: Kind, mut obj: Value) -> Result<Obj, StoreError> {
+        self.rewritten(kind, &mut obj);
         let key = key_of(&obj);
         if key.1.is_empty() {
             return Err(StoreError::Invalid("metadata.name: Required value".into()));
@@ -272,6 +290,7 @@ impl Store {
         }
         let mut next = (*current).clone();
         f(&mut next)?;
+        self.rewritten(kind, &mut next);
         // Keep identity fields: a write cannot rename or move an object.
         if key_of(&next) != key {
             return Ok(Err(StoreError::Invalid(
