@@ -27,9 +27,7 @@ use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 use futures::AsyncReadExt;
 use gantry::app::{App, Focus};
 use gantry::config::{Config, JobConfig};
-use gantry::connect::Target;
-use gantry::engine::{Command, Engine, Level, Model, News, SessionOptions, session};
-use gantry::gke::target::Named;
+use gantry::engine::{Command, Engine, Level, Model, News, session};
 use gantry::gke::{self, Auth, ClusterRef, Gke};
 use gantry::k8s;
 use gantry::k8s::status::{AttemptPhase, AttemptSummary, PodSummary};
@@ -309,22 +307,7 @@ async fn run_inner(drill: Drill) -> Found {
 
     // The TUI's way in: GKE says where the cluster is, the token comes from the token file.
     let app_dir = tempfile::tempdir().unwrap();
-    let options = SessionOptions {
-        target: Target {
-            named: Named {
-                project: Some(DEMO_PROJECT.into()),
-                location: Some(DEMO_LOCATION.into()),
-            },
-            access_token_file: Some(sim_dir.path().join("token")),
-            gke_endpoint: Some(cloud.gke_endpoint().to_string()),
-            no_kubeconfig: true,
-            ..Target::default()
-        },
-        sim: false,
-        time_scale: 1.0,
-        faults: Vec::new(),
-        logs_root: Some(app_dir.path().to_path_buf()),
-    };
+    let options = common::engine_options(&cloud, sim_dir.path(), app_dir.path());
     // The fault is on from here: before any watch, log stream or CLI request is made, as on a
     // flaky network where it is there all along.
     if let Some(f) = drill.fault() {

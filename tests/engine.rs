@@ -11,13 +11,10 @@ use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 use futures::AsyncReadExt;
 use gantry::app::App;
 use gantry::config::{Config, JobConfig};
-use gantry::connect::Target;
-use gantry::engine::{Command, Engine, EngineHandle, Model, SessionOptions, session};
-use gantry::gke::target::Named;
+use gantry::engine::{Command, Engine, EngineHandle, Model, session};
 use gantry::k8s::status::{AttemptPhase, AttemptSummary, PodSummary};
 use gantry::keys::Keymap;
 use gantry::sim::SimOptions;
-use gantry::sim::cloud::{DEMO_LOCATION, DEMO_PROJECT};
 use k8s_openapi::api::batch::v1::Job;
 use k8s_openapi::api::core::v1::Pod;
 use kube::api::{Api, ListParams, LogParams};
@@ -103,22 +100,7 @@ async fn from_cluster_creation_to_a_retried_attempt_without_a_terminal() {
         ..Default::default()
     };
     let logs = tempfile::tempdir().unwrap();
-    let options = SessionOptions {
-        target: Target {
-            named: Named {
-                project: Some(DEMO_PROJECT.into()),
-                location: Some(DEMO_LOCATION.into()),
-            },
-            access_token_file: Some(sim_dir.path().join("token")),
-            gke_endpoint: Some(cloud.gke_endpoint().to_string()),
-            no_kubeconfig: true,
-            ..Target::default()
-        },
-        sim: false,
-        time_scale: 1.0,
-        faults: Vec::new(),
-        logs_root: Some(logs.path().to_path_buf()),
-    };
+    let options = common::engine_options(&cloud, sim_dir.path(), logs.path());
     let engine = Engine::start(session::open(&options, config.clone()).await.unwrap());
     let handle = engine.handle();
     let mut app = App::new(config, Keymap::default(), false);

@@ -121,6 +121,32 @@ impl CliEnv {
     }
 }
 
+/// The engine's session on a simulated cloud, as the TUI opens it on GKE: the simulator's GKE
+/// endpoint and token file, the demo project and location, no kubeconfig written, logs saved
+/// under `logs_root`.
+pub fn engine_options(
+    cloud: &SimCloud,
+    sim_dir: &std::path::Path,
+    logs_root: &std::path::Path,
+) -> gantry::engine::SessionOptions {
+    gantry::engine::SessionOptions {
+        target: gantry::connect::Target {
+            named: gantry::gke::target::Named {
+                project: Some(DEMO_PROJECT.into()),
+                location: Some(DEMO_LOCATION.into()),
+            },
+            access_token_file: Some(sim_dir.join("token")),
+            gke_endpoint: Some(cloud.gke_endpoint().to_string()),
+            no_kubeconfig: true,
+            ..Default::default()
+        },
+        sim: false,
+        time_scale: 1.0,
+        faults: Vec::new(),
+        logs_root: Some(logs_root.to_path_buf()),
+    }
+}
+
 /// A process's output as text.
 pub fn text(b: &[u8]) -> String {
     String::from_utf8_lossy(b).into_owned()

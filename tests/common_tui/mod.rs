@@ -5,10 +5,10 @@
 use std::time::Duration;
 
 use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
-use gantry::app::App;
+use gantry::app::{App, Overlay};
 use gantry::config::Config;
 use gantry::engine::model::FollowLogs;
-use gantry::engine::{Command, Event, Model, TargetInfo};
+use gantry::engine::{Command, Event, Level, Model, TargetInfo};
 use gantry::gke::summary::PoolSummary;
 use gantry::gke::{ClusterStatus, ClusterSummary, OperationKind, ProvisionEvent, Stage};
 use gantry::k8s::logs::{LogLine, TailEvent};
@@ -121,6 +121,60 @@ impl Tui {
             now(),
         )
     }
+}
+
+// ---------------------------------------------------------------------------------------------
+// What the viewer tests look at
+
+/// The viewer's own fetch of an attempt's logs (not the newest attempt's, or a previous
+/// container's).
+pub fn fetch(attempt: &str, pod: Option<&str>, previous: bool, generation: u64) -> Command {
+    Command::FetchLogs {
+        attempt: attempt.into(),
+        pod: pod.map(Into::into),
+        previous,
+        generation,
+    }
+}
+
+/// What the engine follows into its store when an attempt is the newest.
+pub fn store_follows(attempt: &str, generation: u64) -> FollowLogs {
+    FollowLogs {
+        attempt: attempt.into(),
+        generation,
+    }
+}
+
+pub fn texts(app: &Tui) -> Vec<String> {
+    app.model
+        .logs
+        .lines
+        .iter()
+        .map(|e| e.text.to_string())
+        .collect()
+}
+
+/// The text of the line at the bottom of the logs view.
+pub fn bottom_line(app: &Tui) -> String {
+    app.bottom_text().unwrap()
+}
+
+pub fn pod_names(app: &Tui) -> Vec<String> {
+    app.model.jobs.pods.items.keys().cloned().collect()
+}
+
+pub fn is_confirm(app: &Tui) -> bool {
+    matches!(app.overlay, Some(Overlay::Confirm(_)))
+}
+
+pub fn refused(app: &mut Tui, k: KeyEvent) -> String {
+    let before = app.overlay.clone();
+    let commands = app.on_key(k);
+    assert!(commands.is_empty(), "{k:?} asked for {commands:?}");
+    assert_eq!(app.overlay, before, "{k:?} opened a dialog");
+    let n = app.notice.clone().expect("a refusal says why");
+    assert_eq!(n.level, Level::Warning, "{n:?}");
+    n.text
 }
 
 // ---------------------------------------------------------------------------------------------
