@@ -105,16 +105,7 @@ impl Sim {
             .tls_certs_only([cert])
             .build()
             .expect("https client");
-        let mut config = kube::Config::new(base.parse().expect("url"));
-        let der = rustls_pemfile::certs(&mut cloud.ca_pem().as_bytes())
-            .next()
-            .expect("a certificate")
-            .expect("PEM");
-        config.root_cert = Some(vec![der.to_vec()]);
-        config.auth_info.token = Some(cloud.token().into());
-        config.default_namespace = "default".into();
-        config.read_timeout = Some(Duration::from_secs(300));
-        let kube = kube::Client::try_from(config).expect("kube client");
+        let kube = gantry_test_support::kube_client_for(&cloud, &runtime.endpoint());
         Self {
             cloud,
             state,

@@ -19,7 +19,6 @@ use gantry::sim::{SimCloud, SimOptions};
 use serde_json::json;
 use tokio::runtime::Runtime;
 
-const CLUSTER: &str = "ml-gke-cluster";
 const PODS: usize = 8;
 const LINES_PER_POD: u64 = 50_000;
 
@@ -39,31 +38,18 @@ struct Sim {
 
 impl Sim {
     async fn start() -> Self {
-        let _ = rustls::crypto::aws_lc_rs::default_provider().install_default();
+        gantry_test_support::init();
         let cloud = SimCloud::start(SimOptions {
             time_scale: 0.001,
-            clusters: vec![CLUSTER.into()],
+            clusters: vec![gantry_test_support::CLUSTER.into()],
             ..Default::default()
         })
         .await
         .expect("simulated cloud starts");
         let runtime = cloud
-            .cluster(DEMO_PROJECT, DEMO_LOCATION, CLUSTER)
+            .cluster(DEMO_PROJECT, DEMO_LOCATION, gantry_test_support::CLUSTER)
             .expect("cluster runs");
-        let mut config = kube::Config::new(
-            format!("https://{}", runtime.endpoint())
-                .parse()
-                .expect("url"),
-        );
-        let der = rustls_pemfile::certs(&mut cloud.ca_pem().as_bytes())
-            .next()
-            .expect("a certificate")
-            .expect("PEM");
-        config.root_cert = Some(vec![der.to_vec()]);
-        config.auth_info.token = Some(cloud.token().into());
-        config.default_namespace = "default".into();
-        config.read_timeout = Some(Duration::from_secs(300));
-        let kube = kube::Client::try_from(config).expect("kube client");
+        let kube = gantry_test_support::kube_client_for(&cloud, &runtime.endpoint());
         let state = runtime.state().clone();
         Self { cloud, state, kube }
     }

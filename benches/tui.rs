@@ -1,5 +1,5 @@
 //! What the TUI costs per line and per frame, with no terminal and no cluster:
-//! - log ingest into the screen buffer (sanitising included) through `View::on_event`, in lines
+//! - log ingest into the screen buffer (sanitising included) through `Tui::on_event`, in lines
 //!   per second, for short lines, 1 KiB lines and lines full of escape sequences;
 //! - a whole 200×50 frame (ratatui `TestBackend`, diff included) with the logs pane holding
 //!   1,000 and 100,000 lines, following and scrolled back with a search active: the time must
@@ -22,37 +22,8 @@ use criterion::{BatchSize, BenchmarkId, Criterion, Throughput};
 use gantry::app::{App, Focus};
 use gantry::engine::model::log_store::DEFAULT_CAPACITY;
 use gantry::engine::{Event, Model, TargetInfo};
+use gantry_test_support::tui::Tui;
 
-/// One viewer and the model it reads, fed as the engine feeds them.
-struct View {
-    model: Model,
-    app: App,
-}
-
-impl std::ops::Deref for View {
-    type Target = App;
-    fn deref(&self) -> &App {
-        &self.app
-    }
-}
-
-impl std::ops::DerefMut for View {
-    fn deref_mut(&mut self) -> &mut App {
-        &mut self.app
-    }
-}
-
-impl View {
-    fn on_event(&mut self, event: Event) {
-        if self.model.apply(event).changed {
-            self.app.on_model(&self.model);
-        }
-    }
-
-    fn update(&mut self, action: Action) {
-        self.app.update(action, &self.model);
-    }
-}
 use gantry::config::Config;
 use gantry::gke::{ClusterStatus, ClusterSummary};
 use gantry::k8s::logs::{LogLine, TailEvent};
@@ -136,10 +107,10 @@ fn pod(i: usize) -> PodSummary {
 }
 
 /// A running attempt with `pods` pods, its logs followed (all pods, merged).
-fn app(pods: usize) -> View {
+fn app(pods: usize) -> Tui {
     let config = Config::default();
     let keymap = Keymap::with_overrides(&config.keys).unwrap();
-    let mut app = View {
+    let mut app = Tui {
         model: Model::default(),
         app: App::new(config, keymap, false),
     };
@@ -213,7 +184,7 @@ fn batch(make: fn(u64) -> LogLine, from: u64) -> Vec<LogLine> {
     (from..from + BATCH as u64).map(make).collect()
 }
 
-fn tail_event(app: &View, pod: usize, lines: Vec<LogLine>) -> Event {
+fn tail_event(app: &Tui, pod: usize, lines: Vec<LogLine>) -> Event {
     Event::Tail {
         generation: app.model.logs.generation,
         event: TailEvent::Lines {
@@ -224,7 +195,7 @@ fn tail_event(app: &View, pod: usize, lines: Vec<LogLine>) -> Event {
 }
 
 /// An app following 8 pods, its buffer holding `held` lines.
-fn app_with_lines(held: usize) -> View {
+fn app_with_lines(held: usize) -> Tui {
     let mut app = app(8);
     let mut i = 0u64;
     while (i as usize) < held {
@@ -276,14 +247,14 @@ fn terminal() -> Terminal<TestBackend> {
 }
 
 /// One frame as the event loop draws it: render into the buffer, diff, write to the backend.
-fn frame(terminal: &mut Terminal<TestBackend>, app: &View, theme: &Theme) {
+fn frame(terminal: &mut Terminal<TestBackend>, app: &Tui, theme: &Theme) {
     terminal
         .draw(|f| gantry::ui::draw(f, &app.model, &app.app, theme, now()))
         .unwrap();
 }
 
 /// Scrolled back about half-way, a search for a word on some lines highlighted.
-fn scroll_back_with_search(app: &mut View) {
+fn scroll_back_with_search(app: &mut Tui) {
     app.focus = Focus::Logs;
     app.logs.search = Some("loss=0.00".into());
     app.app.logs.top(&app.model);
@@ -299,7 +270,7 @@ enum LogState {
     ScrolledSearch,
 }
 
-fn logs_state(held: usize, state: LogState) -> View {
+fn logs_state(held: usize, state: LogState) -> Tui {
     let mut app = app_with_lines(held);
     if let LogState::ScrolledSearch = state {
         scroll_back_with_search(&mut app);
@@ -308,7 +279,7 @@ fn logs_state(held: usize, state: LogState) -> View {
 }
 
 /// Adds one line (what makes the next frame differ from the last), keeping `held` lines.
-fn one_more_line(app: &mut View, i: u64) {
+fn one_more_line(app: &mut Tui, i: u64) {
     let event = tail_event(app, (i % 8) as usize, vec![short_line(i)]);
     app.on_event(event);
 }
@@ -397,7 +368,7 @@ fn frame_percentiles() {
     let theme = Theme::colored();
     let frames = 3_000;
     let mut worst_p99: f64 = 0.0;
-    let mut measure = |name: &str, app: &mut View, change: &mut dyn FnMut(&mut View, u64)| {
+    let mut measure = |name: &str, app: &mut Tui, change: &mut dyn FnMut(&mut Tui, u64)| {
         let mut terminal = terminal();
         for i in 0..100 {
             change(app, i);

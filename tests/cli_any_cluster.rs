@@ -3,7 +3,7 @@
 //! location, no gcloud configuration, an empty HOME. And the first-run messages there.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-mod common;
+use gantry_test_support as common;
 
 use std::path::Path;
 use std::process::{Output, Stdio};

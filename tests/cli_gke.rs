@@ -2,7 +2,8 @@
 //! through `--gke-endpoint` and `--access-token-file`.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-mod common;
+use gantry_test_support as common;
+use gantry_test_support::text;
 
 use std::path::{Path, PathBuf};
 use std::process::{Output, Stdio};
@@ -86,10 +87,6 @@ async fn run_with(args: &[String], home: &Path, vars: &[(&str, &str)]) -> Output
         .await
         .expect("gantry hung")
         .unwrap()
-}
-
-fn text(bytes: &[u8]) -> String {
-    String::from_utf8_lossy(bytes).into_owned()
 }
 
 fn status_json(out: &Output) -> Value {

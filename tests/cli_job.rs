@@ -1,7 +1,7 @@
 //! The Job commands through the real binary, on the simulated cluster via a kubeconfig context.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-mod common;
+use gantry_test_support as common;
 
 use std::path::Path;
 

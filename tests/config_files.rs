@@ -3,7 +3,7 @@
 //! message its first line expects (`# expect: ...`), naming the file.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-mod common;
+use gantry_test_support as common;
 
 use std::path::Path;
 

@@ -14,7 +14,7 @@
 //! has been seen. Waits are on events; the only clock is a hang guard.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-mod common;
+use gantry_test_support as common;
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};

@@ -3,7 +3,7 @@
 //! API's, and every saved file is the pod's log, byte for byte.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-mod common;
+use gantry_test_support as common;
 
 use std::time::Duration;
 

@@ -3,7 +3,7 @@
 //! refresh, and a kube client reaching the cluster's API server over TLS.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-mod common;
+use gantry_test_support as common;
 
 use std::path::PathBuf;
 use std::time::Duration;

@@ -7,7 +7,7 @@
 //! escape sequence at all. In a file, the bytes are the pod's, exactly.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-mod common;
+use gantry_test_support as common;
 
 use std::path::{Path, PathBuf};
 use std::process::Command;

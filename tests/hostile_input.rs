@@ -6,7 +6,7 @@
 //! `PROPTEST_CASES=100000` for a longer fuzz run.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-mod common;
+use gantry_test_support as common;
 
 use std::net::SocketAddr;
 use std::time::Duration;

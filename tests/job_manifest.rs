@@ -6,7 +6,7 @@
 //! it. Hostile files are errors, never panics.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-mod common;
+use gantry_test_support as common;
 
 use std::path::{Path, PathBuf};
 

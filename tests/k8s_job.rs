@@ -2,7 +2,7 @@
 //! failures an operator must see with their reasons.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-mod common;
+use gantry_test_support as common;
 
 use std::collections::HashMap;
 
@@ -12,7 +12,6 @@ use gantry::k8s::manifest::Overrides;
 use gantry::k8s::status::{AttemptPhase, AttemptSummary, EventSummary, PodSummary};
 use gantry::k8s::watch::{Change, JobWatchEvent, spawn_job_watchers};
 use gantry::k8s::{self, manifest};
-use gantry::sim::SimCloud;
 use gantry::sim::cloud::{DEMO_LOCATION, DEMO_PROJECT};
 use gantry::sim::kube::cluster::ClusterSpec;
 use k8s_openapi::api::batch::v1::Job;
@@ -20,18 +19,6 @@ use k8s_openapi::api::core::v1::{Pod, Service};
 use kube::api::{Api, ListParams};
 use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
-
-fn client_for(cloud: &SimCloud, endpoint: &str) -> kube::Client {
-    let mut config = kube::Config::new(format!("https://{endpoint}").parse().unwrap());
-    let der = rustls_pemfile::certs(&mut cloud.ca_pem().as_bytes())
-        .next()
-        .unwrap()
-        .unwrap();
-    config.root_cert = Some(vec![der.to_vec()]);
-    config.auth_info.token = Some(cloud.token().into());
-    config.default_namespace = "default".into();
-    kube::Client::try_from(config).unwrap()
-}
 
 fn job_config(name: &str, env: &[(&str, &str)]) -> JobConfig {
     let mut cfg = JobConfig {
@@ -319,7 +306,7 @@ async fn oom_killed_then_retry_with_more_memory_succeeds() {
         .cluster(DEMO_PROJECT, DEMO_LOCATION, "big-nodes")
         .unwrap()
         .endpoint();
-    let client = client_for(&cloud, &endpoint);
+    let client = common::kube_client_for(&cloud, &endpoint);
     let mut cfg = job_config(
         "ml-training-job",
         &[("SIM_OOM", "4Gi"), ("SIM_LOG_LINES", "10")],

@@ -3,7 +3,7 @@
 //! output must be stored as it is.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-mod common;
+use gantry_test_support as common;
 
 use std::collections::BTreeSet;
 use std::path::Path;

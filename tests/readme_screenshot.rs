@@ -2,7 +2,7 @@
 //! changes, regenerate it with `GANTRY_UPDATE_SCREENSHOT=1 cargo test --test readme_screenshot`.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-mod common_tui;
+use gantry_test_support::tui as common_tui;
 
 use std::path::Path;
 

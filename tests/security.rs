@@ -3,7 +3,8 @@
 //! deletes touch only what Gantry manages; a killed `gantry logs --follow` restarts cleanly.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-mod common;
+use gantry_test_support as common;
+use gantry_test_support::text;
 
 use std::path::{Path, PathBuf};
 use std::process::{Output, Stdio};
@@ -325,10 +326,6 @@ impl Env {
     fn client(&self) -> kube::Client {
         common::kube_client(&self.cloud)
     }
-}
-
-fn text(b: &[u8]) -> String {
-    String::from_utf8_lossy(b).into_owned()
 }
 
 async fn jobs(client: &kube::Client) -> Vec<String> {

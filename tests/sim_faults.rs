@@ -2,7 +2,7 @@
 //! 429/503, an API server restart on the same port, token rotation, slow answers.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-mod common;
+use gantry_test_support as common;
 
 use std::time::Duration;
 

@@ -3,7 +3,7 @@
 //! keeps answering, a watch opened before goes on, and a log stream keeps flowing.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-mod common;
+use gantry_test_support as common;
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};

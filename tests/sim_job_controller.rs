@@ -2,7 +2,7 @@
 //! deletion, log time filters, and watch bookmarks and timeouts.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-mod common;
+use gantry_test_support as common;
 
 use k8s_openapi::api::batch::v1::Job;
 use k8s_openapi::api::core::v1::Pod;

@@ -2,7 +2,7 @@
 //! controller, the kubelet stand-in, logs, selectors, patches, deletion and watches.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-mod common;
+use gantry_test_support as common;
 
 use futures::{StreamExt, TryStreamExt};
 use k8s_openapi::api::batch::v1::Job;

@@ -3,7 +3,7 @@
 //! on every line.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-mod common_tui;
+use gantry_test_support::tui as common_tui;
 
 use common_tui::*;
 use gantry::commands::status::{ClusterReport, StatusReport, render};

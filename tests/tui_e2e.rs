@@ -5,7 +5,7 @@
 //! shows the config's cluster (and READ-ONLY when it says so), and `q` quits with status 0.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-mod common;
+use gantry_test_support as common;
 
 use std::path::Path;
 

@@ -4,7 +4,7 @@
 // Helpers outside #[test] functions unwrap too (clippy.toml allows it only inside them).
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-mod common_tui;
+use gantry_test_support::tui as common_tui;
 
 use common_tui::*;
 use crossterm::event::KeyCode;

@@ -3,7 +3,7 @@
 //! stays connected: logs go on and launching works during RECONCILING and after it.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-mod common;
+use gantry_test_support as common;
 
 use common::tmux::Tmux;
 

@@ -2,7 +2,7 @@
 //! the engine's single store; the store's memory does not grow with the viewers.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-mod common_tui;
+use gantry_test_support::tui as common_tui;
 
 use std::alloc::{GlobalAlloc, Layout, System};
 use std::cell::Cell;

@@ -3,7 +3,7 @@
 //! and prints its end; SIGTERM stops it with status 0.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-mod common;
+use gantry_test_support as common;
 
 use std::process::Stdio;
 use std::time::Duration;

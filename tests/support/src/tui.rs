@@ -1,6 +1,5 @@
 //! Shared by the TUI tests: App states built from plain values (the events workers would send),
 //! with fixed timestamps so that what is drawn does not depend on the clock.
-#![allow(dead_code, clippy::unwrap_used, clippy::expect_used)]
 
 use std::time::Duration;
 
@@ -16,7 +15,7 @@ use gantry::k8s::status::{AttemptPhase, AttemptSummary, EventSummary, PodSummary
 use gantry::k8s::watch::{Change, JobWatchEvent};
 use gantry::keys::Keymap;
 
-pub const CLUSTER: &str = "ml-gke-cluster";
+pub use crate::CLUSTER;
 pub const PLACE: &str = "demo-project/us-central1-a";
 /// The first attempt keeps the Job's name; later ones get `-N`.
 pub const ATTEMPT_1: &str = "ml-training-job";

@@ -52,12 +52,13 @@ impl Tmux {
         let config_path = home.path().join("config.toml");
         std::fs::write(&config_path, config).unwrap();
         let session = format!("gantry-e2e-{name}-{}", std::process::id());
-        let bin = env!("CARGO_BIN_EXE_gantry");
+        let bin = crate::gantry_bin();
         let state = home.path().join("state");
         let command = format!(
             "env HOME={home} XDG_STATE_HOME={state} TERM=xterm-256color {bin} --sim --time-scale 0.01 --config {config} {args}; echo GANTRY-EXIT=$?; sleep 600",
             home = home.path().display(),
             state = state.display(),
+            bin = bin.display(),
             config = config_path.display(),
         );
         let ok = Command::new("tmux")
@@ -138,18 +139,7 @@ impl Tmux {
 
     /// Waits until the screen shows all of `wanted`, returning it.
     pub fn wait_for(&self, wanted: &[&str]) -> String {
-        let start = Instant::now();
-        loop {
-            let screen = self.screen();
-            if wanted.iter().all(|w| screen.contains(w)) {
-                return screen;
-            }
-            assert!(
-                start.elapsed() < HANG_GUARD,
-                "screen never showed {wanted:?}:\n{screen}"
-            );
-            std::thread::sleep(Duration::from_millis(50));
-        }
+        wait_for_screen(|| self.screen(), wanted)
     }
 }
 

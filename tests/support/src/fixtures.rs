@@ -5,15 +5,17 @@ use std::ffi::OsStr;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
-/// A path in the repository.
+/// A path in the repository (this crate lives in its `tests/support`).
 pub fn repo_path(relative: &str) -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join(relative)
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../..")
+        .join(relative)
 }
 
 /// `gantry ARGS config` in a HOME of its own (no config file but the one given).
 pub fn gantry_config(args: &[&OsStr]) -> Output {
     let home = tempfile::tempdir().unwrap();
-    Command::new(env!("CARGO_BIN_EXE_gantry"))
+    Command::new(crate::gantry_bin())
         .args(args)
         .arg("config")
         .env("HOME", home.path())

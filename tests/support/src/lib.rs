@@ -1,10 +1,15 @@
-//! Shared by the integration tests: a simulated cloud on loopback and clients for it.
-#![allow(dead_code, clippy::unwrap_used, clippy::expect_used)]
+//! What Gantry's tests and benchmarks share, compiled once: a simulated cloud on loopback and
+//! clients for it (`cloud_with`, `kube_client`, `CliEnv`), fixtures and property-test settings,
+//! one viewer over a model fed plain values (`tui`), and the real binary in tmux (`tmux`).
+//! Test code: it unwraps, as tests do.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
 
 pub mod cases;
 pub mod fixtures;
 pub mod tmux;
+pub mod tui;
 
+use std::path::PathBuf;
 use std::process::{Output, Stdio};
 use std::time::Duration;
 
@@ -13,6 +18,25 @@ use gantry::sim::cloud::{DEMO_LOCATION, DEMO_PROJECT};
 use gantry::sim::{SimCloud, SimOptions};
 
 pub const CLUSTER: &str = "ml-gke-cluster";
+
+/// The `gantry` binary this test run built: beside the test binary's `deps` directory
+/// (`target/<profile>/gantry`). Cargo tells integration tests where it is only at their own
+/// compile time, so a shared crate finds it from the running test.
+pub fn gantry_bin() -> PathBuf {
+    let exe = std::env::current_exe().unwrap();
+    let profile_dir = exe
+        .parent()
+        .and_then(|deps| deps.parent())
+        .unwrap()
+        .to_path_buf();
+    let bin = profile_dir.join(format!("gantry{}", std::env::consts::EXE_SUFFIX));
+    assert!(
+        bin.is_file(),
+        "no gantry binary at {}: run the tests through cargo test, which builds it",
+        bin.display()
+    );
+    bin
+}
 
 pub fn init() {
     let _ = rustls::crypto::aws_lc_rs::default_provider().install_default();
@@ -48,7 +72,17 @@ pub fn kube_client(cloud: &SimCloud) -> kube::Client {
 }
 
 pub fn kube_client_with_token(cloud: &SimCloud, token: &str) -> kube::Client {
-    let mut config = kube::Config::new(format!("https://{}", endpoint(cloud)).parse().unwrap());
+    client_at(cloud, &endpoint(cloud), token)
+}
+
+/// A kube client for the cluster API server at `endpoint` (`IP:port`) of `cloud`, with the
+/// current token.
+pub fn kube_client_for(cloud: &SimCloud, endpoint: &str) -> kube::Client {
+    client_at(cloud, endpoint, &cloud.token())
+}
+
+fn client_at(cloud: &SimCloud, endpoint: &str, token: &str) -> kube::Client {
+    let mut config = kube::Config::new(format!("https://{endpoint}").parse().unwrap());
     let der = rustls_pemfile::certs(&mut cloud.ca_pem().as_bytes())
         .next()
         .unwrap()
@@ -97,7 +131,7 @@ impl CliEnv {
     /// `gantry ARGS --context <the cluster's> --project demo-project`.
     pub async fn gantry(&self, args: &[&str]) -> Output {
         let home = self.home.path();
-        tokio::process::Command::new(env!("CARGO_BIN_EXE_gantry"))
+        tokio::process::Command::new(gantry_bin())
             .args(args)
             .args(["--context", &self.context, "--project", DEMO_PROJECT])
             .env("HOME", home)
