@@ -413,16 +413,7 @@ async fn up_writes_a_kubeconfig_context_that_kubectl_uses() {
             .unwrap()
             .contains(token.trim())
     );
-    let has_kubectl = std::process::Command::new("kubectl")
-        .args(["version", "--client"])
-        .output()
-        .is_ok_and(|o| o.status.success());
-    if !has_kubectl {
-        assert!(
-            std::env::var("GANTRY_REQUIRE_KUBECTL").as_deref() != Ok("1"),
-            "kubectl is required"
-        );
-        eprintln!("skipping the kubectl part: kubectl is not installed");
+    if !common::kubectl_available() {
         return;
     }
     // Asynchronously: the simulator serves on this test's runtime.

@@ -82,31 +82,13 @@ fn kubectl_command(kubeconfig: &Path, cache: &Path) -> Command {
     cmd
 }
 
-fn kubectl_available() -> bool {
-    let present = Command::new("kubectl")
-        .arg("version")
-        .arg("--client")
-        .output()
-        .is_ok_and(|o| o.status.success());
-    if !present {
-        assert!(
-            std::env::var("GANTRY_REQUIRE_KUBECTL").as_deref() != Ok("1"),
-            "GANTRY_REQUIRE_KUBECTL=1 but kubectl is not installed"
-        );
-        eprintln!(
-            "skipping: kubectl is not installed (set GANTRY_REQUIRE_KUBECTL=1 to make this a failure)"
-        );
-    }
-    present
-}
-
 fn seed_job() -> String {
     format!("{}/assets/ml-training-job.yaml", env!("CARGO_MANIFEST_DIR"))
 }
 
 #[test]
 fn kubectl_gets_describes_and_waits_on_the_seed_job() {
-    if !kubectl_available() {
+    if !gantry_test_support::kubectl_available() {
         return;
     }
     let sim = Sim::start();
@@ -175,7 +157,7 @@ fn kubectl_gets_describes_and_waits_on_the_seed_job() {
 
 #[test]
 fn kubectl_apply_is_idempotent_and_validates_fields() {
-    if !kubectl_available() {
+    if !gantry_test_support::kubectl_available() {
         return;
     }
     let sim = Sim::start();
@@ -219,7 +201,7 @@ fn kubectl_apply_is_idempotent_and_validates_fields() {
 
 #[test]
 fn kubectl_watches_pods_as_they_run() {
-    if !kubectl_available() {
+    if !gantry_test_support::kubectl_available() {
         return;
     }
     let sim = Sim::start();
@@ -259,7 +241,7 @@ fn kubectl_watches_pods_as_they_run() {
 /// the state directory differs (`/tmp/sim` is shared by anything else on the machine).
 #[test]
 fn the_readme_simulator_commands_work_as_written() {
-    if !kubectl_available() {
+    if !gantry_test_support::kubectl_available() {
         return;
     }
     let readme =

@@ -40,11 +40,13 @@ pub enum Fault {
     /// and termination messages, GKE operation details and errors) carries escape and control
     /// sequences, bidirectional overrides and long strings, as a hostile workload could make it.
     HostileStrings,
+    /// Clusters serve no `metrics.k8s.io` (no metrics-server).
+    NoMetricsApi,
 }
 
 pub const FAULT_NAMES: &str = "watch-drop=SECS, log-cut=SECS, watch-gone, http-429=PERCENT, \
 http-503=PERCENT, restart=SECS, token-expiry=SECS, slow=MS, gke-quota, gke-create-error=MESSAGE, \
-gke-permission-denied, reconcile=SECS, hostile-strings";
+gke-permission-denied, reconcile=SECS, hostile-strings, no-metrics-api";
 
 #[derive(Debug, thiserror::Error, PartialEq)]
 #[error("bad --fault '{given}': {why} (known faults: {FAULT_NAMES})")]
@@ -112,6 +114,7 @@ impl FromStr for Fault {
             "gke-permission-denied" => no_arg(Fault::GkePermissionDenied),
             "reconcile" => Ok(Fault::Reconcile(secs(arg)?)),
             "hostile-strings" => no_arg(Fault::HostileStrings),
+            "no-metrics-api" => no_arg(Fault::NoMetricsApi),
             _ => Err(err("unknown fault")),
         }
     }
@@ -210,6 +213,10 @@ impl Faults {
             Fault::GkeCreateError(m) => Some(m.clone()),
             _ => None,
         })
+    }
+    pub fn no_metrics_api(&self) -> bool {
+        self.find(|f| matches!(f, Fault::NoMetricsApi).then_some(()))
+            .is_some()
     }
     pub fn hostile_strings(&self) -> bool {
         self.find(|f| matches!(f, Fault::HostileStrings).then_some(()))

@@ -181,6 +181,26 @@ pub fn engine_options(
     }
 }
 
+/// Whether kubectl can be used: when it is missing, a test skips (saying so), unless
+/// `GANTRY_REQUIRE_KUBECTL=1` makes that a failure (as CI does).
+pub fn kubectl_available() -> bool {
+    let present = std::process::Command::new("kubectl")
+        .arg("version")
+        .arg("--client")
+        .output()
+        .is_ok_and(|o| o.status.success());
+    if !present {
+        assert!(
+            std::env::var("GANTRY_REQUIRE_KUBECTL").as_deref() != Ok("1"),
+            "GANTRY_REQUIRE_KUBECTL=1 but kubectl is not installed"
+        );
+        eprintln!(
+            "skipping: kubectl is not installed (set GANTRY_REQUIRE_KUBECTL=1 to make this a failure)"
+        );
+    }
+    present
+}
+
 /// A process's output as text.
 pub fn text(b: &[u8]) -> String {
     String::from_utf8_lossy(b).into_owned()

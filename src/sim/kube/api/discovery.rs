@@ -50,19 +50,27 @@ fn group_json(group: &str, version: &str) -> Value {
     json!({"name": group, "versions": [gv], "preferredVersion": gv})
 }
 
-pub fn groups() -> Response {
-    let groups: Vec<Value> = ResourceType::groups()
+/// The groups served; `metrics` adds metrics.k8s.io (metrics-server's, through the aggregator).
+pub fn groups(metrics: bool) -> Response {
+    let mut groups: Vec<Value> = ResourceType::groups()
         .into_iter()
         .map(|(g, v)| group_json(g, v))
         .collect();
+    if metrics {
+        groups.push(group_json(super::metrics::GROUP, super::metrics::VERSION));
+    }
     json_response(
         StatusCode::OK,
         &json!({"kind": "APIGroupList", "apiVersion": "v1", "groups": groups}),
     )
 }
 
-pub fn group(name: &str) -> Response {
-    match ResourceType::groups().into_iter().find(|(g, _)| *g == name) {
+pub fn group(name: &str, metrics: bool) -> Response {
+    let mut known = ResourceType::groups();
+    if metrics {
+        known.push((super::metrics::GROUP, super::metrics::VERSION));
+    }
+    match known.into_iter().find(|(g, _)| *g == name) {
         Some((g, v)) => {
             let mut body = group_json(g, v);
             body["kind"] = json!("APIGroup");

@@ -2,6 +2,7 @@
 
 mod discovery;
 mod logs;
+mod metrics;
 mod objects;
 mod openapi;
 mod patch;
@@ -83,9 +84,12 @@ async fn dispatch(
         ["version"] => return discovery::version(&state),
         ["healthz" | "livez" | "readyz", ..] => return (StatusCode::OK, "ok").into_response(),
         ["api"] => return discovery::core_versions(&state),
-        ["apis"] => return discovery::groups(),
+        ["apis"] => return discovery::groups(metrics::served(&state)),
         ["api", "v1"] => return discovery::resources("", "v1"),
-        ["apis", group] => return discovery::group(group),
+        ["apis", metrics::GROUP, metrics::VERSION, rest @ ..] => {
+            return metrics::serve(&state, rest, &params);
+        }
+        ["apis", group] => return discovery::group(group, metrics::served(&state)),
         ["apis", group, version] => return discovery::resources(group, version),
         ["openapi", rest @ ..] => return openapi::serve(rest, &uri),
         _ => {}
