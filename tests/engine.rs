@@ -167,3 +167,77 @@ async fn from_cluster_creation_to_a_retried_attempt_without_a_terminal() {
     }
     engine.stop().await;
 }
+
+/// An engine on `cloud`'s seed cluster (RUNNING from the start), with one viewer.
+async fn engine_on(cloud: &gantry::sim::SimCloud, dirs: &tempfile::TempDir) -> Engine {
+    let options = common::engine_options(cloud, &dirs.path().join("sim"), dirs.path());
+    let config = Config::default();
+    Engine::start(session::open(&options, config).await.unwrap())
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn what_each_pod_uses_comes_from_metrics_k8s_io_or_is_not_available() {
+    let dirs = tempfile::tempdir().unwrap();
+    let cloud = common::cloud_with(SimOptions {
+        time_scale: 0.01,
+        clusters: vec![common::CLUSTER.into()],
+        state_dir: Some(dirs.path().join("sim")),
+        ..Default::default()
+    })
+    .await;
+    // A training pod running before the engine looks.
+    let client = common::kube_client(&cloud);
+    let mut job = JobConfig::default();
+    job.env.insert("SIM_LOG_LINES".into(), "100000".into());
+    job.resources.cpu = Some("500m".into());
+    gantry::k8s::launch(&client, &job, Some("demo-project"))
+        .await
+        .unwrap();
+    let pods: Api<Pod> = Api::default_namespaced(client.clone());
+    let running = tokio::time::timeout(HANG_GUARD, async {
+        use futures::TryStreamExt;
+        use kube::runtime::WatchStreamExt;
+        let mut pods = Box::pin(
+            kube::runtime::watcher(pods, kube::runtime::watcher::Config::default())
+                .applied_objects(),
+        );
+        while let Some(p) = pods.try_next().await.unwrap() {
+            if p.status.as_ref().and_then(|s| s.phase.as_deref()) == Some("Running") {
+                return p.metadata.name.unwrap();
+            }
+        }
+        panic!("the pod watch ended");
+    })
+    .await
+    .expect("the pod runs");
+
+    let engine = engine_on(&cloud, &dirs).await;
+    let handle = engine.handle();
+    let mut app = App::new(Config::default(), Keymap::default(), false);
+    tokio::time::timeout(
+        HANG_GUARD,
+        until(&mut app, &handle, |m| m.usage.of(&running).is_ok()),
+    )
+    .await
+    .expect("usage read");
+    let used = handle.model().usage.of(&running).unwrap();
+    assert!((400..=500).contains(&used.cpu_millis), "{used:?}");
+    assert!(used.memory_bytes > 0);
+    engine.stop().await;
+
+    // Without metrics-server: n/a, and no trouble on the status line.
+    cloud.faults().set(gantry::sim::faults::Fault::NoMetricsApi);
+    let engine = engine_on(&cloud, &dirs).await;
+    let handle = engine.handle();
+    tokio::time::timeout(
+        HANG_GUARD,
+        until(&mut app, &handle, |m| {
+            m.usage == gantry::engine::model::Usage::Unavailable
+        }),
+    )
+    .await
+    .expect("usage unavailable");
+    assert_eq!(handle.model().usage.of(&running), Err("n/a"));
+    assert_eq!(handle.model().trouble(), None);
+    engine.stop().await;
+}

@@ -13,7 +13,8 @@ const BEGIN: &str = "<!-- screenshot: begin -->\n```text\n";
 const END: &str = "```\n<!-- screenshot: end -->";
 
 fn render() -> String {
-    let app = common_tui::with_attempts(false);
+    let mut app = common_tui::with_attempts(false);
+    app.on_event(common_tui::usage());
     let mut terminal = Terminal::new(TestBackend::new(100, 30)).unwrap();
     terminal.draw(|f| app.draw(f)).unwrap();
     let buffer = terminal.backend().buffer().clone();

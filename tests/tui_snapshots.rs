@@ -207,3 +207,27 @@ fn context_cluster_says_why_cluster_keys_are_unavailable() {
     app.on_key(key('X'));
     snapshot("context_cluster", &mut app);
 }
+
+/// Snapshots `<name>_80x24` and `<name>_120x40`: the pods pane's usage columns at the two
+/// widths an operator over SSH most often has.
+fn snapshot_usage(name: &str, app: &mut Tui) {
+    for (width, height) in [(80, 24), (120, 40)] {
+        app.log_rows = gantry::ui::log_rows(width, height);
+        let terminal = render(app, width, height);
+        insta::assert_snapshot!(format!("{name}_{width}x{height}"), terminal.backend());
+    }
+}
+
+#[test]
+fn pods_show_what_each_uses() {
+    let mut app = with_attempts(false);
+    app.on_event(usage());
+    snapshot_usage("pods_usage", &mut app);
+}
+
+#[test]
+fn pods_say_n_a_without_metrics_server() {
+    let mut app = with_attempts(false);
+    app.on_event(gantry::engine::Event::Usage(None));
+    snapshot_usage("pods_usage_unavailable", &mut app);
+}

@@ -16,6 +16,7 @@ pub mod launch;
 pub mod logs;
 pub mod manifest;
 pub mod status;
+pub mod usage;
 pub mod watch;
 
 pub use attempts::{AttemptStatus, JobStatus, current_attempt, job_status, list_attempts};

@@ -1,5 +1,6 @@
-//! The pods pane: the current attempt's pods with phase, readiness, restarts, node, age, and
-//! why when waiting or terminated.
+//! The pods pane: the current attempt's pods with phase, readiness, restarts, what each uses
+//! (CPU and memory from metrics.k8s.io, `n/a` without metrics-server), node, age, and why when
+//! waiting or terminated.
 
 use ratatui::Frame;
 use ratatui::layout::Rect;
@@ -10,7 +11,26 @@ use super::theme::Theme;
 use super::widgets::{age, col, pane, short_node};
 use crate::app::{App, Focus};
 use crate::engine::Model;
+use crate::k8s::usage::{cpu_text, memory_text};
 use crate::sanitize::one_line;
+
+const CPU_W: usize = 6;
+const MEM_W: usize = 7;
+
+fn usage_width(cpu: bool, mem: bool) -> usize {
+    usize::from(cpu) * CPU_W + usize::from(mem) * MEM_W
+}
+
+fn usage_header(cpu: bool, mem: bool) -> String {
+    let mut h = String::new();
+    if cpu {
+        h.push_str(&col("CPU", CPU_W));
+    }
+    if mem {
+        h.push_str(&col("MEM", MEM_W));
+    }
+    h
+}
 
 pub fn draw(
     frame: &mut Frame,
@@ -34,12 +54,17 @@ pub fn draw(
         .unwrap_or(0);
     let selected = pods.get(at).map(|p| p.name.as_str());
     let wide = width >= 80;
-    // NODE takes what NAME, READY, STATUS, RST and AGE leave.
-    let node_w = width.saturating_sub(29 + 6 + 17 + 4 + 5).clamp(8, 40);
+    // CPU and MEM (metrics.k8s.io) where they fit: both from 51 columns, MEM alone from 45.
+    let (show_cpu, show_mem) = (width >= 51, width >= 45);
+    let usage_w = usage_width(show_cpu, show_mem);
+    // NODE takes what NAME, READY, STATUS, RST, the usage and AGE leave.
+    let node_w = width
+        .saturating_sub(29 + 6 + 17 + 4 + 5 + usage_w)
+        .clamp(8, 40);
     let name_w = if wide {
         28
     } else {
-        width.saturating_sub(33).clamp(6, 30)
+        width.saturating_sub(33 + usage_w).clamp(5, 30)
     };
     let attempt = app
         .selection
@@ -48,11 +73,12 @@ pub fn draw(
         .unwrap_or_default();
     let mut lines = vec![Line::styled(
         format!(
-            "{}{}{}{}{}",
+            "{}{}{}{}{}{}",
             col("NAME", name_w + 1),
             col("READY", 6),
             col("STATUS", 17),
             col("RST", 4),
+            usage_header(show_cpu, show_mem),
             if wide {
                 format!("{}AGE", col("NODE", node_w))
             } else {
@@ -83,6 +109,15 @@ pub fn draw(
             ),
             Span::raw(col(&p.restarts.to_string(), 4)),
         ];
+        let usage = model.usage.of(&p.name);
+        if show_cpu {
+            let cpu = usage.map_or_else(str::to_string, |u| cpu_text(u.cpu_millis));
+            spans.push(Span::raw(col(&cpu, CPU_W)));
+        }
+        if show_mem {
+            let mem = usage.map_or_else(str::to_string, |u| memory_text(u.memory_bytes));
+            spans.push(Span::raw(col(&mem, MEM_W)));
+        }
         if wide {
             spans.push(Span::styled(
                 col(

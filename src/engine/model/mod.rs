@@ -36,6 +36,27 @@ pub struct Notice {
     pub text: String,
 }
 
+/// What the pods use: not read yet, not served (no metrics-server), or as last read.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub enum Usage {
+    #[default]
+    Unknown,
+    Unavailable,
+    Known(std::collections::HashMap<String, crate::k8s::usage::PodUsage>),
+}
+
+impl Usage {
+    /// The pod's usage, or why there is none: `Err("n/a")` without metrics-server, `Err("-")`
+    /// when not read yet or the pod is not running.
+    pub fn of(&self, pod: &str) -> Result<crate::k8s::usage::PodUsage, &'static str> {
+        match self {
+            Usage::Unavailable => Err("n/a"),
+            Usage::Known(pods) => pods.get(pod).copied().ok_or("-"),
+            Usage::Unknown => Err("-"),
+        }
+    }
+}
+
 /// Notices kept for viewers that have not drawn since they came.
 const NOTICES_KEPT: usize = 32;
 
@@ -51,6 +72,8 @@ pub struct Model {
     pub connected: bool,
     /// Every pod of the newest attempt.
     pub logs: LogStore,
+    /// What each pod uses, by pod name, as metrics.k8s.io said last.
+    pub usage: Usage,
     /// What happened that every viewer should be told, numbered.
     notices: VecDeque<(u64, Notice)>,
     next_notice: u64,
@@ -162,6 +185,14 @@ impl Model {
                 self.notify(level, text);
             }
             Event::Connected => self.connected = true,
+            Event::Usage(read) => {
+                let usage = match read {
+                    Some(pods) => Usage::Known(pods),
+                    None => Usage::Unavailable,
+                };
+                applied.changed = usage != self.usage;
+                self.usage = usage;
+            }
             Event::Disconnected => self.connected = false,
             Event::Job(e) => {
                 applied.news.extend(News::of_job(&self.jobs, &e));

@@ -221,8 +221,53 @@ fn start_watchers(shared: &Arc<Shared>, client: kube::Client) -> Connection {
             }
         }
     });
+    tokio::spawn(poll_usage(
+        client.clone(),
+        shared.session.config.job.clone(),
+        shared.tx.clone(),
+        watchers.clone(),
+    ));
     let _ = shared.tx.send(Event::Connected);
     Connection { client, watchers }
+}
+
+/// Reads what the training pods use every 15 s while connected. Without metrics-server: one
+/// line in gantry.log, `n/a` in the panes, and a look again every five minutes — no trouble on
+/// the status line, no retry storm.
+async fn poll_usage(
+    client: kube::Client,
+    job: crate::config::JobConfig,
+    tx: Tx,
+    stop: tokio_util::sync::CancellationToken,
+) {
+    let selector = k8s::labels::managed_selector(&job.name);
+    let mut said_unavailable = false;
+    loop {
+        let wait = match k8s::usage::pod_usage(&client, &job.namespace, &selector).await {
+            Ok(pods) => {
+                said_unavailable = false;
+                let _ = tx.send(Event::Usage(Some(pods)));
+                k8s::usage::POLL
+            }
+            Err(k8s::usage::UsageError::Unavailable) => {
+                if !std::mem::replace(&mut said_unavailable, true) {
+                    tracing::info!(
+                        "no metrics.k8s.io on this cluster (no metrics-server): usage shows n/a"
+                    );
+                }
+                let _ = tx.send(Event::Usage(None));
+                k8s::usage::RECHECK
+            }
+            Err(e) => {
+                tracing::debug!(error = %e, "reading pod usage");
+                k8s::usage::POLL
+            }
+        };
+        tokio::select! {
+            _ = stop.cancelled() => return,
+            _ = tokio::time::sleep(wait) => {}
+        }
+    }
 }
 
 async fn check_context(shared: &Arc<Shared>, client: &kube::Client, name: &str) -> Duration {

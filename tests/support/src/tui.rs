@@ -635,6 +635,16 @@ pub fn with_attempts(read_only: bool) -> Tui {
     app
 }
 
+/// What the pods use, as metrics.k8s.io says it: the running pod near its CPU request with its
+/// memory at a plateau; the other two not running.
+pub fn usage() -> Event {
+    let running = gantry::k8s::usage::PodUsage {
+        cpu_millis: 912,
+        memory_bytes: 11_811_160_064,
+    };
+    Event::Usage(Some([(POD_RUNNING.to_string(), running)].into()))
+}
+
 pub fn oom_lines() -> Vec<LogLine> {
     vec![
         stamped("loading dataset shard 0/8 from gs://demo-bucket/train", 530),
