@@ -44,7 +44,13 @@ pub fn wait_for_screen(mut screen: impl FnMut() -> String, wanted: &[&str]) -> S
 }
 
 impl Tmux {
+    /// `gantry --sim --time-scale 0.01 --config <config> ARGS` in an 80×24 pane.
     pub fn start(name: &str, args: &str, config: &str) -> Option<Tmux> {
+        Self::start_with(name, &format!("--sim --time-scale 0.01 {args}"), config, "")
+    }
+
+    /// `gantry --config <config> ARGS` with `env` (`K=V …`) added, in an 80×24 pane.
+    pub fn start_with(name: &str, args: &str, config: &str, env: &str) -> Option<Tmux> {
         if !available() {
             return None;
         }
@@ -55,7 +61,7 @@ impl Tmux {
         let bin = crate::gantry_bin();
         let state = home.path().join("state");
         let command = format!(
-            "env HOME={home} XDG_STATE_HOME={state} TERM=xterm-256color {bin} --sim --time-scale 0.01 --config {config} {args}; echo GANTRY-EXIT=$?; sleep 600",
+            "env HOME={home} XDG_STATE_HOME={state} TERM=xterm-256color {env} {bin} --config {config} {args}; echo GANTRY-EXIT=$?; sleep 600",
             home = home.path().display(),
             state = state.display(),
             bin = bin.display(),
