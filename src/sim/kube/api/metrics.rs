@@ -175,21 +175,7 @@ fn pod_list(
     });
     let scale = state.shared.clock.scale();
     let items: Vec<Value> = pods.iter().map(|p| pod_metrics(p, now, scale).0).collect();
-    match name {
-        Some(n) => match items.into_iter().next() {
-            Some(one) => json_response(StatusCode::OK, &one),
-            None => ApiError::new(
-                404,
-                "NotFound",
-                format!("podmetrics.metrics.k8s.io \"{n}\" not found"),
-            )
-            .into_response(),
-        },
-        None => json_response(
-            StatusCode::OK,
-            &json!({"kind": "PodMetricsList", "apiVersion": format!("{GROUP}/{VERSION}"), "metadata": {}, "items": items}),
-        ),
-    }
+    answer(name, items, "podmetrics", "PodMetricsList")
 }
 
 fn node_list(
@@ -223,19 +209,24 @@ fn node_list(
             })
         })
         .collect();
+    answer(name, items, "nodemetrics", "NodeMetricsList")
+}
+
+/// One object when a name was asked for (404 when it is not there), else the list.
+fn answer(name: Option<&str>, items: Vec<Value>, resource: &str, list_kind: &str) -> Response {
     match name {
         Some(n) => match items.into_iter().next() {
             Some(one) => json_response(StatusCode::OK, &one),
             None => ApiError::new(
                 404,
                 "NotFound",
-                format!("nodemetrics.metrics.k8s.io \"{n}\" not found"),
+                format!("{resource}.{GROUP} \"{n}\" not found"),
             )
             .into_response(),
         },
         None => json_response(
             StatusCode::OK,
-            &json!({"kind": "NodeMetricsList", "apiVersion": format!("{GROUP}/{VERSION}"), "metadata": {}, "items": items}),
+            &json!({"kind": list_kind, "apiVersion": format!("{GROUP}/{VERSION}"), "metadata": {}, "items": items}),
         ),
     }
 }
