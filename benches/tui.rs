@@ -103,6 +103,7 @@ fn pod(i: usize) -> PodSummary {
         terminated: false,
         created: Some(now() - jiff::SignedDuration::from_secs(300 + i as i64)),
         deleting: false,
+        gpus: 0,
     }
 }
 

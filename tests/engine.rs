@@ -213,6 +213,7 @@ async fn what_each_pod_uses_comes_from_metrics_k8s_io_or_is_not_available() {
 
     let engine = engine_on(&cloud, &dirs).await;
     let handle = engine.handle();
+    let shown = handle.show_usage();
     let mut app = App::new(Config::default(), Keymap::default(), false);
     tokio::time::timeout(
         HANG_GUARD,
@@ -223,12 +224,25 @@ async fn what_each_pod_uses_comes_from_metrics_k8s_io_or_is_not_available() {
     let used = handle.model().usage.of(&running).unwrap();
     assert!((400..=500).contains(&used.cpu_millis), "{used:?}");
     assert!(used.memory_bytes > 0);
+    let nodes = match &handle.model().usage {
+        gantry::engine::model::Usage::Known(reading) => reading.nodes.clone(),
+        other => panic!("usage {other:?}"),
+    };
+    assert!(!nodes.is_empty());
+    assert!(
+        nodes.iter().all(|n| n.cpu_allocatable_millis > 0
+            && n.memory_allocatable_bytes > 0
+            && n.memory_bytes > 0),
+        "{nodes:?}"
+    );
+    drop(shown);
     engine.stop().await;
 
     // Without metrics-server: n/a, and no trouble on the status line.
     cloud.faults().set(gantry::sim::faults::Fault::NoMetricsApi);
     let engine = engine_on(&cloud, &dirs).await;
     let handle = engine.handle();
+    let _shown = handle.show_usage();
     tokio::time::timeout(
         HANG_GUARD,
         until(&mut app, &handle, |m| {

@@ -107,6 +107,7 @@ fn pod(name: &str, job: &str) -> PodSummary {
         terminated: false,
         created: None,
         deleting: false,
+        gpus: 0,
     }
 }
 

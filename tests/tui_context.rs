@@ -1,6 +1,7 @@
 //! The TUI on a cluster that is not Gantry's, through a kubeconfig context, with no Google Cloud
 //! set up at all: it takes launch's Job flags at the top level (`--image`, `--env`) and launches
-//! with them; the cluster keys say why they do nothing there.
+//! with them; the cluster keys say why they do nothing there. Without metrics-server, usage says
+//! n/a on screen and one line in gantry.log.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 use gantry_test_support::CliEnv;
@@ -49,4 +50,39 @@ async fn the_tui_launches_on_a_context_with_the_image_it_was_given() {
             .clone();
         assert_eq!(image.as_deref(), Some("registry.example/trainer:v1"));
     }
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn without_metrics_server_usage_says_n_a_and_gantry_log_says_why_once() {
+    let e = CliEnv::start().await;
+    e.cloud
+        .faults()
+        .set(gantry::sim::faults::Fault::NoMetricsApi);
+    let kubeconfig = e.home.path().join("sim/kubeconfig");
+    let args = format!(
+        "--context {} --image registry.example/trainer:v1 --env SIM_LOG_LINES=500",
+        e.context
+    );
+    let env = format!("KUBECONFIG={}", kubeconfig.display());
+    let log = tokio::task::spawn_blocking(move || {
+        let t = Tmux::start_with("no-metrics", &args, "", &env)?;
+        t.wait_for(&["usage n/a"]);
+        t.keys(&["l"]);
+        let screen = t.wait_for(&["Running"]);
+        assert!(
+            !screen.contains("metrics.k8s.io"),
+            "no status-line error:\n{screen}"
+        );
+        t.keys(&["q"]);
+        t.wait_for(&["GANTRY-EXIT=0"]);
+        Some(std::fs::read_to_string(t.state_dir().join("gantry.log")).unwrap())
+    })
+    .await
+    .unwrap();
+    let Some(log) = log else { return };
+    let said: Vec<&str> = log
+        .lines()
+        .filter(|l| l.contains("no metrics.k8s.io"))
+        .collect();
+    assert_eq!(said.len(), 1, "gantry.log:\n{log}");
 }

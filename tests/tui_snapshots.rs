@@ -8,6 +8,8 @@ use gantry_test_support::tui as common_tui;
 use common_tui::*;
 use crossterm::event::KeyCode;
 use gantry::app::Focus;
+use gantry::k8s::status::PodSummary;
+use gantry::k8s::watch::Change;
 use ratatui::Terminal;
 use ratatui::backend::TestBackend;
 use ratatui::style::Modifier;
@@ -223,6 +225,20 @@ fn pods_show_what_each_uses() {
     let mut app = with_attempts(false);
     app.on_event(usage());
     snapshot_usage("pods_usage", &mut app);
+}
+
+#[test]
+fn pods_show_the_gpus_each_asked_for_where_there_is_room() {
+    let mut app = with_attempts(false);
+    for p in running_pods() {
+        let gpus = u32::from(p.name != POD_IMAGE) * 4;
+        app.on_event(pod_event(Change::Applied(PodSummary { gpus, ..p })));
+    }
+    app.on_event(usage());
+    snapshot_usage("pods_gpus", &mut app);
+    // The compact layout at 120 columns has room for the column.
+    app.log_rows = gantry::ui::log_rows(120, 30);
+    insta::assert_snapshot!("pods_gpus_120x30", render(&app, 120, 30).backend());
 }
 
 #[test]

@@ -30,9 +30,9 @@ pub enum Event {
         generation: u64,
         dir: String,
     },
-    /// What the pods use (metrics.k8s.io), read every 15 s; `None`: the cluster has no
-    /// metrics-server.
-    Usage(Option<std::collections::HashMap<String, crate::k8s::usage::PodUsage>>),
+    /// What the pods and nodes use (metrics.k8s.io), read every 15 s while shown; `None`: the
+    /// cluster has no metrics-server.
+    Usage(Option<crate::k8s::usage::Reading>),
     /// A one-shot command ended.
     Done {
         what: String,

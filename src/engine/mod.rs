@@ -55,6 +55,18 @@ pub struct EngineHandle {
     changed: watch::Receiver<u64>,
     requests: mpsc::UnboundedSender<Request>,
     news: broadcast::Sender<News>,
+    /// Screens showing usage: metrics.k8s.io is read only while there is one.
+    usage_shown: Arc<watch::Sender<usize>>,
+}
+
+/// Held by a viewer while its screen shows usage (CPU, memory): metrics.k8s.io has no watch, so
+/// it is polled, and only while someone looks.
+pub struct UsageShown(Arc<watch::Sender<usize>>);
+
+impl Drop for UsageShown {
+    fn drop(&mut self) {
+        self.0.send_modify(|n| *n = n.saturating_sub(1));
+    }
 }
 
 /// A viewer's own fetch of logs: its lines arrive on `lines`; dropping it stops the stream.
@@ -67,7 +79,8 @@ impl Engine {
     /// Starts the workers on the session and the task that owns the model.
     pub fn start(session: Session) -> Engine {
         let (events_tx, events_rx) = mpsc::unbounded_channel();
-        let workers = Workers::start(session, events_tx);
+        let (usage_shown, usage_watch) = watch::channel(0usize);
+        let workers = Workers::start(session, events_tx, usage_watch);
         let model = Arc::new(RwLock::new(Model::default()));
         let (changed_tx, changed) = watch::channel(0);
         let (requests, requests_rx) = mpsc::unbounded_channel();
@@ -90,6 +103,7 @@ impl Engine {
                 changed,
                 requests,
                 news,
+                usage_shown: Arc::new(usage_shown),
             },
             stop: stop.drop_guard(),
             task,
@@ -122,6 +136,12 @@ impl EngineHandle {
     /// Every change worth a line (`gantry watch` prints them).
     pub fn news(&self) -> broadcast::Receiver<News> {
         self.news.subscribe()
+    }
+
+    /// Says this viewer shows usage until the guard is dropped.
+    pub fn show_usage(&self) -> UsageShown {
+        self.usage_shown.send_modify(|n| *n += 1);
+        UsageShown(self.usage_shown.clone())
     }
 
     /// Runs a command that passed the viewer's gate. A `FetchLogs` goes through [`fetch`].

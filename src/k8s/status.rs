@@ -125,6 +125,31 @@ pub struct PodSummary {
     pub terminated: bool,
     pub created: Option<jiff::Timestamp>,
     pub deleting: bool,
+    /// GPUs its containers asked for (`nvidia.com/gpu`, `amd.com/gpu`).
+    pub gpus: u32,
+}
+
+/// The extended resources that are GPUs.
+const GPU_RESOURCES: [&str; 2] = ["nvidia.com/gpu", "amd.com/gpu"];
+
+/// GPUs a pod's containers asked for: the limit (where extended resources must be set), else
+/// the request.
+fn gpus_of(pod: &Pod) -> u32 {
+    let containers = pod.spec.iter().flat_map(|s| s.containers.iter());
+    containers
+        .map(|c| {
+            let r = c.resources.as_ref();
+            GPU_RESOURCES
+                .iter()
+                .map(|name| {
+                    r.and_then(|r| r.limits.as_ref().and_then(|l| l.get(*name)))
+                        .or_else(|| r.and_then(|r| r.requests.as_ref().and_then(|q| q.get(*name))))
+                        .and_then(|q| q.0.trim().parse::<u32>().ok())
+                        .unwrap_or(0)
+                })
+                .sum::<u32>()
+        })
+        .sum()
 }
 
 impl PodSummary {
@@ -204,6 +229,7 @@ impl PodSummary {
             terminated: state.terminated.is_some(),
             created: meta.creation_timestamp.as_ref().map(|t| t.0),
             deleting: meta.deletion_timestamp.is_some(),
+            gpus: gpus_of(pod),
         }
     }
 }

@@ -93,6 +93,8 @@ async fn event_loop(
     let mut hup = signal(SignalKind::hangup())?;
     let mut keys = EventStream::new();
     let mut changed = engine.changed();
+    // Every layout shows usage (the cluster pane's nodes, the pods pane's columns).
+    let _usage = engine.show_usage();
     let mut fetch: Option<Fetch> = None;
     let theme = Theme::from_env();
     let mut last_frame = Instant::now() - FRAME;

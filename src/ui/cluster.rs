@@ -1,4 +1,5 @@
-//! The cluster pane: name, place, status, progress of an operation, pools and endpoint.
+//! The cluster pane: name, place, status, progress of an operation, pools and endpoint, and what
+//! the nodes use.
 
 use ratatui::Frame;
 use ratatui::layout::Rect;
@@ -158,6 +159,13 @@ pub fn draw(
         && lines.len() < 2
     {
         lines.push(Line::styled(e.clone(), theme.bad()));
+    }
+    if lines.len() < 2
+        && view.progress.is_none()
+        && view.summary.as_ref().map(|s| s.status) == Some(ClusterStatus::Running)
+        && let Some(usage) = super::node_usage::line(&model.usage, view.name(), theme)
+    {
+        lines.push(usage);
     }
     let lines: Vec<Line> = lines
         .into_iter()

@@ -5,6 +5,7 @@ mod cluster;
 mod events;
 mod jobs;
 mod logs;
+mod node_usage;
 mod overlay;
 mod pods;
 mod status;

@@ -1,6 +1,6 @@
 //! The pods pane: the current attempt's pods with phase, readiness, restarts, what each uses
-//! (CPU and memory from metrics.k8s.io, `n/a` without metrics-server), node, age, and why when
-//! waiting or terminated.
+//! (CPU and memory from metrics.k8s.io, `n/a` without metrics-server), the GPUs it asked for,
+//! node, age, and why when waiting or terminated.
 
 use ratatui::Frame;
 use ratatui::layout::Rect;
@@ -16,20 +16,46 @@ use crate::sanitize::one_line;
 
 const CPU_W: usize = 6;
 const MEM_W: usize = 7;
+const GPU_W: usize = 4;
 
-fn usage_width(cpu: bool, mem: bool) -> usize {
-    usize::from(cpu) * CPU_W + usize::from(mem) * MEM_W
+/// The optional columns that fit.
+#[derive(Clone, Copy)]
+struct Shown {
+    cpu: bool,
+    mem: bool,
+    gpu: bool,
 }
 
-fn usage_header(cpu: bool, mem: bool) -> String {
-    let mut h = String::new();
-    if cpu {
-        h.push_str(&col("CPU", CPU_W));
+impl Shown {
+    /// CPU and MEM (metrics.k8s.io) where they fit: both from 51 columns, MEM alone from 45;
+    /// GPU when a pod asked for one, from 55.
+    fn at(width: usize, gpus: bool) -> Shown {
+        Shown {
+            cpu: width >= 51,
+            mem: width >= 45,
+            gpu: gpus && width >= 55,
+        }
     }
-    if mem {
-        h.push_str(&col("MEM", MEM_W));
+
+    fn width(self) -> usize {
+        usize::from(self.cpu) * CPU_W
+            + usize::from(self.mem) * MEM_W
+            + usize::from(self.gpu) * GPU_W
     }
-    h
+
+    fn header(self) -> String {
+        let mut h = String::new();
+        if self.cpu {
+            h.push_str(&col("CPU", CPU_W));
+        }
+        if self.mem {
+            h.push_str(&col("MEM", MEM_W));
+        }
+        if self.gpu {
+            h.push_str(&col("GPU", GPU_W));
+        }
+        h
+    }
 }
 
 pub fn draw(
@@ -54,9 +80,8 @@ pub fn draw(
         .unwrap_or(0);
     let selected = pods.get(at).map(|p| p.name.as_str());
     let wide = width >= 80;
-    // CPU and MEM (metrics.k8s.io) where they fit: both from 51 columns, MEM alone from 45.
-    let (show_cpu, show_mem) = (width >= 51, width >= 45);
-    let usage_w = usage_width(show_cpu, show_mem);
+    let shown = Shown::at(width, pods.iter().any(|p| p.gpus > 0));
+    let usage_w = shown.width();
     // NODE takes what NAME, READY, STATUS, RST, the usage and AGE leave.
     let node_w = width
         .saturating_sub(29 + 6 + 17 + 4 + 5 + usage_w)
@@ -78,7 +103,7 @@ pub fn draw(
             col("READY", 6),
             col("STATUS", 17),
             col("RST", 4),
-            usage_header(show_cpu, show_mem),
+            shown.header(),
             if wide {
                 format!("{}AGE", col("NODE", node_w))
             } else {
@@ -110,13 +135,16 @@ pub fn draw(
             Span::raw(col(&p.restarts.to_string(), 4)),
         ];
         let usage = model.usage.of(&p.name);
-        if show_cpu {
+        if shown.cpu {
             let cpu = usage.map_or_else(str::to_string, |u| cpu_text(u.cpu_millis));
             spans.push(Span::raw(col(&cpu, CPU_W)));
         }
-        if show_mem {
+        if shown.mem {
             let mem = usage.map_or_else(str::to_string, |u| memory_text(u.memory_bytes));
             spans.push(Span::raw(col(&mem, MEM_W)));
+        }
+        if shown.gpu {
+            spans.push(Span::raw(col(&p.gpus.to_string(), GPU_W)));
         }
         if wide {
             spans.push(Span::styled(
@@ -140,9 +168,19 @@ pub fn draw(
     if pods.is_empty() {
         lines.push(Line::styled("no pods", theme.dim()));
     }
+    // The GPUs the attempt's live pods hold, in the title, where a GPU column may not fit.
+    let gpus: u32 = pods.iter().filter(|p| !p.terminated).map(|p| p.gpus).sum();
     let title = Line::from(vec![
         Span::styled(format!(" Pods {attempt} "), theme.title()),
         Span::styled(format!("{} ", pods.len()), theme.dim()),
+        Span::styled(
+            if gpus > 0 {
+                format!("· {gpus} GPU ")
+            } else {
+                String::new()
+            },
+            theme.dim(),
+        ),
     ]);
     frame.render_widget(
         Paragraph::new(lines).block(pane(title, app.focus == Focus::Pods, theme)),

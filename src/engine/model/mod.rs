@@ -36,13 +36,13 @@ pub struct Notice {
     pub text: String,
 }
 
-/// What the pods use: not read yet, not served (no metrics-server), or as last read.
+/// What the pods and nodes use: not read yet, not served (no metrics-server), or as last read.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub enum Usage {
     #[default]
     Unknown,
     Unavailable,
-    Known(std::collections::HashMap<String, crate::k8s::usage::PodUsage>),
+    Known(crate::k8s::usage::Reading),
 }
 
 impl Usage {
@@ -51,7 +51,7 @@ impl Usage {
     pub fn of(&self, pod: &str) -> Result<crate::k8s::usage::PodUsage, &'static str> {
         match self {
             Usage::Unavailable => Err("n/a"),
-            Usage::Known(pods) => pods.get(pod).copied().ok_or("-"),
+            Usage::Known(reading) => reading.pods.get(pod).copied().ok_or("-"),
             Usage::Unknown => Err("-"),
         }
     }
@@ -187,7 +187,7 @@ impl Model {
             Event::Connected => self.connected = true,
             Event::Usage(read) => {
                 let usage = match read {
-                    Some(pods) => Usage::Known(pods),
+                    Some(reading) => Usage::Known(reading),
                     None => Usage::Unavailable,
                 };
                 applied.changed = usage != self.usage;

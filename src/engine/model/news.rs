@@ -155,6 +155,7 @@ mod tests {
             terminated: exit.is_some(),
             created: None,
             deleting: false,
+            gpus: 0,
         }
     }
 

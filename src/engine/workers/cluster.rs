@@ -225,33 +225,40 @@ fn start_watchers(shared: &Arc<Shared>, client: kube::Client) -> Connection {
         client.clone(),
         shared.session.config.job.clone(),
         shared.tx.clone(),
+        shared.usage_shown.clone(),
         watchers.clone(),
     ));
     let _ = shared.tx.send(Event::Connected);
     Connection { client, watchers }
 }
 
-/// Reads what the training pods use every 15 s while connected. Without metrics-server: one
-/// line in gantry.log, `n/a` in the panes, and a look again every five minutes — no trouble on
-/// the status line, no retry storm.
+/// Reads what the training pods and the nodes use every 15 s while connected and a screen shows
+/// it. Without metrics-server: one line in gantry.log, `n/a` in the panes, and a look again every
+/// five minutes — no trouble on the status line, no retry storm.
 async fn poll_usage(
     client: kube::Client,
     job: crate::config::JobConfig,
     tx: Tx,
+    mut shown: tokio::sync::watch::Receiver<usize>,
     stop: tokio_util::sync::CancellationToken,
 ) {
     let selector = k8s::labels::managed_selector(&job.name);
     let mut said_unavailable = false;
     loop {
-        let wait = match k8s::usage::pod_usage(&client, &job.namespace, &selector).await {
-            Ok(pods) => {
+        tokio::select! {
+            _ = stop.cancelled() => return,
+            seen = shown.wait_for(|n| *n > 0) => if seen.is_err() { return },
+        }
+        let wait = match k8s::usage::read(&client, &job.namespace, &selector).await {
+            Ok(reading) => {
                 said_unavailable = false;
-                let _ = tx.send(Event::Usage(Some(pods)));
+                let _ = tx.send(Event::Usage(Some(reading)));
                 k8s::usage::POLL
             }
             Err(k8s::usage::UsageError::Unavailable) => {
                 if !std::mem::replace(&mut said_unavailable, true) {
-                    tracing::info!(
+                    // warn: gantry.log's default level, so the one line is there.
+                    tracing::warn!(
                         "no metrics.k8s.io on this cluster (no metrics-server): usage shows n/a"
                     );
                 }

@@ -40,6 +40,8 @@ struct Shared {
     /// key must never wait behind them), so the log follower and the watchers wait here
     /// instead, and what they have not sent stays with the server until the UI is ready.
     flow_budget: Arc<Semaphore>,
+    /// How many screens show usage (`EngineHandle::show_usage`).
+    usage_shown: tokio::sync::watch::Receiver<usize>,
 }
 
 /// Log and watch events (a log event is a batch of one pod's lines) in flight to the UI at once.
@@ -66,7 +68,11 @@ pub struct Workers {
 }
 
 impl Workers {
-    pub fn start(session: Session, tx: Tx) -> Self {
+    pub fn start(
+        session: Session,
+        tx: Tx,
+        usage_shown: tokio::sync::watch::Receiver<usize>,
+    ) -> Self {
         let _ = tx.send(Event::Target(session.info.clone()));
         let shared = Arc::new(Shared {
             session,
@@ -76,6 +82,7 @@ impl Workers {
             refresh: Notify::new(),
             stop: CancellationToken::new(),
             flow_budget: Arc::new(Semaphore::new(FLOW_EVENTS_IN_FLIGHT)),
+            usage_shown,
         });
         tokio::spawn(follow_cluster(shared.clone()));
         Self { shared, tail: None }

@@ -91,6 +91,11 @@ impl Tmux {
         })
     }
 
+    /// Gantry's state directory in this session (`$XDG_STATE_HOME/gantry`): gantry.log, logs.
+    pub fn state_dir(&self) -> std::path::PathBuf {
+        self._home.path().join("state/gantry")
+    }
+
     pub fn screen(&self) -> String {
         let out = Command::new("tmux")
             .args([

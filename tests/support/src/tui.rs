@@ -363,6 +363,7 @@ pub fn pod(name: &str, job: &str, phase: &str) -> PodSummary {
         terminated: phase == "Succeeded" || phase == "Failed",
         created: None,
         deleting: false,
+        gpus: 0,
     }
 }
 
@@ -636,13 +637,37 @@ pub fn with_attempts(read_only: bool) -> Tui {
 }
 
 /// What the pods use, as metrics.k8s.io says it: the running pod near its CPU request with its
-/// memory at a plateau; the other two not running.
+/// memory at a plateau; the other two not running. Three n1-standard-1 nodes, the running pod's
+/// busy.
 pub fn usage() -> Event {
-    let running = gantry::k8s::usage::PodUsage {
+    use gantry::k8s::usage::{NodeUsage, PodUsage, Reading};
+    let running = PodUsage {
         cpu_millis: 912,
-        memory_bytes: 11_811_160_064,
+        memory_bytes: 1_932_735_283,
     };
-    Event::Usage(Some([(POD_RUNNING.to_string(), running)].into()))
+    let node = |name: &str, cpu_millis, memory_bytes| NodeUsage {
+        name: name.into(),
+        cpu_millis,
+        memory_bytes,
+        cpu_allocatable_millis: 940,
+        memory_allocatable_bytes: 2_873_729_024,
+    };
+    Event::Usage(Some(Reading {
+        pods: [(POD_RUNNING.to_string(), running)].into(),
+        nodes: vec![
+            node(NODE, 903, 2_101_346_304),
+            node(
+                "gke-ml-gke-cluster-default-pool-1a2b3c4d-k3m4",
+                61,
+                702_545_920,
+            ),
+            node(
+                "gke-ml-gke-cluster-default-pool-1a2b3c4d-p9q8",
+                58,
+                689_963_008,
+            ),
+        ],
+    }))
 }
 
 pub fn oom_lines() -> Vec<LogLine> {
