@@ -22,6 +22,9 @@ pub struct Config {
     pub location: Option<String>,
     /// Refuse every change to the cloud, as `--read-only` does (for monitoring setups).
     pub read_only: bool,
+    /// Frames a second from new log lines alone (keys are answered at once); unset: 10 on a
+    /// local terminal, 4 under SSH and in `gantry serve`.
+    pub max_fps: Option<u32>,
     pub cluster: ClusterConfig,
     pub job: JobConfig,
     /// Key bindings: action name → key (e.g. `launch = "L"`).
@@ -253,6 +256,13 @@ impl Config {
     }
 
     pub fn validate(&self) -> Result<(), String> {
+        if let Some(fps) = self.max_fps
+            && !(1..=60).contains(&fps)
+        {
+            return Err(format!(
+                "max-fps = {fps}: frames a second go from 1 to 60 (keys are answered at once whatever it says)"
+            ));
+        }
         let c = &self.cluster;
         if !valid_gke_name(&c.name) {
             return Err(format!(

@@ -16,6 +16,8 @@ pub mod names;
 pub mod paths;
 pub mod private_file;
 pub mod sanitize;
+pub mod serve;
 pub mod sim;
 pub mod tui;
 pub mod ui;
+pub mod viewer;

@@ -30,6 +30,7 @@ fn run() -> Result<i32> {
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()?;
+    let tui_options = cli.tui_options();
     runtime.block_on(async move {
         match cli.command {
             Some(Subcommand::Sim(args)) => {
@@ -41,6 +42,9 @@ fn run() -> Result<i32> {
                 cli.target.log_file.as_deref(),
             )
             .await),
+            Some(Subcommand::Serve(args)) => {
+                Ok(gantry::commands::serve::run(args, tui_options).await)
+            }
             Some(Subcommand::Completions { shell }) => {
                 let mut command = <Cli as clap::CommandFactory>::command();
                 clap_complete::generate(shell, &mut command, "gantry", &mut std::io::stdout());
@@ -49,7 +53,7 @@ fn run() -> Result<i32> {
             Some(other) => {
                 gantry::commands::run(other, &(&cli.target).into(), cli.read_only, cli.sim).await
             }
-            None => gantry::tui::run(cli.tui_options()).await,
+            None => gantry::tui::run(tui_options).await,
         }
     })
 }

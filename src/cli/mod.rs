@@ -46,6 +46,11 @@ pub struct Cli {
     #[arg(long, global = true)]
     pub raw: bool,
 
+    /// Frames a second from new log lines alone (1–60; keys are answered at once) [default: 10,
+    /// 4 under SSH and in `serve`]
+    #[arg(long, global = true, value_name = "N", value_parser = clap::value_parser!(u32).range(1..=60))]
+    pub max_fps: Option<u32>,
+
     #[command(flatten)]
     pub target: TargetArgs,
 
@@ -127,7 +132,11 @@ impl Cli {
     /// The TUI's Job flags given with a subcommand (`gantry --image I launch`): they belong
     /// after it. The message says so, or None when the command line is fine.
     fn misplaced_job_flags(&self) -> Option<String> {
-        let command = self.command.as_ref()?;
+        // `serve`'s operators launch with the Job flags given at the top level, as the TUI does.
+        let command = self
+            .command
+            .as_ref()
+            .filter(|c| !matches!(c, Subcommand::Serve(_)))?;
         let flags = crate::k8s::manifest::LaunchFlags::from(&self.launch);
         (flags != crate::k8s::manifest::LaunchFlags::default()).then(|| {
             format!(
@@ -155,6 +164,7 @@ impl Cli {
             read_only: self.read_only,
             log_file: self.target.log_file.clone(),
             launch: (&self.launch).into(),
+            max_fps: self.max_fps,
         }
     }
 }

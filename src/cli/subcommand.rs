@@ -22,6 +22,12 @@ pub enum Subcommand {
         after_help = "Examples:\n  gantry watch\n  gantry --sim --time-scale 0.01 watch\n  systemd-run --user gantry watch"
     )]
     Watch,
+    /// Serve the TUI over SSH to teammates: every key in the authorized keys watches, read-only;
+    /// keys in the operators file may change things. No cloud credentials needed on their side.
+    #[command(
+        after_help = "Examples:\n  gantry serve\n  cat teammate.pub >> ~/.config/gantry/authorized_keys\n  ssh -t -p 2222 localhost\n  gantry --sim --time-scale 0.01 serve --ssh-listen 0.0.0.0:2222 --operators ~/.config/gantry/operators"
+    )]
+    Serve(ServeArgs),
     /// Show the cluster and the training Job.
     #[command(
         after_help = "Examples:\n  gantry status\n  gantry status --json | jq .cluster.status"
@@ -70,6 +76,7 @@ impl Subcommand {
             Subcommand::Up(_) => "up",
             Subcommand::Status(_) => "status",
             Subcommand::Watch => "watch",
+            Subcommand::Serve(_) => "serve",
             Subcommand::Down(_) => "down",
             Subcommand::Launch(_) => "launch",
             Subcommand::Retry(_) => "retry",
@@ -97,11 +104,35 @@ impl Subcommand {
             Subcommand::Sim(_)
             | Subcommand::Status(_)
             | Subcommand::Watch
+            | Subcommand::Serve(_)
             | Subcommand::Logs(_)
             | Subcommand::Config
             | Subcommand::Completions { .. } => None,
         }
     }
+}
+
+#[derive(Debug, Args)]
+pub struct ServeArgs {
+    /// Where to listen (another address than this machine's loopback only when asked)
+    #[arg(long, value_name = "ADDR", default_value = crate::serve::DEFAULT_LISTEN)]
+    pub ssh_listen: std::net::SocketAddr,
+    /// Public keys that may watch, in authorized_keys format; read again when it changes
+    /// [default: $XDG_CONFIG_HOME/gantry/authorized_keys]
+    #[arg(long, value_name = "FILE")]
+    pub authorized_keys: Option<PathBuf>,
+    /// Public keys that may also change things (create, launch, retry, delete), each through
+    /// the same read-only gate and confirmations as the local TUI
+    /// [default: $XDG_CONFIG_HOME/gantry/operators]
+    #[arg(long, value_name = "FILE")]
+    pub operators: Option<PathBuf>,
+    /// The server's own key, made once and kept 0600
+    /// [default: the state directory's ssh_host_ed25519_key]
+    #[arg(long, value_name = "FILE")]
+    pub host_key: Option<PathBuf>,
+    /// Viewers at once; the next one is refused with a message
+    #[arg(long, value_name = "N", default_value_t = crate::serve::DEFAULT_MAX_VIEWERS)]
+    pub max_viewers: usize,
 }
 
 #[derive(Debug, Args)]

@@ -8,6 +8,7 @@ pub mod launch;
 pub mod logs;
 pub mod output;
 pub mod retry;
+pub mod serve;
 pub mod show_config;
 pub mod sim;
 pub mod status;
@@ -22,7 +23,12 @@ use crate::connect::Target;
 /// The one read-only gate of the command line: every command that would change the cloud is
 /// refused here, before it connects to anything.
 pub async fn run(command: Subcommand, target: &Target, read_only: bool, sim: bool) -> Result<i32> {
-    if sim && !matches!(command, Subcommand::Config | Subcommand::Watch) {
+    if sim
+        && !matches!(
+            command,
+            Subcommand::Config | Subcommand::Watch | Subcommand::Serve(_)
+        )
+    {
         crate::errln!(
             "gantry: --sim runs the TUI on a simulated cloud of its own; for `gantry {}`, run `gantry sim --state-dir DIR` in another terminal, then pass --gke-endpoint URL --access-token-file DIR/token --project demo-project --location us-central1-a (or KUBECONFIG=DIR/kubeconfig with --context)",
             command.name()
@@ -39,7 +45,10 @@ pub async fn run(command: Subcommand, target: &Target, read_only: bool, sim: boo
         return Ok(2);
     }
     match command {
-        Subcommand::Sim(_) | Subcommand::Completions { .. } | Subcommand::Watch => Ok(0),
+        Subcommand::Sim(_)
+        | Subcommand::Completions { .. }
+        | Subcommand::Watch
+        | Subcommand::Serve(_) => Ok(0),
         Subcommand::Up(args) => Ok(up::run(args, target).await),
         Subcommand::Status(args) => Ok(status::run(args, target).await),
         Subcommand::Down(args) => Ok(down::run(args, target).await),

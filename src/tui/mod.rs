@@ -1,26 +1,17 @@
 //! The local terminal: one viewer of an engine in the same process. Set up and restored (on
-//! quit, error, panic, SIGTERM and SIGHUP); the loop feeds keys and model changes to `App` and
-//! draws only when something changed, at most about 30 frames a second.
-
-mod memory;
-
-use std::time::Duration;
+//! quit, error, panic, SIGTERM and SIGHUP); `viewer::run` does the rest, as for an SSH client.
 
 use color_eyre::eyre::{Result, eyre};
 use crossterm::event::{Event as TermEvent, EventStream, KeyEventKind};
 use futures::StreamExt;
-use tokio::time::Instant;
+use ratatui::layout::Rect;
+use tokio_util::sync::CancellationToken;
 
 use crate::app::App;
-use crate::engine::{Command, Engine, EngineHandle, Fetch, session};
+use crate::engine::{Engine, session};
 use crate::keys::Keymap;
-use crate::ui;
 use crate::ui::theme::Theme;
-
-/// The shortest time between two frames (~30 per second).
-const FRAME: Duration = Duration::from_millis(33);
-/// Lines of the viewer's own fetch taken before a frame is considered.
-const FETCHED_PER_TURN: usize = 4096;
+use crate::viewer::{self, Input, Pacing, Viewer, default_max_fps, local_terminal_is_remote};
 
 pub use crate::engine::SessionOptions;
 
@@ -34,6 +25,8 @@ pub struct TuiOptions {
     pub log_file: Option<std::path::PathBuf>,
     /// `--image`, `--env`… for the Job the launch key starts.
     pub launch: crate::k8s::manifest::LaunchFlags,
+    /// Frames a second from log lines alone (`--max-fps`); None: 10, or 4 under SSH.
+    pub max_fps: Option<u32>,
 }
 
 pub async fn run(options: TuiOptions) -> Result<i32> {
@@ -64,112 +57,67 @@ pub async fn run(options: TuiOptions) -> Result<i32> {
     };
     let engine = Engine::start(session);
     let read_only = options.read_only || config.read_only;
+    let config_max_fps = config.max_fps;
     let app = App::new(config, keymap, read_only);
+    let stop = stop_on_signals()?;
     let mut terminal = ratatui::try_init().map_err(|e| eyre!("cannot use this terminal: {e}"))?;
-    let result = event_loop(&mut terminal, app, engine.handle()).await;
+    let viewer = Viewer {
+        engine: engine.handle(),
+        theme: Theme::from_env(),
+        pacing: Pacing {
+            max_fps: options
+                .max_fps
+                .or(config_max_fps)
+                .unwrap_or_else(|| default_max_fps(local_terminal_is_remote())),
+        },
+        who: None,
+        stop: stop.clone(),
+        delivery: Default::default(),
+    };
+    let size = terminal.size()?;
+    let result = viewer::run(
+        &mut terminal,
+        app,
+        viewer,
+        terminal_input(),
+        Rect::new(0, 0, size.width, size.height),
+    )
+    .await
+    .map_err(|e| eyre!("writing to the terminal: {e}"));
     ratatui::restore();
+    stop.cancel();
     engine.stop().await;
     result.map(|()| 0)
 }
 
-/// Hands the viewer's commands to the engine; a fetch of its own is kept here while it lasts.
-fn send(engine: &EngineHandle, fetch: &mut Option<Fetch>, commands: Vec<Command>) {
-    for command in commands {
-        if matches!(command, Command::FetchLogs { .. }) {
-            *fetch = Some(engine.fetch(command));
-        } else {
-            engine.run(command);
-        }
-    }
+/// The local terminal's keys and sizes, as a viewer's input.
+fn terminal_input() -> impl futures::Stream<Item = Input> + Unpin {
+    EventStream::new().filter_map(|event| {
+        std::future::ready(match event {
+            Ok(TermEvent::Key(k)) if k.kind != KeyEventKind::Release => Some(Input::Key(k)),
+            Ok(TermEvent::Resize(width, height)) => Some(Input::Resize(width, height)),
+            Ok(_) => None,
+            Err(e) => {
+                tracing::warn!(error = %e, "reading the terminal");
+                None
+            }
+        })
+    })
 }
 
-async fn event_loop(
-    terminal: &mut ratatui::DefaultTerminal,
-    mut app: App,
-    engine: EngineHandle,
-) -> Result<()> {
+/// SIGTERM and SIGHUP end the local viewer (the terminal is restored on the way out).
+fn stop_on_signals() -> Result<CancellationToken> {
     use tokio::signal::unix::{SignalKind, signal};
     let mut term = signal(SignalKind::terminate())?;
     let mut hup = signal(SignalKind::hangup())?;
-    let mut keys = EventStream::new();
-    let mut changed = engine.changed();
-    // Every layout shows usage (the cluster pane's nodes, the pods pane's columns).
-    let _usage = engine.show_usage();
-    let mut fetch: Option<Fetch> = None;
-    let theme = Theme::from_env();
-    let mut last_frame = Instant::now() - FRAME;
-    let mut last_tick = Instant::now();
-    let mut trimmer = memory::Trimmer::new();
-    loop {
-        if app.dirty && last_frame.elapsed() >= FRAME {
-            let size = terminal.size()?;
-            app.log_rows = ui::log_rows(size.width, size.height);
-            let now = jiff::Timestamp::now();
-            {
-                let model = engine.model();
-                terminal.draw(|frame| ui::draw(frame, &model, &app, &theme, now))?;
-            }
-            app.dirty = false;
-            last_frame = Instant::now();
-            trimmer.after_frame();
-            last_tick = last_frame;
-        }
-        // Ages and elapsed counters move by themselves: redraw each second while an operation
-        // runs, else twice a minute; nothing else redraws an idle screen.
-        let tick = if engine.model().ticking() {
-            Duration::from_secs(1)
-        } else {
-            Duration::from_secs(30)
-        };
-        let next_frame = last_frame + FRAME;
-        let mut commands = Vec::new();
+    let stop = CancellationToken::new();
+    let cancel = stop.clone();
+    tokio::spawn(async move {
         tokio::select! {
-            _ = term.recv() => break,
-            _ = hup.recv() => break,
-            key = keys.next() => match key {
-                Some(Ok(TermEvent::Key(k))) if k.kind != KeyEventKind::Release => {
-                    commands.extend(app.on_key(k, &engine.model()));
-                }
-                Some(Ok(TermEvent::Resize(..))) => app.dirty = true,
-                Some(Ok(_)) => {}
-                Some(Err(e)) => return Err(eyre!("reading the terminal: {e}")),
-                None => break,
-            },
-            news = changed.changed() => {
-                if news.is_err() {
-                    break;
-                }
-                app.on_model(&engine.model());
-            }
-            fetched = async { fetch.as_mut()?.lines.recv().await }, if fetch.is_some() => {
-                match fetched {
-                    Some((generation, event)) => {
-                        app.on_fetched(generation, event);
-                        for _ in 0..FETCHED_PER_TURN {
-                            match fetch.as_mut().map(|f| f.lines.try_recv()) {
-                                Some(Ok((g, e))) => app.on_fetched(g, e),
-                                _ => break,
-                            }
-                        }
-                    }
-                    // The fetch is over (the pods' logs were read to their end).
-                    None => fetch = None,
-                }
-            }
-            _ = tokio::time::sleep_until(next_frame), if app.dirty => {}
-            _ = tokio::time::sleep_until(last_tick + tick) => {
-                app.dirty = true;
-                last_tick = Instant::now();
-            }
+            _ = term.recv() => {}
+            _ = hup.recv() => {}
         }
-        send(&engine, &mut fetch, commands);
-        // Looking away from its own fetch stops it.
-        if app.logs.fetched.is_none() {
-            fetch = None;
-        }
-        if app.should_quit {
-            break;
-        }
-    }
-    Ok(())
+        cancel.cancel();
+    });
+    Ok(stop)
 }

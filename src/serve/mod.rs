@@ -1,0 +1,214 @@
+//! `gantry serve`: the engine of `gantry watch` with an SSH server in front, so teammates watch
+//! a training with nothing but `ssh` — no cloud credentials, no install, no second set of watches
+//! against the API server. Every viewer has its own TUI over the one model; every viewer is
+//! read-only, except the keys listed as operators, which pass the same one gate as the local
+//! TUI, each with its own confirmations. Listens on loopback unless told otherwise; public-key
+//! authentication only, before anything else.
+
+mod connection;
+mod input;
+pub mod keys;
+mod output;
+mod session;
+
+use std::net::SocketAddr;
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::time::Duration;
+
+use russh::MethodKind;
+use tokio::net::TcpListener;
+use tokio_util::sync::CancellationToken;
+
+use crate::config::Config;
+use crate::engine::EngineHandle;
+use crate::keys::Keymap;
+use crate::viewer::Pacing;
+use keys::KeyFile;
+
+pub use output::{QUEUE_BYTES, QUEUE_FRAMES};
+
+/// The default address: this machine only.
+pub const DEFAULT_LISTEN: &str = "127.0.0.1:2222";
+/// Viewers at once, by default.
+pub const DEFAULT_MAX_VIEWERS: usize = 16;
+/// A client that answers none of this many keepalives, one every `KEEPALIVE`, is gone. A viewer
+/// that only watches sends nothing and is never timed out: its client answers keepalives.
+const KEEPALIVE: Duration = Duration::from_secs(15);
+const KEEPALIVES_MISSED: usize = 4;
+
+/// What `serve` is started with (the command line turns its flags into this).
+#[derive(Debug, Clone)]
+pub struct ServeOptions {
+    pub listen: SocketAddr,
+    pub authorized_keys: PathBuf,
+    pub operators: Option<PathBuf>,
+    pub host_key: PathBuf,
+    pub max_viewers: usize,
+    pub pacing: Pacing,
+    /// `--read-only` (or the config's): operators are refused too.
+    pub read_only: bool,
+}
+
+/// What every connection shares.
+pub struct Shared {
+    engine: EngineHandle,
+    config: Config,
+    keymap: Keymap,
+    read_only: bool,
+    pacing: Pacing,
+    authorized: KeyFile,
+    operators: Option<KeyFile>,
+    max_viewers: usize,
+    viewers: Arc<AtomicUsize>,
+    stop: CancellationToken,
+}
+
+/// A viewer's place among `--max-viewers`; given back when dropped.
+pub struct ViewerSlot(Arc<AtomicUsize>);
+
+impl Drop for ViewerSlot {
+    fn drop(&mut self) {
+        self.0.fetch_sub(1, Ordering::AcqRel);
+    }
+}
+
+impl Shared {
+    fn take_slot(&self) -> Option<ViewerSlot> {
+        self.viewers
+            .fetch_update(Ordering::AcqRel, Ordering::Acquire, |n| {
+                (n < self.max_viewers).then_some(n + 1)
+            })
+            .ok()
+            .map(|_| ViewerSlot(self.viewers.clone()))
+    }
+}
+
+/// The server, ready to listen: keys read, host key made or loaded.
+pub struct Server {
+    shared: Arc<Shared>,
+    config: Arc<russh::server::Config>,
+    listener: TcpListener,
+    pub host_key_fingerprint: String,
+}
+
+impl Server {
+    /// Reads the key files and the host key and binds the address. Errors say what to fix.
+    pub async fn bind(
+        options: &ServeOptions,
+        engine: EngineHandle,
+        config: Config,
+        keymap: Keymap,
+        stop: CancellationToken,
+    ) -> Result<Server, String> {
+        let authorized = KeyFile::open(&options.authorized_keys)?;
+        let operators = options
+            .operators
+            .as_deref()
+            .map(KeyFile::open)
+            .transpose()?;
+        let host_key = keys::host_key(&options.host_key)?;
+        let host_key_fingerprint = keys::fingerprint(host_key.public_key());
+        let listener = TcpListener::bind(options.listen).await.map_err(|e| {
+            format!(
+                "cannot listen on {}: {e} (another address: --ssh-listen HOST:PORT)",
+                options.listen
+            )
+        })?;
+        let ssh = russh::server::Config {
+            server_id: russh::SshId::Standard(
+                format!("SSH-2.0-gantry_{}", env!("CARGO_PKG_VERSION")).into(),
+            ),
+            methods: russh::MethodSet::from(&[MethodKind::PublicKey][..]),
+            auth_rejection_time: Duration::from_millis(500),
+            auth_rejection_time_initial: Some(Duration::ZERO),
+            keys: vec![host_key],
+            inactivity_timeout: None,
+            keepalive_interval: Some(KEEPALIVE),
+            keepalive_max: KEEPALIVES_MISSED,
+            nodelay: true,
+            ..Default::default()
+        };
+        Ok(Server {
+            shared: Arc::new(Shared {
+                engine,
+                config,
+                keymap,
+                read_only: options.read_only,
+                pacing: options.pacing,
+                authorized,
+                operators,
+                max_viewers: options.max_viewers,
+                viewers: Arc::new(AtomicUsize::new(0)),
+                stop,
+            }),
+            config: Arc::new(ssh),
+            listener,
+            host_key_fingerprint,
+        })
+    }
+
+    pub fn local_addr(&self) -> Option<SocketAddr> {
+        self.listener.local_addr().ok()
+    }
+
+    /// How many keys may watch, and how many may change things.
+    pub fn key_counts(&self) -> (usize, usize) {
+        (
+            self.shared.authorized.len(),
+            self.shared.operators.as_ref().map_or(0, KeyFile::len),
+        )
+    }
+
+    /// Accepts connections until `stop`; then every viewer leaves its client's screen as it
+    /// found it.
+    pub async fn run(self) {
+        let Server {
+            shared,
+            config,
+            listener,
+            ..
+        } = self;
+        loop {
+            let accepted = tokio::select! {
+                _ = shared.stop.cancelled() => break,
+                a = listener.accept() => a,
+            };
+            let (socket, peer) = match accepted {
+                Ok(a) => a,
+                Err(e) => {
+                    tracing::warn!(error = %e, "accepting a connection");
+                    continue;
+                }
+            };
+            let handler = connection::Connection::new(shared.clone(), Some(peer));
+            let config = config.clone();
+            let stop = shared.stop.clone();
+            tokio::spawn(async move {
+                match russh::server::run_stream(config, socket, handler).await {
+                    Ok(running) => {
+                        let handle = running.handle();
+                        tokio::select! {
+                            _ = running => {}
+                            _ = stop.cancelled() => {
+                                // Viewers are leaving (their stop is a child of this one).
+                                tokio::time::sleep(Duration::from_millis(200)).await;
+                                let _ = handle
+                                    .disconnect(
+                                        russh::Disconnect::ByApplication,
+                                        "gantry serve stopped".into(),
+                                        String::new(),
+                                    )
+                                    .await;
+                            }
+                        }
+                    }
+                    Err(e) => {
+                        tracing::info!(peer = %peer, error = %e, "connection ended before it began")
+                    }
+                }
+            });
+        }
+    }
+}

@@ -1,0 +1,192 @@
+//! One viewer's loop, wherever its screen is: the local terminal (`tui`) or an SSH client
+//! (`serve`). It feeds keys and model changes to the viewer's own `App`, hands the commands that
+//! passed the App's gate to the engine, and draws — a key's answer in the next frame, at once;
+//! frames that only new lines caused at most `max_fps` a second; nothing while nothing changed
+//! but the ages' tick.
+
+mod memory;
+mod pacing;
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::Duration;
+
+use crossterm::event::KeyEvent;
+use futures::{Stream, StreamExt};
+use ratatui::Terminal;
+use ratatui::backend::Backend;
+use ratatui::layout::Rect;
+use tokio::sync::Notify;
+use tokio::time::Instant;
+use tokio_util::sync::CancellationToken;
+
+pub use pacing::{Pacing, default_max_fps, local_terminal_is_remote};
+
+use crate::app::App;
+use crate::engine::{Command, EngineHandle, Fetch};
+use crate::ui;
+use crate::ui::theme::Theme;
+
+/// Lines of the viewer's own fetch taken before a frame is considered.
+const FETCHED_PER_TURN: usize = 4096;
+
+/// What reaches a viewer from its screen.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Input {
+    Key(KeyEvent),
+    /// The screen is now this size (columns, rows).
+    Resize(u16, u16),
+}
+
+/// How frames reach the screen when it cannot always take them (an SSH client): `lost` says a
+/// frame was dropped, so the next is drawn whole; `caught_up` says the screen can take one now.
+#[derive(Clone, Default)]
+pub struct Delivery {
+    pub lost: Arc<AtomicBool>,
+    pub caught_up: Arc<Notify>,
+}
+
+/// What a viewer is, apart from its App and its screen.
+pub struct Viewer {
+    pub engine: EngineHandle,
+    pub theme: Theme,
+    pub pacing: Pacing,
+    /// Who this viewer is, for the log of every change it asks for (`serve`: a key's
+    /// fingerprint); None for the local terminal.
+    pub who: Option<String>,
+    /// Set by whatever ends the viewer from outside (a signal, the client leaving).
+    pub stop: CancellationToken,
+    pub delivery: Delivery,
+}
+
+/// Hands the viewer's commands to the engine; a fetch of its own is kept here while it lasts.
+fn send(viewer: &Viewer, fetch: &mut Option<Fetch>, commands: Vec<Command>) {
+    for command in commands {
+        if matches!(command, Command::FetchLogs { .. }) {
+            *fetch = Some(viewer.engine.fetch(command));
+        } else {
+            if let Some(who) = &viewer.who {
+                tracing::warn!(who = %who, "operator asked to {}", command.describe());
+            }
+            viewer.engine.run(command);
+        }
+    }
+}
+
+/// Runs the viewer until it quits (its App says so), its input ends, or `stop` is cancelled.
+/// `size` is the screen's size to begin with.
+pub async fn run<B: Backend>(
+    terminal: &mut Terminal<B>,
+    mut app: App,
+    viewer: Viewer,
+    mut input: impl Stream<Item = Input> + Unpin,
+    size: Rect,
+) -> Result<(), B::Error> {
+    let engine = viewer.engine.clone();
+    let mut changed = engine.changed();
+    // Every layout shows usage (the cluster pane's nodes, the pods pane's columns).
+    let _usage = engine.show_usage();
+    let mut fetch: Option<Fetch> = None;
+    let mut trimmer = memory::Trimmer::new();
+    let mut size = size;
+    let mut last_frame = Instant::now() - Duration::from_secs(1);
+    let mut last_tick = Instant::now();
+    // A key (or a resize) is answered in the next frame, whatever the pacing.
+    let mut urgent = true;
+    app.dirty = true;
+    loop {
+        let due = if urgent {
+            last_frame
+        } else {
+            last_frame + viewer.pacing.interval()
+        };
+        if app.dirty && Instant::now() >= due && size.width > 0 && size.height > 0 {
+            if viewer.delivery.lost.swap(false, Ordering::AcqRel) {
+                terminal.clear()?;
+            }
+            app.log_rows = ui::log_rows(size.width, size.height);
+            let now = jiff::Timestamp::now();
+            {
+                let model = engine.model();
+                terminal.draw(|frame| ui::draw(frame, &model, &app, &viewer.theme, now))?;
+            }
+            app.dirty = false;
+            urgent = false;
+            last_frame = Instant::now();
+            last_tick = last_frame;
+            trimmer.after_frame();
+        }
+        // Ages and elapsed counters move by themselves: redraw each second while an operation
+        // runs, else twice a minute; nothing else redraws an idle screen.
+        let tick = if engine.model().ticking() {
+            Duration::from_secs(1)
+        } else {
+            Duration::from_secs(30)
+        };
+        let next_frame = if urgent {
+            last_frame
+        } else {
+            last_frame + viewer.pacing.interval()
+        };
+        let mut commands = Vec::new();
+        tokio::select! {
+            _ = viewer.stop.cancelled() => break,
+            input = input.next() => match input {
+                Some(Input::Key(k)) => {
+                    commands.extend(app.on_key(k, &engine.model()));
+                    urgent = true;
+                }
+                Some(Input::Resize(width, height)) => {
+                    size = Rect::new(0, 0, width, height);
+                    terminal.resize(size)?;
+                    app.dirty = true;
+                    urgent = true;
+                }
+                None => break,
+            },
+            news = changed.changed() => {
+                if news.is_err() {
+                    break;
+                }
+                app.on_model(&engine.model());
+            }
+            fetched = async { fetch.as_mut()?.lines.recv().await }, if fetch.is_some() => {
+                match fetched {
+                    Some((generation, event)) => {
+                        app.on_fetched(generation, event);
+                        for _ in 0..FETCHED_PER_TURN {
+                            match fetch.as_mut().map(|f| f.lines.try_recv()) {
+                                Some(Ok((g, e))) => app.on_fetched(g, e),
+                                _ => break,
+                            }
+                        }
+                        // What the viewer asked to read is an answer to its key.
+                        urgent = true;
+                    }
+                    // The fetch is over (the pods' logs were read to their end).
+                    None => fetch = None,
+                }
+            }
+            _ = viewer.delivery.caught_up.notified() => {
+                if viewer.delivery.lost.load(Ordering::Acquire) {
+                    app.dirty = true;
+                    urgent = true;
+                }
+            }
+            _ = tokio::time::sleep_until(next_frame), if app.dirty => {}
+            _ = tokio::time::sleep_until(last_tick + tick) => {
+                app.dirty = true;
+                last_tick = Instant::now();
+            }
+        }
+        send(&viewer, &mut fetch, commands);
+        // Looking away from its own fetch stops it.
+        if app.logs.fetched.is_none() {
+            fetch = None;
+        }
+        if app.should_quit {
+            break;
+        }
+    }
+    Ok(())
+}
