@@ -97,7 +97,14 @@ impl Handler for Connection {
         // Saves the client a signature for a key that would be refused anyway.
         Ok(match self.standing_of(offer.public_key) {
             Some(_) => Auth::Accept,
-            None => Auth::reject(),
+            None => {
+                tracing::warn!(
+                    peer = %self.peer(),
+                    key = %fingerprint(offer.public_key),
+                    "refused a key not in the authorized keys"
+                );
+                Auth::reject()
+            }
         })
     }
 

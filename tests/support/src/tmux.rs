@@ -57,16 +57,30 @@ impl Tmux {
         let home = tempfile::tempdir().unwrap();
         let config_path = home.path().join("config.toml");
         std::fs::write(&config_path, config).unwrap();
-        let session = format!("gantry-e2e-{name}-{}", std::process::id());
         let bin = crate::gantry_bin();
         let state = home.path().join("state");
         let command = format!(
-            "env HOME={home} XDG_STATE_HOME={state} TERM=xterm-256color {env} {bin} --config {config} {args}; echo GANTRY-EXIT=$?; sleep 600",
+            "env HOME={home} XDG_STATE_HOME={state} TERM=xterm-256color {env} {bin} --config {config} {args}",
             home = home.path().display(),
             state = state.display(),
             bin = bin.display(),
             config = config_path.display(),
         );
+        Some(Self::spawn(name, &command, (80, 24), home))
+    }
+
+    /// Any shell command in a pane of `size` (columns, rows); `GANTRY-EXIT=<status>` follows
+    /// when it ends. For the clients of `gantry serve` (`ssh -tt …`).
+    pub fn run(name: &str, command: &str, size: (u16, u16)) -> Option<Tmux> {
+        if !available() {
+            return None;
+        }
+        Some(Self::spawn(name, command, size, tempfile::tempdir().unwrap()))
+    }
+
+    fn spawn(name: &str, command: &str, size: (u16, u16), home: tempfile::TempDir) -> Tmux {
+        let session = format!("gantry-e2e-{name}-{}", std::process::id());
+        let command = format!("{command}; echo GANTRY-EXIT=$?; sleep 600");
         let ok = Command::new("tmux")
             .args([
                 "-L",
@@ -76,19 +90,36 @@ impl Tmux {
                 "-s",
                 &session,
                 "-x",
-                "80",
+                &size.0.to_string(),
                 "-y",
-                "24",
+                &size.1.to_string(),
                 &command,
             ])
             .status()
             .unwrap()
             .success();
         assert!(ok, "tmux starts");
-        Some(Tmux {
+        Tmux {
             session,
             _home: home,
-        })
+        }
+    }
+
+    /// The process tmux runs in the pane (for SIGSTOP and SIGCONT in drills).
+    pub fn pane_pid(&self) -> u32 {
+        let out = Command::new("tmux")
+            .args([
+                "-L",
+                &self.session,
+                "display-message",
+                "-p",
+                "-t",
+                &self.session,
+                "#{pane_pid}",
+            ])
+            .output()
+            .unwrap();
+        String::from_utf8_lossy(&out.stdout).trim().parse().unwrap()
     }
 
     /// Gantry's state directory in this session (`$XDG_STATE_HOME/gantry`): gantry.log, logs.
