@@ -10,11 +10,14 @@
 #   tui_idle_terminal_bytes_per_s
 #   tui_rss_mb_5000_pods_100k_lines      peak RSS (VmHWM) of the TUI following 5,000 pods
 #   frame_render_ms_p99                  from the `tui` benchmark's percentile loop
+#   serve_cpu_percent_{1,8,16}_viewers   `gantry serve` with 1, 8, 16 SSH clients (100x32) following
+#   serve_rss_mb_{1,8,16}_viewers        1,000 lines/s, once 100,000 lines are held; and
+#   serve_mb_per_added_viewer            (RSS at 16 - RSS at 1) / 15
 #
 # Everything runs on 127.0.0.1 in a temporary directory and is stopped on exit.
-# Needs: cargo, kubectl, tmux, jq, curl. Takes a few minutes.
+# Needs: cargo, kubectl, tmux, jq, curl, ssh, ssh-keygen. Takes a few minutes.
 # Knobs (environment): RUNS (5), LINES_PER_POD (150000), IDLE_SECS (30), BIG_PODS (5000),
-# SECTIONS ("throughput tui rss frames": the parts to run), TUI_WRAPPER (a profiler to run the
+# SECTIONS ("throughput tui rss serve frames": the parts to run), TUI_WRAPPER (a profiler to run the
 # TUI under, e.g. "heaptrack -o /tmp/gantry-tui"; its figures are then not the TUI's).
 
 set -euo pipefail
@@ -24,12 +27,12 @@ RUNS=${RUNS:-5}
 LINES_PER_POD=${LINES_PER_POD:-150000}
 IDLE_SECS=${IDLE_SECS:-30}
 BIG_PODS=${BIG_PODS:-5000}
-SECTIONS=${SECTIONS:-throughput tui rss frames}
+SECTIONS=${SECTIONS:-throughput tui rss serve frames}
 want() { [[ " $SECTIONS " == *" $1 "* ]]; }
 
 log() { echo "# $*" >&2; }
 
-for tool in cargo kubectl tmux jq curl; do
+for tool in cargo kubectl tmux jq curl ssh ssh-keygen; do
     command -v "$tool" >/dev/null || { echo "compare.sh: $tool is needed" >&2; exit 2; }
 done
 
@@ -246,6 +249,45 @@ awk -v k="$hwm" 'BEGIN { printf "tui_rss_mb_5000_pods_100k_lines: %.1f\n", k / 1
 tmux -L "$TMUX_SOCKET" send-keys -t big q
 sleep 1
 
+fi
+
+if want serve; then
+log "gantry serve: 1, 8 and 16 SSH viewers following 1,000 lines/s (8 pods x 125 lines/s)"
+clean_jobs
+rm -rf "$XDG_STATE_HOME/gantry/logs"
+ssh-keygen -q -t ed25519 -N '' -f "$WORK/viewer"
+cp "$WORK/viewer.pub" "$WORK/authorized_keys"
+# 125 wall lines/s per pod for 200 s: 100,000 lines held after 100 s, then the measurements.
+launch 8 --env SIM_LINES_PER_SECOND=1.25 --env SIM_LOG_LINES=25000
+"${G[@]}" serve --ssh-listen 127.0.0.1:0 --authorized-keys "$WORK/authorized_keys" \
+    --host-key "$WORK/host_key" --operators "$WORK/none" 2>"$WORK/serve.err" &
+SERVE=$!
+for _ in $(seq 100); do grep -q 'listening on' "$WORK/serve.err" && break; sleep 0.1; done
+PORT=$(grep -o 'listening on 127.0.0.1:[0-9]*' "$WORK/serve.err" | cut -d: -f2)
+viewer() { # one SSH client at 100x32 in tmux, its output discarded by the terminal
+    tmux -L "$TMUX_SOCKET" new-session -d -s "v$1" -x 100 -y 32 \
+        "ssh -tt -p $PORT -i $WORK/viewer -o IdentitiesOnly=yes -o BatchMode=yes -o StrictHostKeyChecking=no -o UserKnownHostsFile=/dev/null 127.0.0.1"
+}
+wait_running 8
+for _ in $(seq 1200); do [ "$(saved_lines)" -ge 100000 ] && break; sleep 0.1; done
+log "$(saved_lines) lines held"
+viewers=0
+for n in 1 8 16; do
+    while [ "$viewers" -lt "$n" ]; do viewers=$((viewers + 1)); viewer "$viewers"; done
+    sleep 3
+    c0=$(cpu_ticks "$SERVE"); t0=$(now_ns)
+    sleep 10
+    c1=$(cpu_ticks "$SERVE"); t1=$(now_ns)
+    rss=$(awk '/VmRSS/ {print $2}' "/proc/$SERVE/status")
+    eval "rss_$n=$rss"
+    awk -v c=$((c1 - c0)) -v hz="$(getconf CLK_TCK)" -v t=$((t1 - t0)) -v n="$n" -v k="$rss" 'BEGIN {
+        printf "serve_cpu_percent_%d_viewers: %.1f\n", n, 100 * (c / hz) / (t / 1e9)
+        printf "serve_rss_mb_%d_viewers: %.1f\n", n, k / 1024 }'
+done
+log "$(saved_lines) lines held at the end"
+awk -v a="$rss_1" -v b="$rss_16" 'BEGIN { printf "serve_mb_per_added_viewer: %.2f\n", (b - a) / 1024 / 15 }'
+kill "$SERVE"; wait "$SERVE" 2>/dev/null || true
+grep -c 'viewer left' "$WORK/serve.err" | sed 's/^/# viewers that left cleanly: /' >&2
 fi
 
 if want frames; then

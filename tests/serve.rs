@@ -39,7 +39,12 @@ fn teammates_watch_read_only_at_their_own_sizes_and_an_operator_acts_through_the
     let small = Tmux::run("serve-small", &served.ssh(VIEWER, "-tt"), (80, 24)).unwrap();
     let large = Tmux::run("serve-large", &served.ssh(VIEWER, "-tt"), (120, 40)).unwrap();
     for viewer in [&small, &large] {
-        viewer.wait_for(&["ml-gke-cluster", "NOT CREATED", "Job ml-training-job", "READ-ONLY"]);
+        viewer.wait_for(&[
+            "ml-gke-cluster",
+            "NOT CREATED",
+            "Job ml-training-job",
+            "READ-ONLY",
+        ]);
     }
     // A viewer's changes are refused, by the same gate and words as the local TUI's.
     small.keys(&["c"]);
@@ -75,7 +80,10 @@ fn teammates_watch_read_only_at_their_own_sizes_and_an_operator_acts_through_the
         viewer.keys(&["q"]);
         let (status, screen) = viewer.wait_for_exit();
         assert_eq!(status, 0, "{screen}");
-        assert!(!screen.contains("Job ml-training-job"), "screen restored:\n{screen}");
+        assert!(
+            !screen.contains("Job ml-training-job"),
+            "screen restored:\n{screen}"
+        );
     }
     served.wait_for_log(&["viewer left", "frames="]);
 }
@@ -120,9 +128,10 @@ fn strangers_commands_and_subsystems_get_nothing_and_the_host_key_survives_a_res
     let host_key = std::fs::read(served.path("host_key")).unwrap();
     served.restart();
     assert_eq!(std::fs::read(served.path("host_key")).unwrap(), host_key);
-    let strict = served
-        .ssh(VIEWER, "")
-        .replace("StrictHostKeyChecking=accept-new", "StrictHostKeyChecking=yes");
+    let strict = served.ssh(VIEWER, "").replace(
+        "StrictHostKeyChecking=accept-new",
+        "StrictHostKeyChecking=yes",
+    );
     let (status, text) = run(format!("{strict} uname"));
     assert_eq!(status, Some(1), "{text}");
     assert!(text.contains("runs no commands"), "{text}");

@@ -75,7 +75,12 @@ impl Tmux {
         if !available() {
             return None;
         }
-        Some(Self::spawn(name, command, size, tempfile::tempdir().unwrap()))
+        Some(Self::spawn(
+            name,
+            command,
+            size,
+            tempfile::tempdir().unwrap(),
+        ))
     }
 
     fn spawn(name: &str, command: &str, size: (u16, u16), home: tempfile::TempDir) -> Tmux {
