@@ -62,6 +62,23 @@ impl Connection {
         self.channels.remove(&channel);
     }
 
+    /// Hands the client's bytes or size to its session's task, once the TUI runs there.
+    fn forward(
+        &self,
+        channel: ChannelId,
+        message: FromClient,
+    ) -> impl Future<Output = ()> + Send + use<> {
+        let to = self
+            .channels
+            .get(&channel)
+            .and_then(|p| p.to_session.clone());
+        async move {
+            if let Some(to) = to {
+                let _ = to.send(message).await;
+            }
+        }
+    }
+
     fn standing_of(&self, key: &PublicKey) -> Option<Standing> {
         if self
             .shared
@@ -276,13 +293,8 @@ impl Handler for Connection {
         data: &[u8],
         _session: &mut Session,
     ) -> Result<(), Self::Error> {
-        if let Some(to) = self
-            .channels
-            .get(&channel)
-            .and_then(|p| p.to_session.clone())
-        {
-            let _ = to.send(FromClient::Bytes(data.to_vec())).await;
-        }
+        self.forward(channel, FromClient::Bytes(data.to_vec()))
+            .await;
         Ok(())
     }
 
@@ -295,14 +307,8 @@ impl Handler for Connection {
         _pix_height: u32,
         _session: &mut Session,
     ) -> Result<(), Self::Error> {
-        if let Some(to) = self
-            .channels
-            .get(&channel)
-            .and_then(|p| p.to_session.clone())
-        {
-            let resize = FromClient::Resize(dim(col_width), dim(row_height));
-            let _ = to.send(resize).await;
-        }
+        let resize = FromClient::Resize(dim(col_width), dim(row_height));
+        self.forward(channel, resize).await;
         Ok(())
     }
 

@@ -23,22 +23,18 @@ pub fn line(usage: &Usage, cluster: &str, theme: &Theme) -> Option<Line<'static>
     };
     let all = total(nodes);
     let (cpu_pct, mem_pct) = all.percents();
-    let mut spans = vec![
-        Span::styled("CPU ", theme.dim()),
-        Span::raw(format!(
-            "{}/{}{}",
-            cpu_text(all.cpu_millis),
-            cpu_text(all.cpu_allocatable_millis),
-            pct(cpu_pct)
-        )),
-        Span::styled("  ·  MEM ", theme.dim()),
-        Span::raw(format!(
-            "{}/{}{}",
-            memory_text(all.memory_bytes),
-            memory_text(all.memory_allocatable_bytes),
-            pct(mem_pct)
-        )),
-    ];
+    let mut spans = vec![Span::styled("CPU ", theme.dim())];
+    spans.push(Span::raw(used_of(
+        cpu_text(all.cpu_millis),
+        cpu_text(all.cpu_allocatable_millis),
+        cpu_pct,
+    )));
+    spans.push(Span::styled("  ·  MEM ", theme.dim()));
+    spans.push(Span::raw(used_of(
+        memory_text(all.memory_bytes),
+        memory_text(all.memory_allocatable_bytes),
+        mem_pct,
+    )));
     let mut busiest: Vec<&NodeUsage> = nodes.iter().collect();
     busiest.sort_by(|a, b| {
         b.cpu_millis
@@ -62,8 +58,10 @@ pub fn line(usage: &Usage, cluster: &str, theme: &Theme) -> Option<Line<'static>
     Some(Line::from(spans))
 }
 
-fn pct(p: Option<u64>) -> String {
-    p.map(|p| format!(" ({p}%)")).unwrap_or_default()
+/// `1.0/2.8 (36%)`: used of allocatable, and the share when there is one.
+fn used_of(used: String, of: String, percent: Option<u64>) -> String {
+    let share = percent.map(|p| format!(" ({p}%)")).unwrap_or_default();
+    format!("{used}/{of}{share}")
 }
 
 /// Node names as short as tells them apart: the last `-` segment when it is unique among the
