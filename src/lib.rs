@@ -14,6 +14,7 @@ pub mod kubeconfig;
 pub mod logging;
 pub mod names;
 pub mod paths;
+pub mod pricing;
 pub mod private_file;
 pub mod sanitize;
 pub mod serve;
