@@ -88,14 +88,10 @@ pub async fn pod_usage(
     namespace: &str,
     selector: &str,
 ) -> Result<HashMap<String, PodUsage>, UsageError> {
-    let mut query = url_encode(selector);
-    if !query.is_empty() {
-        query = format!("?labelSelector={query}");
-    }
-    let request = http::Request::get(format!(
-        "/apis/metrics.k8s.io/v1beta1/namespaces/{namespace}/pods{query}"
+    let request = kube::core::Request::new(format!(
+        "/apis/metrics.k8s.io/v1beta1/namespaces/{namespace}/pods"
     ))
-    .body(Vec::new())
+    .list(&kube::api::ListParams::default().labels(selector))
     .map_err(|e| UsageError::Failed(e.to_string()))?;
     let list: PodMetricsList = client.request(request).await.map_err(classify)?;
     Ok(list
@@ -104,25 +100,20 @@ pub async fn pod_usage(
         .map(|pod| {
             let mut total = PodUsage::default();
             for c in &pod.containers {
-                total.cpu_millis += c.usage.get("cpu").and_then(|q| milli(q)).unwrap_or(0) as u64;
-                total.memory_bytes += c
-                    .usage
-                    .get("memory")
-                    .and_then(|q| milli(q))
-                    .map_or(0, |m| (m / 1000) as u64);
+                let used = cpu_and_memory(|name| c.usage.get(name).map(String::as_str));
+                total.cpu_millis += used.cpu_millis;
+                total.memory_bytes += used.memory_bytes;
             }
             (pod.metadata.name, total)
         })
         .collect())
 }
 
-fn url_encode(s: &str) -> String {
-    s.bytes()
-        .map(|b| match b {
-            b'a'..=b'z' | b'A'..=b'Z' | b'0'..=b'9' | b'-' | b'_' | b'.' | b'~' => {
-                (b as char).to_string()
-            }
-            _ => format!("%{b:02X}"),
-        })
-        .collect()
+/// CPU (millicores) and memory (bytes) out of a resource list, as metrics and allocatable
+/// carry them; what is missing or unreadable counts as 0.
+fn cpu_and_memory<'a>(quantity: impl Fn(&str) -> Option<&'a str>) -> PodUsage {
+    PodUsage {
+        cpu_millis: quantity("cpu").and_then(milli).unwrap_or(0) as u64,
+        memory_bytes: (quantity("memory").and_then(milli).unwrap_or(0) / 1000) as u64,
+    }
 }

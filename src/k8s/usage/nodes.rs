@@ -7,7 +7,7 @@ use k8s_openapi::api::core::v1::Node;
 use kube::Api;
 use serde::Deserialize;
 
-use super::{UsageError, milli};
+use super::UsageError;
 
 /// One node's usage and what it can give to pods.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
@@ -47,12 +47,12 @@ struct NodeMetrics {
 
 /// Every node's usage, by name, with its allocatable resources.
 pub async fn node_usage(client: &kube::Client) -> Result<Vec<NodeUsage>, UsageError> {
-    let request = http::Request::get("/apis/metrics.k8s.io/v1beta1/nodes")
-        .body(Vec::new())
+    let request = kube::core::Request::new("/apis/metrics.k8s.io/v1beta1/nodes")
+        .list(&Default::default())
         .map_err(|e| UsageError::Failed(e.to_string()))?;
     let list: NodeMetricsList = client.request(request).await.map_err(super::classify)?;
     let nodes: Api<Node> = Api::all(client.clone());
-    let allocatable: HashMap<String, (u64, u64)> = nodes
+    let allocatable: HashMap<String, super::PodUsage> = nodes
         .list(&Default::default())
         .await
         .map_err(|e| UsageError::Failed(e.to_string()))?
@@ -60,25 +60,24 @@ pub async fn node_usage(client: &kube::Client) -> Result<Vec<NodeUsage>, UsageEr
         .into_iter()
         .map(|n| {
             let a = n.status.and_then(|s| s.allocatable).unwrap_or_default();
-            let cpu = a.get("cpu").and_then(|q| milli(&q.0)).unwrap_or(0) as u64;
-            let mem = a.get("memory").and_then(|q| milli(&q.0)).unwrap_or(0) / 1000;
-            (n.metadata.name.unwrap_or_default(), (cpu, mem as u64))
+            let can = super::cpu_and_memory(|name| a.get(name).map(|q| q.0.as_str()));
+            (n.metadata.name.unwrap_or_default(), can)
         })
         .collect();
     let mut out: Vec<NodeUsage> = list
         .items
         .into_iter()
         .map(|m| {
-            let (cpu_allocatable_millis, memory_allocatable_bytes) = allocatable
+            let can = allocatable
                 .get(&m.metadata.name)
                 .copied()
                 .unwrap_or_default();
+            let used = super::cpu_and_memory(|name| m.usage.get(name).map(String::as_str));
             NodeUsage {
-                cpu_millis: m.usage.get("cpu").and_then(|q| milli(q)).unwrap_or(0) as u64,
-                memory_bytes: (m.usage.get("memory").and_then(|q| milli(q)).unwrap_or(0) / 1000)
-                    as u64,
-                cpu_allocatable_millis,
-                memory_allocatable_bytes,
+                cpu_millis: used.cpu_millis,
+                memory_bytes: used.memory_bytes,
+                cpu_allocatable_millis: can.cpu_millis,
+                memory_allocatable_bytes: can.memory_bytes,
                 name: m.metadata.name,
             }
         })
