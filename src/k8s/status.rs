@@ -144,8 +144,8 @@ fn gpus_of(pod: &Pod) -> u32 {
                 .map(|name| {
                     r.and_then(|r| r.limits.as_ref().and_then(|l| l.get(*name)))
                         .or_else(|| r.and_then(|r| r.requests.as_ref().and_then(|q| q.get(*name))))
-                        .and_then(|q| q.0.trim().parse::<u32>().ok())
-                        .unwrap_or(0)
+                        .and_then(|q| crate::k8s::usage::milli(&q.0))
+                        .map_or(0, |m| u32::try_from(m / 1000).unwrap_or(u32::MAX))
                 })
                 .sum::<u32>()
         })
@@ -287,5 +287,25 @@ impl EventSummary {
             Some("Pod") => rest.starts_with('-'),
             _ => false,
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+    use super::*;
+
+    #[test]
+    fn a_pod_counts_the_gpus_its_containers_ask_for_by_limit_else_request() {
+        let pod: Pod = serde_json::from_value(serde_json::json!({
+            "metadata": {"name": "p"},
+            "spec": {"containers": [
+                {"name": "a", "resources": {"limits": {"nvidia.com/gpu": "2"}}},
+                {"name": "b", "resources": {"requests": {"amd.com/gpu": "1", "cpu": "4"}}},
+                {"name": "c"}
+            ]}
+        }))
+        .unwrap();
+        assert_eq!(PodSummary::of(&pod).gpus, 3);
     }
 }
