@@ -12,6 +12,7 @@ pub mod serve;
 pub mod show_config;
 pub mod sim;
 pub mod status;
+pub mod stop_signals;
 pub mod up;
 pub mod watch;
 

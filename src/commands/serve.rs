@@ -3,9 +3,9 @@
 //! back, then the engine stops. Exit 0; 2 for what the operator must fix (a key file, an
 //! address in use).
 
-use tokio::signal::unix::{SignalKind, signal};
 use tokio_util::sync::CancellationToken;
 
+use super::stop_signals::StopSignals;
 use crate::cli::ServeArgs;
 use crate::engine::{Engine, session};
 use crate::keys::Keymap;
@@ -40,10 +40,7 @@ pub async fn run(args: ServeArgs, tui: TuiOptions) -> i32 {
         return 2;
     };
     crate::logging::to_stderr_and_file(tui.log_file.as_deref());
-    let (Ok(mut term), Ok(mut int)) = (
-        signal(SignalKind::terminate()),
-        signal(SignalKind::interrupt()),
-    ) else {
+    let Ok(mut stop_signals) = StopSignals::listen() else {
         crate::errln!("gantry: cannot listen for SIGTERM and SIGINT");
         return 1;
     };
@@ -95,10 +92,7 @@ pub async fn run(args: ServeArgs, tui: TuiOptions) -> i32 {
         );
     }
     let serving = tokio::spawn(server.run());
-    tokio::select! {
-        _ = term.recv() => {}
-        _ = int.recv() => {}
-    }
+    stop_signals.recv().await;
     stop.cancel();
     let _ = serving.await;
     engine.stop().await;

@@ -29,17 +29,9 @@ pub async fn run(args: SimArgs, time_scale: f64, faults: Vec<Fault>) -> Result<i
 }
 
 async fn wait_for_stop() {
-    use tokio::signal::unix::{SignalKind, signal};
-    let term = signal(SignalKind::terminate());
-    let int = signal(SignalKind::interrupt());
-    match (term, int) {
-        (Ok(mut term), Ok(mut int)) => {
-            tokio::select! {
-                _ = term.recv() => {}
-                _ = int.recv() => {}
-            }
-        }
-        _ => {
+    match super::stop_signals::StopSignals::listen() {
+        Ok(mut signals) => signals.recv().await,
+        Err(_) => {
             let _ = tokio::signal::ctrl_c().await;
         }
     }

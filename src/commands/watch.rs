@@ -5,9 +5,9 @@
 
 use std::path::Path;
 
-use tokio::signal::unix::{SignalKind, signal};
 use tokio::sync::broadcast::error::RecvError;
 
+use super::stop_signals::StopSignals;
 use crate::engine::{Engine, SessionOptions, session};
 
 pub async fn run(options: SessionOptions, log_file: Option<&Path>) -> i32 {
@@ -38,10 +38,7 @@ pub async fn run(options: SessionOptions, log_file: Option<&Path>) -> i32 {
             dir.display()
         );
     }
-    let (Ok(mut term), Ok(mut int)) = (
-        signal(SignalKind::terminate()),
-        signal(SignalKind::interrupt()),
-    ) else {
+    let Ok(mut stop) = StopSignals::listen() else {
         crate::errln!("gantry: cannot listen for SIGTERM and SIGINT");
         return 1;
     };
@@ -50,8 +47,7 @@ pub async fn run(options: SessionOptions, log_file: Option<&Path>) -> i32 {
     crate::errln!("gantry watch: cluster {cluster} in {place}; SIGTERM or Ctrl-C stops");
     loop {
         tokio::select! {
-            _ = term.recv() => break,
-            _ = int.recv() => break,
+            _ = stop.recv() => break,
             n = news.recv() => match n {
                 Ok(n) => crate::outln!("{} {n}", jiff::Timestamp::now().strftime("%Y-%m-%dT%H:%M:%SZ")),
                 Err(RecvError::Lagged(missed)) => {
