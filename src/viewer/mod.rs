@@ -82,7 +82,7 @@ pub async fn run<B: Backend>(
     mut input: impl Stream<Item = Input> + Unpin,
     size: Rect,
 ) -> Result<(), B::Error> {
-    let engine = viewer.engine.clone();
+    let engine = &viewer.engine;
     let mut changed = engine.changed();
     // Every layout shows usage (the cluster pane's nodes, the pods pane's columns).
     let _usage = engine.show_usage();
@@ -95,11 +95,7 @@ pub async fn run<B: Backend>(
     let mut urgent = true;
     app.dirty = true;
     loop {
-        let due = if urgent {
-            last_frame
-        } else {
-            last_frame + viewer.pacing.interval()
-        };
+        let due = viewer.pacing.next_frame(last_frame, urgent);
         if app.dirty && Instant::now() >= due && size.width > 0 && size.height > 0 {
             if viewer.delivery.lost.swap(false, Ordering::AcqRel) {
                 terminal.clear()?;
@@ -123,11 +119,7 @@ pub async fn run<B: Backend>(
         } else {
             Duration::from_secs(30)
         };
-        let next_frame = if urgent {
-            last_frame
-        } else {
-            last_frame + viewer.pacing.interval()
-        };
+        let next_frame = viewer.pacing.next_frame(last_frame, urgent);
         let mut commands = Vec::new();
         tokio::select! {
             _ = viewer.stop.cancelled() => break,

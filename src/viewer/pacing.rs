@@ -15,6 +15,20 @@ impl Pacing {
     pub fn interval(self) -> Duration {
         Duration::from_millis(1000 / u64::from(self.max_fps.clamp(1, 60)))
     }
+
+    /// When the next frame may be drawn: at once for a key's answer (`urgent`), else one
+    /// interval after the last.
+    pub fn next_frame(
+        self,
+        last_frame: tokio::time::Instant,
+        urgent: bool,
+    ) -> tokio::time::Instant {
+        if urgent {
+            last_frame
+        } else {
+            last_frame + self.interval()
+        }
+    }
 }
 
 /// 10 frames a second on a local terminal, 4 under SSH (`SSH_CONNECTION`, `SSH_TTY`) and for
