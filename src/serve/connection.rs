@@ -242,7 +242,7 @@ impl Handler for Connection {
         session.channel_success(channel)?;
         let shared = self.shared.clone();
         let handle = session.handle();
-        tokio::spawn(async move {
+        self.shared.sessions.spawn(async move {
             session::run(shared, start, writer, from_client).await;
             let _ = handle.exit_status_request(channel, 0).await;
             let _ = handle.eof(channel).await;

@@ -20,6 +20,7 @@ use std::time::Duration;
 use russh::MethodKind;
 use tokio::net::TcpListener;
 use tokio_util::sync::CancellationToken;
+use tokio_util::task::TaskTracker;
 
 use crate::config::Config;
 use crate::engine::EngineHandle;
@@ -37,6 +38,9 @@ pub const DEFAULT_MAX_VIEWERS: usize = 16;
 /// that only watches sends nothing and is never timed out: its client answers keepalives.
 const KEEPALIVE: Duration = Duration::from_secs(15);
 const KEEPALIVES_MISSED: usize = 4;
+/// How long a client may take to close its connection once its viewers have left, when the
+/// server stops, before it is disconnected.
+const CLOSE_GRACE: Duration = Duration::from_secs(2);
 
 /// What `serve` is started with (the command line turns its flags into this).
 #[derive(Debug, Clone)]
@@ -63,6 +67,8 @@ pub struct Shared {
     max_viewers: usize,
     viewers: Arc<AtomicUsize>,
     stop: CancellationToken,
+    /// Every session's task: on stop, connections close once their viewers have left.
+    sessions: TaskTracker,
 }
 
 /// A viewer's place among `--max-viewers`; given back when dropped.
@@ -142,6 +148,7 @@ impl Server {
                 max_viewers: options.max_viewers,
                 viewers: Arc::new(AtomicUsize::new(0)),
                 stop,
+                sessions: TaskTracker::new(),
             }),
             config: Arc::new(ssh),
             listener,
@@ -162,7 +169,7 @@ impl Server {
     }
 
     /// Accepts connections until `stop`; then every viewer leaves its client's screen as it
-    /// found it.
+    /// found it, and returns once every connection is closed.
     pub async fn run(self) {
         let Server {
             shared,
@@ -170,6 +177,7 @@ impl Server {
             listener,
             ..
         } = self;
+        let connections = TaskTracker::new();
         loop {
             let accepted = tokio::select! {
                 _ = shared.stop.cancelled() => break,
@@ -184,24 +192,34 @@ impl Server {
             };
             let handler = connection::Connection::new(shared.clone(), Some(peer));
             let config = config.clone();
-            let stop = shared.stop.clone();
-            tokio::spawn(async move {
+            let shared = shared.clone();
+            connections.spawn(async move {
                 match russh::server::run_stream(config, socket, handler).await {
                     Ok(running) => {
                         let handle = running.handle();
+                        tokio::pin!(running);
                         tokio::select! {
-                            _ = running => {}
-                            _ = stop.cancelled() => {
-                                // Viewers are leaving (their stop is a child of this one).
-                                tokio::time::sleep(Duration::from_millis(200)).await;
-                                let _ = handle
-                                    .disconnect(
-                                        russh::Disconnect::ByApplication,
-                                        "gantry serve stopped".into(),
-                                        String::new(),
-                                    )
-                                    .await;
-                            }
+                            _ = &mut running => return,
+                            _ = shared.stop.cancelled() => {}
+                        }
+                        // The session keeps running while its viewers leave (their stop is a
+                        // child of this one): their clients get their screens back first.
+                        let leave = async {
+                            shared.sessions.wait().await;
+                            // A client whose sessions have ended closes the connection itself
+                            // (and exits 0); one that does not is told, after a moment.
+                            tokio::time::sleep(CLOSE_GRACE).await;
+                            let _ = handle
+                                .disconnect(
+                                    russh::Disconnect::ByApplication,
+                                    "gantry serve stopped".into(),
+                                    String::new(),
+                                )
+                                .await;
+                        };
+                        tokio::select! {
+                            _ = &mut running => {}
+                            _ = leave => { let _ = running.await; }
                         }
                     }
                     Err(e) => {
@@ -210,5 +228,10 @@ impl Server {
                 }
             });
         }
+        // No new sessions from here on: `sessions.wait()` ends once the last viewer has left;
+        // then every connection is closed, and the server is done.
+        shared.sessions.close();
+        connections.close();
+        connections.wait().await;
     }
 }
