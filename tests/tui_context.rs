@@ -7,15 +7,20 @@
 use gantry_test_support::CliEnv;
 use gantry_test_support::tmux::Tmux;
 
-#[tokio::test(flavor = "multi_thread")]
-async fn the_tui_launches_on_a_context_with_the_image_it_was_given() {
-    let e = CliEnv::start().await;
+/// The TUI's arguments and environment for the fixture's context, with an image of its own.
+fn tui_on_context(e: &CliEnv) -> (String, String) {
     let kubeconfig = e.home.path().join("sim/kubeconfig");
     let args = format!(
         "--context {} --image registry.example/trainer:v1 --env SIM_LOG_LINES=500",
         e.context
     );
-    let env = format!("KUBECONFIG={}", kubeconfig.display());
+    (args, format!("KUBECONFIG={}", kubeconfig.display()))
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn the_tui_launches_on_a_context_with_the_image_it_was_given() {
+    let e = CliEnv::start().await;
+    let (args, env) = tui_on_context(&e);
     let tui = tokio::task::spawn_blocking(move || {
         let Some(t) = Tmux::start_with("context", &args, "", &env) else {
             return;
@@ -58,12 +63,7 @@ async fn without_metrics_server_usage_says_n_a_and_gantry_log_says_why_once() {
     e.cloud
         .faults()
         .set(gantry::sim::faults::Fault::NoMetricsApi);
-    let kubeconfig = e.home.path().join("sim/kubeconfig");
-    let args = format!(
-        "--context {} --image registry.example/trainer:v1 --env SIM_LOG_LINES=500",
-        e.context
-    );
-    let env = format!("KUBECONFIG={}", kubeconfig.display());
+    let (args, env) = tui_on_context(&e);
     let log = tokio::task::spawn_blocking(move || {
         let t = Tmux::start_with("no-metrics", &args, "", &env)?;
         t.wait_for(&["usage n/a"]);
