@@ -167,6 +167,13 @@ impl Model {
                 self.cluster.summary = Some(summary);
             }
             Event::Provision(e) => {
+                // The operation's follower reports the cluster too: a status change is news
+                // whichever of the two saw it first.
+                if let ProvisionEvent::Cluster(summary) = &e {
+                    applied
+                        .news
+                        .extend(News::of_cluster(self.cluster.summary.as_ref(), summary));
+                }
                 if let ProvisionEvent::Retrying { message, .. } = &e {
                     self.raise(&mut applied, TroubleSource::Provision, message.clone());
                 } else {

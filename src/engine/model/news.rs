@@ -175,4 +175,40 @@ mod tests {
         jobs.apply(dead.clone());
         assert!(News::of_job(&jobs, &dead).is_empty());
     }
+
+    fn cluster(status: crate::gke::ClusterStatus) -> crate::gke::ClusterSummary {
+        crate::gke::ClusterSummary {
+            name: "ml-gke-cluster".into(),
+            project: "p".into(),
+            location: "us-central1-a".into(),
+            status,
+            status_message: String::new(),
+            node_count: 3,
+            machine_type: "n1-standard-1".into(),
+            endpoint: String::new(),
+            version: String::new(),
+            node_version: String::new(),
+            node_pools: Vec::new(),
+            locations: Vec::new(),
+        }
+    }
+
+    #[test]
+    fn a_cluster_running_is_news_whether_its_follower_or_the_operations_saw_it_first() {
+        use crate::engine::Event;
+        use crate::engine::model::Model;
+        use crate::gke::{ClusterStatus, ProvisionEvent};
+        let running = |news: &[News]| {
+            news.iter()
+                .filter(|n| n.to_string() == "cluster ml-gke-cluster RUNNING")
+                .count()
+        };
+        let mut model = Model::default();
+        model.apply(Event::Cluster(cluster(ClusterStatus::Provisioning)));
+        let first = model.apply(Event::Provision(ProvisionEvent::Cluster(cluster(
+            ClusterStatus::Running,
+        ))));
+        let then = model.apply(Event::Cluster(cluster(ClusterStatus::Running)));
+        assert_eq!(running(&first.news) + running(&then.news), 1);
+    }
 }
