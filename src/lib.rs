@@ -12,6 +12,7 @@ pub mod k8s;
 pub mod keys;
 pub mod kubeconfig;
 pub mod logging;
+pub mod metrics;
 pub mod names;
 pub mod paths;
 pub mod pricing;

@@ -1,0 +1,223 @@
+//! Numbers as training loops print them: `0.5815`, `3e-4`, `4.9e-05`, `-inf`, `nan`, `1,234,567`,
+//! `35ms`. What only looks like a number is refused where the text around it shows it is
+//! something else: a version or an IP address (`1.2.3`), a time or a port (`12:30`, `:8080`), a
+//! date (`2024-01-05`), a fraction (`4/18`). One forward pass, no backtracking.
+
+/// How strictly a number is read.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Style {
+    /// Free text: thousands separators and a short unit (`35ms`, `12%`, `3.1it/s`) allowed.
+    Text,
+    /// A Python literal: digits, point, exponent, `nan`, `inf` only.
+    Literal,
+}
+
+/// Longest number kept; anything longer is not a metric anyone prints.
+const MAX_DIGITS: usize = 48;
+/// Longest unit after a number (`tokens/s`).
+const MAX_UNIT: usize = 8;
+
+/// Bytes that continue a word: a number followed by one is part of a word, not a value.
+pub(crate) fn is_word_byte(b: u8) -> bool {
+    b.is_ascii_alphanumeric() || b == b'_'
+}
+
+/// The number starting at `s[i]` and the index just past it (and past its unit), or `None`
+/// when the text there is not a number standing on its own.
+pub(crate) fn number_at(s: &[u8], i: usize, style: Style) -> Option<(f64, usize)> {
+    let mut buf = [0u8; MAX_DIGITS];
+    let mut len = 0;
+    let mut j = i;
+    let negative = match s.get(j) {
+        Some(b'-') => {
+            j += 1;
+            true
+        }
+        Some(b'+') => {
+            j += 1;
+            false
+        }
+        _ => false,
+    };
+    if let Some((value, end)) = non_finite_at(s, j) {
+        return Some((if negative { -value } else { value }, end));
+    }
+    if negative {
+        buf[0] = b'-';
+        len = 1;
+    }
+    let int_start = j;
+    while let Some(&b) = s.get(j).filter(|b| b.is_ascii_digit()) {
+        push(&mut buf, &mut len, b)?;
+        j += 1;
+    }
+    let int_digits = j - int_start;
+    if style == Style::Text && (1..=3).contains(&int_digits) {
+        // `1,234,567`: groups of exactly three after a lead of one to three digits.
+        while s.get(j) == Some(&b',')
+            && s.get(j + 1..j + 4)
+                .is_some_and(|g| g.iter().all(u8::is_ascii_digit))
+            && !s.get(j + 4).is_some_and(u8::is_ascii_digit)
+        {
+            for &b in &s[j + 1..j + 4] {
+                push(&mut buf, &mut len, b)?;
+            }
+            j += 4;
+        }
+    }
+    let mut frac_digits = 0;
+    if s.get(j) == Some(&b'.') && s.get(j + 1).is_some_and(u8::is_ascii_digit) {
+        push(&mut buf, &mut len, b'.')?;
+        j += 1;
+        while let Some(&b) = s.get(j).filter(|b| b.is_ascii_digit()) {
+            push(&mut buf, &mut len, b)?;
+            j += 1;
+            frac_digits += 1;
+        }
+    }
+    if int_digits == 0 && frac_digits == 0 {
+        return None;
+    }
+    if matches!(s.get(j), Some(b'e' | b'E')) {
+        let sign = usize::from(matches!(s.get(j + 1), Some(b'-' | b'+')));
+        let digits = s[(j + 1 + sign).min(s.len())..]
+            .iter()
+            .take_while(|b| b.is_ascii_digit())
+            .count();
+        if digits > 0 {
+            for &b in &s[j..j + 1 + sign + digits] {
+                push(&mut buf, &mut len, b)?;
+            }
+            j += 1 + sign + digits;
+        }
+    }
+    // What follows decides: `1.2.3`, `12:30`, `2024-01-05`, `4/18` are not values.
+    match (s.get(j), s.get(j + 1)) {
+        (Some(b'.' | b':' | b'-' | b'/' | b','), Some(d)) if d.is_ascii_digit() => return None,
+        _ => {}
+    }
+    let end = match style {
+        Style::Literal => j,
+        Style::Text => unit_end(s, j),
+    };
+    if s.get(end).is_some_and(|&b| {
+        is_word_byte(b) || b == b'.' && s.get(end + 1).is_some_and(u8::is_ascii_alphanumeric)
+    }) {
+        return None;
+    }
+    let text = std::str::from_utf8(&buf[..len]).ok()?;
+    Some((text.parse().ok()?, end))
+}
+
+fn push(buf: &mut [u8; MAX_DIGITS], len: &mut usize, b: u8) -> Option<()> {
+    *buf.get_mut(*len)? = b;
+    *len += 1;
+    Some(())
+}
+
+/// Past a short unit glued to a number (`ms`, `s`, `%`, `it/s`), or `j` when there is none.
+fn unit_end(s: &[u8], j: usize) -> usize {
+    if s.get(j) == Some(&b'%') {
+        return j + 1;
+    }
+    let letters = |from: usize| {
+        s[from.min(s.len())..]
+            .iter()
+            .take_while(|b| b.is_ascii_alphabetic())
+            .count()
+    };
+    let first = letters(j);
+    if first == 0 || first > MAX_UNIT {
+        return j;
+    }
+    let mut end = j + first;
+    if s.get(end) == Some(&b'/') {
+        let second = letters(end + 1);
+        if second > 0 && first + 1 + second <= MAX_UNIT {
+            end += 1 + second;
+        }
+    }
+    end
+}
+
+/// `nan`, `inf`, `infinity` in any case (Python prints `nan`/`inf`, JSON encoders `NaN` and
+/// `Infinity`), standing on their own.
+fn non_finite_at(s: &[u8], j: usize) -> Option<(f64, usize)> {
+    let word = &s[j.min(s.len())..];
+    let word = &word[..word.iter().take_while(|&&b| is_word_byte(b)).count()];
+    if word.eq_ignore_ascii_case(b"nan") {
+        Some((f64::NAN, j + 3))
+    } else if word.eq_ignore_ascii_case(b"inf") || word.eq_ignore_ascii_case(b"infinity") {
+        Some((f64::INFINITY, j + word.len()))
+    } else {
+        None
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used, clippy::expect_used)]
+    use super::*;
+
+    fn text(s: &str) -> Option<f64> {
+        number_at(s.as_bytes(), 0, Style::Text).map(|(v, _)| v)
+    }
+
+    #[test]
+    fn reads_the_forms_training_loops_print() {
+        assert_eq!(text("0.5815"), Some(0.5815));
+        assert_eq!(text("3e-4"), Some(3e-4));
+        assert_eq!(text("4.9e-05 "), Some(4.9e-5));
+        assert_eq!(text("-1.5E+3"), Some(-1500.0));
+        assert_eq!(text(".5"), Some(0.5));
+        assert_eq!(text("1,234,567 tokens"), Some(1_234_567.0));
+        assert_eq!(text("35ms"), Some(35.0));
+        assert_eq!(text("12.5%"), Some(12.5));
+        assert_eq!(text("3.1it/s,"), Some(3.1));
+        assert!(text("nan").unwrap().is_nan());
+        assert_eq!(text("-inf"), Some(f64::NEG_INFINITY));
+        assert_eq!(text("Infinity"), Some(f64::INFINITY));
+    }
+
+    #[test]
+    fn refuses_versions_addresses_times_dates_and_fractions() {
+        for s in [
+            "1.2.3",
+            "10.0.0.1",
+            "12:30:45",
+            "10.0.0.1:8080",
+            "2024-01-05",
+            "4/18",
+        ] {
+            assert_eq!(text(s), None, "{s}");
+        }
+    }
+
+    #[test]
+    fn refuses_words_that_start_with_digits_or_nan() {
+        for s in [
+            "3rd_place",
+            "nanosecond",
+            "info",
+            "1x2y3z4w5v6u7t8s9",
+            "e5",
+            "abc",
+        ] {
+            assert_eq!(text(s), None, "{s}");
+        }
+    }
+
+    #[test]
+    fn takes_an_ambiguous_comma_as_a_separator_only_before_three_digits() {
+        assert_eq!(number_at(b"1,23", 0, Style::Text), None);
+        assert_eq!(number_at(b"1, 2", 0, Style::Text), Some((1.0, 1)));
+        assert_eq!(number_at(b"1234,567", 0, Style::Text), None);
+        assert_eq!(number_at(b"1,234", 0, Style::Literal), None);
+    }
+
+    #[test]
+    fn literal_style_keeps_no_unit() {
+        assert_eq!(number_at(b"0.5}", 0, Style::Literal), Some((0.5, 3)));
+        assert_eq!(number_at(b"35ms", 0, Style::Literal), None);
+    }
+}

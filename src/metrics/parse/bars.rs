@@ -1,0 +1,119 @@
+//! Progress bars. tqdm (and Lightning's bar, which is tqdm) prints
+//! `{desc}: {percentage:3.0f}%|{bar}| {n_fmt}/{total_fmt} [{elapsed}<{remaining}, {rate_fmt}{postfix}]`,
+//! the postfix being `, key=value` pairs; Keras prints `469/469 [=====] - 8s 16ms/step - loss: 0.58`
+//! (Keras 2), `469/469 ━━━━ 8s 16ms/step - loss: 0.58` (Keras 3) or `469/469 - 8s - 16ms/step -
+//! loss: 0.58` (`verbose=2`). The bar's counter is the progress through the current epoch (or
+//! the whole run for Hugging Face's bar); its metrics are read as plain tokens.
+
+use memchr::{memchr, memchr_iter, memrchr};
+
+use super::found::Found;
+use super::{Counter, tokens};
+use crate::metrics::number::{Style, number_at};
+
+/// Reads a tqdm bar into `found`; false when `text` is not one.
+pub(crate) fn tqdm(text: &[u8], found: &mut Found) -> bool {
+    let Some(pct) = memchr_iter(b'%', text).find(|&p| text.get(p + 1) == Some(&b'|')) else {
+        return false;
+    };
+    // The percentage, right-aligned in three columns before `%|`.
+    let digits = text[..pct]
+        .iter()
+        .rev()
+        .take_while(|b| b.is_ascii_digit() || **b == b'.')
+        .count();
+    let Some((percent, _)) = number_at(text, pct - digits, Style::Literal).filter(|_| digits > 0)
+    else {
+        return false;
+    };
+    let Some(bar_end) = memchr(b'|', &text[pct + 2..]).map(|q| pct + 2 + q) else {
+        return false;
+    };
+    let desc_end = text[..pct - digits]
+        .iter()
+        .rposition(|&b| b != b' ')
+        .map_or(0, |p| p + 1);
+    let counts_iterations = memchr::memmem::find(&text[bar_end..], b"it/s").is_some()
+        || memchr::memmem::find(&text[bar_end..], b"s/it").is_some();
+    tokens::scan(text, 0, desc_end, found);
+    if counts_iterations && !is_side_work(&text[..desc_end]) {
+        found.progress.percent = Some(percent);
+        if let Some(counter) = counter_at(text, bar_end + 1) {
+            found.step_counter(counter);
+        }
+    }
+    // The postfix: after `[elapsed<remaining, rate`, up to the closing bracket.
+    if let Some(open) = memchr(b'[', &text[bar_end..]).map(|o| bar_end + o)
+        && let Some(close) = memrchr(b']', &text[open..]).map(|c| open + c)
+        && let Some(rate) = memchr(b',', &text[open..close]).map(|c| open + c + 1)
+        && let Some(postfix) = memchr(b',', &text[rate..close]).map(|c| rate + c + 1)
+    {
+        tokens::scan(text, postfix, close, found);
+    }
+    true
+}
+
+/// Bars that count something other than training steps: Lightning's `Validation`, `Sanity
+/// Checking`, `Testing`, `Predicting`, evaluation loops, loading checkpoint shards. (Bars of
+/// bytes or examples, such as downloads and dataset maps, do not count `it` at all.)
+fn is_side_work(desc: &[u8]) -> bool {
+    const WORDS: [&[u8]; 7] = [
+        b"valid", b"sanity", b"test", b"predict", b"eval", b"load", b"map",
+    ];
+    (0..desc.len()).any(|i| {
+        WORDS.iter().any(|word| {
+            desc.get(i..i + word.len())
+                .is_some_and(|w| w.eq_ignore_ascii_case(word))
+        })
+    })
+}
+
+/// `n/total` after blanks, as tqdm formats them (`4/18`, `1.20k/10.0k` with `unit_scale`).
+fn counter_at(text: &[u8], from: usize) -> Option<Counter> {
+    let k = from + text.get(from..)?.iter().take_while(|&&b| b == b' ').count();
+    let (done, k) = scaled_at(text, k)?;
+    if text.get(k) != Some(&b'/') {
+        return None;
+    }
+    let (total, _) = scaled_at(text, k + 1)?;
+    Some(Counter { done, total })
+}
+
+fn scaled_at(text: &[u8], k: usize) -> Option<(f64, usize)> {
+    let digits = text
+        .get(k..)?
+        .iter()
+        .take_while(|b| b.is_ascii_digit() || **b == b'.')
+        .count();
+    let value: f64 = std::str::from_utf8(&text[k..k + digits])
+        .ok()?
+        .parse()
+        .ok()?;
+    let scale = match text.get(k + digits) {
+        Some(b'k') => 1e3,
+        Some(b'M') => 1e6,
+        Some(b'G') => 1e9,
+        _ => return Some((value, k + digits)),
+    };
+    Some((value * scale, k + digits + 1))
+}
+
+/// Reads a Keras progress line into `found`; false when `text` is not one.
+pub(crate) fn keras(text: &[u8], found: &mut Found) -> bool {
+    let start = text.iter().take_while(|&&b| b == b' ').count();
+    let Some(counter) = counter_at(text, start) else {
+        return false;
+    };
+    let after = start + text[start..].iter().take_while(|&&b| b != b' ').count();
+    let rest = &text[after..];
+    // `[====`, `━━━━` (U+2501) or `- 8s`.
+    let is_bar = rest.starts_with(b" [")
+        || rest.starts_with(" \u{2501}".as_bytes())
+        || rest.starts_with(b" - ");
+    if !is_bar || counter.done.fract() != 0.0 {
+        return false;
+    }
+    found.step_counter(counter);
+    tokens::scan(text, after, text.len(), found);
+    true
+}

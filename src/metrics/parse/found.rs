@@ -1,0 +1,197 @@
+//! What the scanners of one line have found so far, and which names are metrics at all: the x
+//! axis (`step`, `epoch`) is kept apart, and numbers that describe the machine or the run's
+//! settings rather than its training (`port`, `pid`, `rank`, `seed`, `v_num`, `eta`,
+//! `batch_size`, `num_workers`) are left out.
+
+use super::{Counter, Progress};
+
+/// Most metrics kept from one line: a hostile line cannot grow the store without end.
+pub(crate) const MAX_METRICS: usize = 64;
+/// Longest metric name kept.
+pub(crate) const MAX_NAME: usize = 64;
+
+/// Where a metric's name is: in the line's text, or (unescaped JSON keys) in the arena.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum NameRef {
+    Text(usize, usize),
+    Arena(usize, usize),
+}
+
+impl NameRef {
+    pub(crate) fn resolve<'a>(&self, text: &'a [u8], arena: &'a str) -> Option<&'a str> {
+        match *self {
+            NameRef::Text(a, b) => std::str::from_utf8(text.get(a..b)?).ok(),
+            NameRef::Arena(a, b) => arena.get(a..b),
+        }
+    }
+}
+
+#[derive(Debug, Default)]
+pub(crate) struct Found {
+    pub(crate) metrics: Vec<(NameRef, f64)>,
+    pub(crate) step: Option<f64>,
+    pub(crate) epoch: Option<f64>,
+    pub(crate) progress: Progress,
+}
+
+/// What a name stands for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Role {
+    Step,
+    Epoch,
+    Metric,
+    Ignored,
+}
+
+impl Found {
+    pub(crate) fn clear(&mut self) {
+        self.metrics.clear();
+        self.step = None;
+        self.epoch = None;
+        self.progress = Progress::default();
+    }
+
+    pub(crate) fn is_empty(&self) -> bool {
+        self.metrics.is_empty()
+            && self.step.is_none()
+            && self.epoch.is_none()
+            && self.progress.is_empty()
+    }
+
+    /// `name = value`, the name given by where it is; `name` is its text, for its role.
+    pub(crate) fn record(&mut self, name: &[u8], at: NameRef, value: f64) {
+        match role(name) {
+            Role::Step if value.is_finite() => {
+                self.step.get_or_insert(value);
+            }
+            Role::Epoch if value.is_finite() => {
+                self.epoch.get_or_insert(value);
+            }
+            Role::Metric if self.metrics.len() < MAX_METRICS && name.len() <= MAX_NAME => {
+                self.metrics.push((at, value));
+            }
+            _ => {}
+        }
+    }
+
+    pub(crate) fn epoch_counter(&mut self, counter: Counter) {
+        self.progress.epoch.get_or_insert(counter);
+        self.epoch.get_or_insert(counter.done);
+    }
+
+    pub(crate) fn step_counter(&mut self, counter: Counter) {
+        self.progress.step.get_or_insert(counter);
+    }
+}
+
+/// The role of a metric's name, judged by its last part (`train/global_step` is a step).
+pub(crate) fn role(name: &[u8]) -> Role {
+    let last = match name.iter().rposition(|&b| b == b'/' || b == b'.') {
+        Some(i) => &name[i + 1..],
+        None => name,
+    };
+    let is = |word: &str| last.eq_ignore_ascii_case(word.as_bytes());
+    if ["step", "global_step", "iteration", "iter", "it"]
+        .iter()
+        .any(|w| is(w))
+    {
+        return Role::Step;
+    }
+    if is("epoch") {
+        return Role::Epoch;
+    }
+    let settings = [
+        "port",
+        "pid",
+        "rank",
+        "seed",
+        "version",
+        "timestamp",
+        "ts",
+        "batch_size",
+    ];
+    if settings.iter().any(|s| ends_with_part(last, s.as_bytes()))
+        || starts_with(last, b"num_")
+        || starts_with(last, b"max_")
+        || [
+            "eta",
+            "v_num",
+            "world_size",
+            "epochs",
+            "steps_per_epoch",
+            "total_steps",
+            "total_flos",
+        ]
+        .iter()
+        .any(|w| is(w))
+    {
+        return Role::Ignored;
+    }
+    Role::Metric
+}
+
+/// `name` is `part` or ends with `_part`, in any case.
+fn ends_with_part(name: &[u8], part: &[u8]) -> bool {
+    let Some(cut) = name.len().checked_sub(part.len()) else {
+        return false;
+    };
+    name[cut..].eq_ignore_ascii_case(part) && (cut == 0 || name[cut - 1] == b'_')
+}
+
+fn starts_with(name: &[u8], prefix: &[u8]) -> bool {
+    name.get(..prefix.len())
+        .is_some_and(|p| p.eq_ignore_ascii_case(prefix))
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used, clippy::expect_used)]
+    use super::*;
+
+    #[test]
+    fn knows_the_x_axis_by_any_of_its_names() {
+        for name in [
+            "step",
+            "Step",
+            "global_step",
+            "train/global_step",
+            "iteration",
+            "iter",
+            "it",
+        ] {
+            assert_eq!(role(name.as_bytes()), Role::Step, "{name}");
+        }
+        assert_eq!(role(b"epoch"), Role::Epoch);
+        assert_eq!(role(b"Epoch"), Role::Epoch);
+    }
+
+    #[test]
+    fn leaves_out_settings_and_machine_numbers() {
+        for name in [
+            "port",
+            "MASTER_PORT",
+            "pid",
+            "local_rank",
+            "seed",
+            "v_num",
+            "ETA",
+            "num_workers",
+            "max_steps",
+            "per_device_train_batch_size",
+            "epochs",
+        ] {
+            assert_eq!(role(name.as_bytes()), Role::Ignored, "{name}");
+        }
+        for name in [
+            "loss",
+            "eval_loss",
+            "learning_rate",
+            "grad_norm",
+            "samples/s",
+            "train_runtime",
+            "transport",
+        ] {
+            assert_eq!(role(name.as_bytes()), Role::Metric, "{name}");
+        }
+    }
+}

@@ -1,0 +1,193 @@
+//! One log line in, the training metrics it prints out. The formats are tried in the order that
+//! makes each unambiguous: a JSON object, a Python dict (Hugging Face's Trainer), a tqdm or
+//! Lightning progress bar, a Keras progress line, then plain `key=value` / `key: value` tokens.
+//! Every scanner is a single forward pass over the line (linear in its length), and a line
+//! without any of the bytes a metric needs is given up after one `memchr` pass.
+//!
+//! A line gives the metrics it names, the x axis it states (`step`, `global_step`, `iteration`,
+//! `iter`, `it`; a fractional `epoch`) and the progress counters it shows (`epoch 1/3`,
+//! `step 10/1000`, a bar's `4/18` and its percentage). What a stream implies across lines (the
+//! epoch a Keras bar belongs to, the x of a line without one) is for [`super::pieces`].
+
+mod bars;
+mod found;
+mod object;
+mod tokens;
+
+#[cfg(test)]
+mod tests;
+
+use memchr::{memchr, memchr3};
+
+pub(crate) use found::Found;
+use found::NameRef;
+
+use super::strip::strip_escapes;
+
+/// Which of the understood formats a line was read as.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Format {
+    Json,
+    PyDict,
+    Tqdm,
+    Keras,
+    Plain,
+}
+
+/// `done` out of `total`, as printed (`epoch 1/3` is `1` of `3`).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Counter {
+    pub done: f64,
+    pub total: f64,
+}
+
+/// How far a run has got, as far as a line (or a stream's context) says.
+#[derive(Debug, Clone, Copy, PartialEq, Default)]
+pub struct Progress {
+    pub epoch: Option<Counter>,
+    pub step: Option<Counter>,
+    /// A progress bar's percentage.
+    pub percent: Option<f64>,
+}
+
+impl Progress {
+    pub fn is_empty(&self) -> bool {
+        self.epoch.is_none() && self.step.is_none() && self.percent.is_none()
+    }
+
+    /// The share of the run done, in `0.0..=1.0`. With an epoch counter beside a step counter
+    /// the steps are those of the current epoch (`epoch 2/3 step 50/100` is half of the second
+    /// of three); epoch counters count from 1 as printed (`Epoch 1/2` starts the first).
+    pub fn fraction(&self) -> Option<f64> {
+        let share = |c: Counter| (c.total > 0.0).then(|| c.done / c.total);
+        let value = match (self.epoch, self.step) {
+            (Some(e), Some(s)) if e.total > 0.0 => {
+                ((e.done - 1.0).max(0.0) + share(s).unwrap_or(0.0).min(1.0)) / e.total
+            }
+            (_, Some(s)) => share(s)?,
+            (Some(e), None) => (e.done - 1.0).max(0.0) / e.total,
+            (None, None) => self.percent? / 100.0,
+        };
+        value.is_finite().then(|| value.clamp(0.0, 1.0))
+    }
+}
+
+/// What one line says, owned.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Parsed {
+    pub format: Format,
+    pub metrics: Vec<(String, f64)>,
+    pub step: Option<f64>,
+    pub epoch: Option<f64>,
+    pub progress: Progress,
+}
+
+/// What one line says, borrowing the line and the parser: nothing is allocated for a line in
+/// the usual formats.
+#[derive(Debug, Clone, Copy)]
+pub struct ParsedRef<'a> {
+    pub format: Format,
+    pub step: Option<f64>,
+    pub epoch: Option<f64>,
+    pub progress: Progress,
+    text: &'a [u8],
+    arena: &'a str,
+    metrics: &'a [(NameRef, f64)],
+}
+
+impl<'a> ParsedRef<'a> {
+    /// The metrics in the order the line gives them.
+    pub fn metrics(&self) -> impl Iterator<Item = (&'a str, f64)> + 'a {
+        let (text, arena) = (self.text, self.arena);
+        self.metrics
+            .iter()
+            .filter_map(move |(name, value)| Some((name.resolve(text, arena)?, *value)))
+    }
+
+    pub fn to_owned(&self) -> Parsed {
+        Parsed {
+            format: self.format,
+            metrics: self.metrics().map(|(n, v)| (n.to_string(), v)).collect(),
+            step: self.step,
+            epoch: self.epoch,
+            progress: self.progress,
+        }
+    }
+}
+
+/// A reusable parser: its buffers are kept from one line to the next.
+#[derive(Debug, Default)]
+pub struct LineParser {
+    scratch: Vec<u8>,
+    arena: String,
+    found: Found,
+}
+
+impl LineParser {
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// The metrics, x axis and progress in `line` (one update: no `\r` or `\n` inside), or
+    /// `None` when it has none of them.
+    pub fn parse<'a>(&'a mut self, line: &'a [u8]) -> Option<ParsedRef<'a>> {
+        self.found.clear();
+        self.arena.clear();
+        if !may_hold_metrics(line) {
+            return None;
+        }
+        let text = strip_escapes(line, &mut self.scratch);
+        let format = read(text, &mut self.arena, &mut self.found)?;
+        let found = &self.found;
+        Some(ParsedRef {
+            format,
+            step: found.step,
+            epoch: found.epoch,
+            progress: found.progress,
+            text,
+            arena: &self.arena,
+            metrics: &found.metrics,
+        })
+    }
+}
+
+/// The metrics, x axis and progress in one line; see [`LineParser::parse`].
+pub fn parse(line: &[u8]) -> Option<Parsed> {
+    LineParser::new().parse(line).map(|p| p.to_owned())
+}
+
+/// Every form needs one of these bytes: `=` or `:` after a key, `{` for objects, `/` for
+/// counters (`epoch 1/3`, `469/469`), `%` for bars. Numbers alone (`Epoch 3`) need a digit
+/// and a space after a counter word, which the `epoch`/`step` check below catches.
+fn may_hold_metrics(line: &[u8]) -> bool {
+    memchr3(b'=', b':', b'/', line).is_some()
+        || memchr3(b'{', b'%', b'\x1b', line).is_some()
+        || has_counter_word(line)
+}
+
+fn has_counter_word(line: &[u8]) -> bool {
+    line.windows(4).any(|w| {
+        w.eq_ignore_ascii_case(b"epoc")
+            || w.eq_ignore_ascii_case(b"step")
+            || w.eq_ignore_ascii_case(b"iter")
+    })
+}
+
+fn read(text: &[u8], arena: &mut String, found: &mut Found) -> Option<Format> {
+    if let Some(open) = memchr(b'{', text) {
+        if let Some(format) = object::read(text, open, arena, found) {
+            return Some(format);
+        }
+        found.clear();
+        arena.clear();
+    }
+    let format = if bars::tqdm(text, found) {
+        Format::Tqdm
+    } else if bars::keras(text, found) {
+        Format::Keras
+    } else {
+        tokens::scan(text, 0, text.len(), found);
+        Format::Plain
+    };
+    (!found.is_empty()).then_some(format)
+}
