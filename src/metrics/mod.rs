@@ -12,6 +12,7 @@
 //! - [`eta`]: the time left, from the rate of progress.
 
 pub mod parse;
+pub mod pieces;
 
 mod number;
 mod strip;
