@@ -13,6 +13,7 @@
 
 pub mod parse;
 pub mod pieces;
+pub mod series;
 
 mod number;
 mod strip;
