@@ -165,7 +165,12 @@ mod tests {
         assert_eq!(band.mean().summary().count, 0);
         assert_eq!(
             band.pending().collect::<Vec<_>>(),
-            [BandPoint { x: 1.0, min: 1.0, mean: 2.0, max: 3.0 }]
+            [BandPoint {
+                x: 1.0,
+                min: 1.0,
+                mean: 2.0,
+                max: 3.0
+            }]
         );
         band.push(1.0, f64::NAN, 3);
         assert_eq!(band.pending().count(), 0);

@@ -11,6 +11,7 @@
 //! - [`alerts`]: a metric gone NaN or infinite, a loss jumping tenfold.
 //! - [`eta`]: the time left, from the rate of progress.
 
+pub mod alerts;
 pub mod band;
 pub mod parse;
 pub mod pieces;

@@ -67,7 +67,11 @@ impl Found {
             Role::Epoch if value.is_finite() => {
                 self.epoch.get_or_insert(value);
             }
-            Role::Metric if self.metrics.len() < MAX_METRICS && name.len() <= MAX_NAME => {
+            Role::Metric
+                if self.metrics.len() < MAX_METRICS
+                    && name.len() <= MAX_NAME
+                    && printable(name) =>
+            {
                 self.metrics.push((at, value));
             }
             _ => {}
@@ -130,6 +134,18 @@ pub(crate) fn role(name: &[u8]) -> Role {
     Role::Metric
 }
 
+/// A name shown on a screen must not act on it: no control characters, no bidirectional
+/// overrides (JSON keys and quoted dict keys can hold anything).
+fn printable(name: &[u8]) -> bool {
+    if name.iter().all(|b| (0x21..0x7f).contains(b)) {
+        return true;
+    }
+    std::str::from_utf8(name).is_ok_and(|s| {
+        s.chars()
+            .all(|c| !c.is_control() && !crate::sanitize::is_bidi_override(c))
+    })
+}
+
 /// `name` is `part` or ends with `_part`, in any case.
 fn ends_with_part(name: &[u8], part: &[u8]) -> bool {
     let Some(cut) = name.len().checked_sub(part.len()) else {
@@ -163,6 +179,15 @@ mod tests {
         }
         assert_eq!(role(b"epoch"), Role::Epoch);
         assert_eq!(role(b"Epoch"), Role::Epoch);
+    }
+
+    #[test]
+    fn names_that_would_act_on_a_terminal_are_left_out() {
+        let mut found = Found::default();
+        for name in ["a\x1b[2Jb", "x\u{202e}y", "bell\x07", "ok name", "损失"] {
+            found.record(name.as_bytes(), NameRef::Text(0, 0), 1.0);
+        }
+        assert_eq!(found.metrics.len(), 2);
     }
 
     #[test]
