@@ -16,6 +16,7 @@ pub mod band;
 pub mod parse;
 pub mod pieces;
 pub mod series;
+pub mod store;
 
 mod number;
 mod strip;

@@ -19,8 +19,8 @@ mod tests;
 
 use memchr::{memchr, memchr3};
 
-pub(crate) use found::Found;
 use found::NameRef;
+pub(crate) use found::{Found, MAX_NAME};
 
 use super::strip::strip_escapes;
 

@@ -1,0 +1,420 @@
+//! Every series of every attempt, pod (rank) and metric, within one memory budget (8 MiB by
+//! default). Each metric of an attempt has its band across ranks; each pod has its own series
+//! while the budget allows. When it does not (a Job of thousands of ranks), the series of the
+//! pods not on screen are let go first (their latest values stay, for alerts), then attempts
+//! older than the last two, then every series gets fewer buckets, and only then what is on
+//! screen. The saved logs stay the source of truth: a series let go can be read again from
+//! them.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::mem::size_of;
+
+use super::alerts::{Alert, check};
+use super::band::Band;
+use super::parse::MAX_NAME;
+use super::pieces::Sample;
+use super::series::{DEFAULT_BUCKETS, MIN_BUCKETS, Series};
+
+pub const DEFAULT_BUDGET: usize = 8 * 1024 * 1024;
+/// Metrics kept per attempt: output with ever new names cannot grow the store without end.
+pub const MAX_METRICS: usize = 32;
+/// What a map entry costs beside its key and value (B-tree node share), roughly.
+const ENTRY: usize = 32;
+
+#[derive(Debug)]
+enum Track {
+    Full(Box<Series>),
+    /// The series was let go under the budget; its latest value stays for alerts.
+    Latest(f64),
+}
+
+impl Track {
+    fn latest(&self) -> Option<f64> {
+        match self {
+            Track::Full(s) => s.summary().latest.map(|p| p.y),
+            Track::Latest(y) => Some(*y),
+        }
+    }
+
+    fn bytes(&self) -> usize {
+        match self {
+            Track::Full(s) => s.bytes(),
+            Track::Latest(_) => 0,
+        }
+    }
+}
+
+#[derive(Debug, Default)]
+struct Pod {
+    /// By metric id.
+    tracks: Vec<Option<Track>>,
+}
+
+impl Pod {
+    fn bytes(&self, name: &str) -> usize {
+        size_of::<Pod>()
+            + name.len()
+            + ENTRY
+            + self.tracks.capacity() * size_of::<Option<Track>>()
+            + self
+                .tracks
+                .iter()
+                .flatten()
+                .map(Track::bytes)
+                .sum::<usize>()
+    }
+
+    fn let_go(&mut self) {
+        for track in self.tracks.iter_mut().flatten() {
+            if let Some(y) = track.latest() {
+                *track = Track::Latest(y);
+            }
+        }
+    }
+}
+
+#[derive(Debug, Default)]
+struct Attempt {
+    /// Metric names by id, in the order first seen.
+    names: Vec<String>,
+    bands: Vec<Band>,
+    pods: BTreeMap<String, Pod>,
+    on_screen: BTreeSet<String>,
+    ranks: Option<usize>,
+    /// Pods off screen have no series (the budget was tight).
+    off_screen_let_go: bool,
+    /// Pods off screen are not even stored (it was tighter still).
+    off_screen_dropped: bool,
+}
+
+impl Attempt {
+    fn bytes(&self) -> usize {
+        size_of::<Attempt>()
+            + ENTRY
+            + self
+                .names
+                .iter()
+                .map(|n| n.len() + size_of::<String>())
+                .sum::<usize>()
+            + self.bands.iter().map(Band::bytes).sum::<usize>()
+            + self.pods.iter().map(|(n, p)| p.bytes(n)).sum::<usize>()
+            + self
+                .on_screen
+                .iter()
+                .map(|n| n.len() + ENTRY)
+                .sum::<usize>()
+    }
+
+    fn keeps_series(&self, pod: &str) -> bool {
+        !self.off_screen_let_go || self.on_screen.contains(pod)
+    }
+}
+
+#[derive(Debug)]
+pub struct Store {
+    budget: usize,
+    /// Buckets for each new series; fewer once the budget made every series smaller.
+    buckets: usize,
+    attempts: BTreeMap<u32, Attempt>,
+    bytes: usize,
+}
+
+impl Default for Store {
+    fn default() -> Self {
+        Self::new(DEFAULT_BUDGET)
+    }
+}
+
+impl Store {
+    pub fn new(budget: usize) -> Self {
+        Self {
+            budget,
+            buckets: DEFAULT_BUCKETS,
+            attempts: BTreeMap::new(),
+            bytes: 0,
+        }
+    }
+
+    /// One value of `metric` from `pod` at `x`; an alert when it is one.
+    pub fn push(
+        &mut self,
+        attempt: u32,
+        pod: &str,
+        x: f64,
+        metric: &str,
+        value: f64,
+    ) -> Option<Alert> {
+        if metric.len() > MAX_NAME {
+            return None;
+        }
+        let buckets = self.buckets;
+        let (alert, grown) = {
+            let mut grown = 0;
+            if !self.attempts.contains_key(&attempt) {
+                grown += size_of::<Attempt>() + ENTRY;
+            }
+            let a = self.attempts.entry(attempt).or_default();
+            let id = match a.names.iter().position(|n| n == metric) {
+                Some(id) => id,
+                None if a.names.len() < MAX_METRICS => {
+                    let band = Band::new(buckets);
+                    grown += metric.len() + size_of::<String>() + band.bytes();
+                    a.names.push(metric.to_string());
+                    a.bands.push(band);
+                    a.names.len() - 1
+                }
+                None => return None,
+            };
+            let before = grown;
+            let ranks = a.ranks.unwrap_or(a.pods.len()).max(1);
+            let band = &mut a.bands[id];
+            let band_before = band.bytes();
+            band.push(x, value, ranks);
+            let band_delta = band.bytes() as isize - band_before as isize;
+            let keeps = a.keeps_series(pod);
+            if a.off_screen_dropped && !keeps && !a.pods.contains_key(pod) {
+                (check(metric, None, value), before as isize + band_delta)
+            } else {
+                let pod_entry = a.pods.entry(pod.to_string());
+                let is_new = matches!(pod_entry, std::collections::btree_map::Entry::Vacant(_));
+                let p = pod_entry.or_default();
+                let pod_before = if is_new { 0 } else { p.bytes(pod) };
+                let previous = push_track(p, id, x, value, keeps, buckets);
+                let pod_delta = p.bytes(pod) as isize - pod_before as isize;
+                (
+                    check(metric, previous, value),
+                    before as isize + band_delta + pod_delta,
+                )
+            }
+        };
+        self.bytes = self.bytes.saturating_add_signed(grown);
+        if self.bytes > self.budget {
+            self.enforce();
+        }
+        alert.map(|kind| Alert {
+            metric: metric.to_string(),
+            pod: pod.to_string(),
+            step: x,
+            kind,
+        })
+    }
+
+    /// Every metric of one sample from `pod`; the alerts it raises.
+    pub fn push_sample(&mut self, attempt: u32, pod: &str, sample: &Sample<'_>) -> Vec<Alert> {
+        sample
+            .metrics()
+            .filter_map(|(name, value)| self.push(attempt, pod, sample.x, name, value))
+            .collect()
+    }
+
+    /// How many ranks report each step of `attempt` (else: the pods seen so far).
+    pub fn set_ranks(&mut self, attempt: u32, ranks: usize) {
+        self.attempts.entry(attempt).or_default().ranks = Some(ranks);
+        self.recount_within_budget();
+    }
+
+    /// The pods whose series are kept when the budget is tight. A pod coming on screen after
+    /// its series was let go starts a new one (its past is in the saved logs).
+    pub fn set_on_screen(&mut self, attempt: u32, pods: &[&str]) {
+        let a = self.attempts.entry(attempt).or_default();
+        a.on_screen = pods.iter().map(|p| p.to_string()).collect();
+        self.recount_within_budget();
+    }
+
+    /// The stream of `attempt` has ended: steps waiting for ranks go into the bands.
+    pub fn flush(&mut self, attempt: u32) {
+        if let Some(a) = self.attempts.get_mut(&attempt) {
+            a.bands.iter_mut().for_each(Band::flush);
+        }
+        self.recount_within_budget();
+    }
+
+    pub fn remove_attempt(&mut self, attempt: u32) {
+        self.attempts.remove(&attempt);
+        self.bytes = self.recount();
+    }
+
+    pub fn attempts(&self) -> impl Iterator<Item = u32> + '_ {
+        self.attempts.keys().copied()
+    }
+
+    /// The metrics of `attempt`, a loss first (`loss` itself if there is one), the others in the
+    /// order they were first seen.
+    pub fn metrics(&self, attempt: u32) -> Vec<&str> {
+        let Some(a) = self.attempts.get(&attempt) else {
+            return Vec::new();
+        };
+        let mut names: Vec<&str> = a.names.iter().map(String::as_str).collect();
+        let first = names
+            .iter()
+            .position(|n| n.eq_ignore_ascii_case("loss"))
+            .or_else(|| {
+                names
+                    .iter()
+                    .position(|n| n.to_ascii_lowercase().contains("loss"))
+            });
+        if let Some(i) = first {
+            let loss = names.remove(i);
+            names.insert(0, loss);
+        }
+        names
+    }
+
+    /// The pods of `attempt` that are stored.
+    pub fn pods(&self, attempt: u32) -> impl Iterator<Item = &str> + '_ {
+        self.attempts
+            .get(&attempt)
+            .into_iter()
+            .flat_map(|a| a.pods.keys().map(String::as_str))
+    }
+
+    /// The series of `metric` from `pod`, while it is kept.
+    pub fn series(&self, attempt: u32, pod: &str, metric: &str) -> Option<&Series> {
+        match self.track(attempt, pod, metric)? {
+            Track::Full(s) => Some(s),
+            Track::Latest(_) => None,
+        }
+    }
+
+    /// The latest value of `metric` from `pod`, even when its series was let go.
+    pub fn latest(&self, attempt: u32, pod: &str, metric: &str) -> Option<f64> {
+        self.track(attempt, pod, metric)?.latest()
+    }
+
+    pub fn band(&self, attempt: u32, metric: &str) -> Option<&Band> {
+        let a = self.attempts.get(&attempt)?;
+        a.bands.get(a.names.iter().position(|n| n == metric)?)
+    }
+
+    /// Bytes held, as counted against the budget.
+    pub fn bytes(&self) -> usize {
+        self.bytes
+    }
+
+    pub fn budget(&self) -> usize {
+        self.budget
+    }
+
+    fn track(&self, attempt: u32, pod: &str, metric: &str) -> Option<&Track> {
+        let a = self.attempts.get(&attempt)?;
+        let id = a.names.iter().position(|n| n == metric)?;
+        a.pods.get(pod)?.tracks.get(id)?.as_ref()
+    }
+
+    fn recount_within_budget(&mut self) {
+        self.bytes = self.recount();
+        if self.bytes > self.budget {
+            self.enforce();
+        }
+    }
+
+    fn recount(&self) -> usize {
+        self.attempts.values().map(Attempt::bytes).sum()
+    }
+
+    /// Brings the store back within its budget, giving up the least needed first.
+    fn enforce(&mut self) {
+        let within = |s: &Self| s.recount() <= s.budget;
+        let steps: [fn(&mut Self) -> bool; 5] = [
+            Self::let_go_off_screen,
+            Self::drop_old_attempts,
+            Self::fewer_buckets,
+            Self::drop_off_screen,
+            Self::keep_newest_only,
+        ];
+        for step in steps {
+            while !within(self) {
+                if !step(self) {
+                    break;
+                }
+            }
+        }
+        if !within(self) {
+            self.attempts.clear();
+        }
+        self.bytes = self.recount();
+    }
+
+    /// Lets go of the series of pods off screen, in the oldest attempt that has some.
+    fn let_go_off_screen(&mut self) -> bool {
+        let Some(a) = self.attempts.values_mut().find(|a| !a.off_screen_let_go) else {
+            return false;
+        };
+        a.off_screen_let_go = true;
+        let on_screen = &a.on_screen;
+        a.pods
+            .iter_mut()
+            .filter(|(name, _)| !on_screen.contains(name.as_str()))
+            .for_each(|(_, pod)| pod.let_go());
+        true
+    }
+
+    fn drop_old_attempts(&mut self) -> bool {
+        self.attempts.len() > 2 && self.attempts.pop_first().is_some()
+    }
+
+    fn fewer_buckets(&mut self) -> bool {
+        if self.buckets <= MIN_BUCKETS {
+            return false;
+        }
+        self.buckets = (self.buckets / 2).max(MIN_BUCKETS);
+        for a in self.attempts.values_mut() {
+            a.bands.iter_mut().for_each(|b| b.shrink_to(self.buckets));
+            for track in a
+                .pods
+                .values_mut()
+                .flat_map(|p| p.tracks.iter_mut().flatten())
+            {
+                if let Track::Full(s) = track {
+                    s.shrink_to(self.buckets);
+                }
+            }
+        }
+        true
+    }
+
+    /// Forgets the pods off screen altogether, in the oldest attempt that still has some.
+    fn drop_off_screen(&mut self) -> bool {
+        let Some(a) = self.attempts.values_mut().find(|a| !a.off_screen_dropped) else {
+            return false;
+        };
+        a.off_screen_dropped = true;
+        let on_screen = &a.on_screen;
+        a.pods.retain(|name, _| on_screen.contains(name.as_str()));
+        true
+    }
+
+    fn keep_newest_only(&mut self) -> bool {
+        self.attempts.len() > 1 && self.attempts.pop_first().is_some()
+    }
+}
+
+/// Pushes one value into `pod`'s track of metric `id`; returns the value before it.
+fn push_track(
+    pod: &mut Pod,
+    id: usize,
+    x: f64,
+    value: f64,
+    keeps: bool,
+    buckets: usize,
+) -> Option<f64> {
+    if pod.tracks.len() <= id {
+        pod.tracks.resize_with(id + 1, || None);
+    }
+    let slot = &mut pod.tracks[id];
+    let previous = slot.as_ref().and_then(Track::latest);
+    match slot {
+        Some(Track::Full(series)) if keeps => series.push(x, value),
+        _ if keeps => {
+            let mut series = Series::new(buckets);
+            series.push(x, value);
+            *slot = Some(Track::Full(Box::new(series)));
+        }
+        _ => *slot = Some(Track::Latest(value)),
+    }
+    previous
+}
+
+#[cfg(test)]
+#[path = "store_tests.rs"]
+mod tests;
