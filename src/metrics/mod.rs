@@ -13,6 +13,7 @@
 
 pub mod alerts;
 pub mod band;
+pub mod eta;
 pub mod parse;
 pub mod pieces;
 pub mod series;

@@ -6,6 +6,8 @@
 //! screen. The saved logs stay the source of truth: a series let go can be read again from
 //! them.
 
+mod budget;
+
 use std::collections::{BTreeMap, BTreeSet};
 use std::mem::size_of;
 
@@ -13,7 +15,7 @@ use super::alerts::{Alert, check};
 use super::band::Band;
 use super::parse::MAX_NAME;
 use super::pieces::Sample;
-use super::series::{DEFAULT_BUCKETS, MIN_BUCKETS, Series};
+use super::series::{DEFAULT_BUCKETS, Series};
 
 pub const DEFAULT_BUDGET: usize = 8 * 1024 * 1024;
 /// Metrics kept per attempt: output with ever new names cannot grow the store without end.
@@ -311,82 +313,6 @@ impl Store {
     fn recount(&self) -> usize {
         self.attempts.values().map(Attempt::bytes).sum()
     }
-
-    /// Brings the store back within its budget, giving up the least needed first.
-    fn enforce(&mut self) {
-        let within = |s: &Self| s.recount() <= s.budget;
-        let steps: [fn(&mut Self) -> bool; 5] = [
-            Self::let_go_off_screen,
-            Self::drop_old_attempts,
-            Self::fewer_buckets,
-            Self::drop_off_screen,
-            Self::keep_newest_only,
-        ];
-        for step in steps {
-            while !within(self) {
-                if !step(self) {
-                    break;
-                }
-            }
-        }
-        if !within(self) {
-            self.attempts.clear();
-        }
-        self.bytes = self.recount();
-    }
-
-    /// Lets go of the series of pods off screen, in the oldest attempt that has some.
-    fn let_go_off_screen(&mut self) -> bool {
-        let Some(a) = self.attempts.values_mut().find(|a| !a.off_screen_let_go) else {
-            return false;
-        };
-        a.off_screen_let_go = true;
-        let on_screen = &a.on_screen;
-        a.pods
-            .iter_mut()
-            .filter(|(name, _)| !on_screen.contains(name.as_str()))
-            .for_each(|(_, pod)| pod.let_go());
-        true
-    }
-
-    fn drop_old_attempts(&mut self) -> bool {
-        self.attempts.len() > 2 && self.attempts.pop_first().is_some()
-    }
-
-    fn fewer_buckets(&mut self) -> bool {
-        if self.buckets <= MIN_BUCKETS {
-            return false;
-        }
-        self.buckets = (self.buckets / 2).max(MIN_BUCKETS);
-        for a in self.attempts.values_mut() {
-            a.bands.iter_mut().for_each(|b| b.shrink_to(self.buckets));
-            for track in a
-                .pods
-                .values_mut()
-                .flat_map(|p| p.tracks.iter_mut().flatten())
-            {
-                if let Track::Full(s) = track {
-                    s.shrink_to(self.buckets);
-                }
-            }
-        }
-        true
-    }
-
-    /// Forgets the pods off screen altogether, in the oldest attempt that still has some.
-    fn drop_off_screen(&mut self) -> bool {
-        let Some(a) = self.attempts.values_mut().find(|a| !a.off_screen_dropped) else {
-            return false;
-        };
-        a.off_screen_dropped = true;
-        let on_screen = &a.on_screen;
-        a.pods.retain(|name, _| on_screen.contains(name.as_str()));
-        true
-    }
-
-    fn keep_newest_only(&mut self) -> bool {
-        self.attempts.len() > 1 && self.attempts.pop_first().is_some()
-    }
 }
 
 /// Pushes one value into `pod`'s track of metric `id`; returns the value before it.
@@ -416,5 +342,4 @@ fn push_track(
 }
 
 #[cfg(test)]
-#[path = "store_tests.rs"]
 mod tests;
