@@ -33,8 +33,9 @@ pub(crate) fn tqdm(text: &[u8], found: &mut Found) -> bool {
         .iter()
         .rposition(|&b| b != b' ')
         .map_or(0, |p| p + 1);
-    let counts_iterations = memchr::memmem::find(&text[bar_end..], b"it/s").is_some()
-        || memchr::memmem::find(&text[bar_end..], b"s/it").is_some();
+    let counts_iterations = text[bar_end..]
+        .windows(4)
+        .any(|w| w == b"it/s" || w == b"s/it");
     tokens::scan(text, 0, desc_end, found);
     if counts_iterations && !is_side_work(&text[..desc_end]) {
         found.progress.percent = Some(percent);

@@ -94,44 +94,38 @@ pub(crate) fn role(name: &[u8]) -> Role {
         Some(i) => &name[i + 1..],
         None => name,
     };
-    let is = |word: &str| last.eq_ignore_ascii_case(word.as_bytes());
-    if ["step", "global_step", "iteration", "iter", "it"]
-        .iter()
-        .any(|w| is(w))
-    {
-        return Role::Step;
+    // Lower-cased on the stack: this runs for every key of every line.
+    let mut buf = [0u8; MAX_NAME];
+    let Some(lower) = buf.get_mut(..last.len()) else {
+        return Role::Metric;
+    };
+    lower.copy_from_slice(last);
+    lower.make_ascii_lowercase();
+    match &*lower {
+        b"step" | b"global_step" | b"iteration" | b"iter" | b"it" => return Role::Step,
+        b"epoch" => return Role::Epoch,
+        b"eta" | b"v_num" | b"world_size" | b"epochs" | b"steps_per_epoch" | b"total_steps"
+        | b"total_flos" => return Role::Ignored,
+        _ => {}
     }
-    if is("epoch") {
-        return Role::Epoch;
-    }
-    let settings = [
-        "port",
-        "pid",
-        "rank",
-        "seed",
-        "version",
-        "timestamp",
-        "ts",
-        "batch_size",
+    const SETTINGS: [&[u8]; 8] = [
+        b"port",
+        b"pid",
+        b"rank",
+        b"seed",
+        b"version",
+        b"timestamp",
+        b"ts",
+        b"batch_size",
     ];
-    if settings.iter().any(|s| ends_with_part(last, s.as_bytes()))
-        || starts_with(last, b"num_")
-        || starts_with(last, b"max_")
-        || [
-            "eta",
-            "v_num",
-            "world_size",
-            "epochs",
-            "steps_per_epoch",
-            "total_steps",
-            "total_flos",
-        ]
-        .iter()
-        .any(|w| is(w))
-    {
-        return Role::Ignored;
+    let is_setting = SETTINGS.iter().any(|part| ends_with_part(lower, part))
+        || lower.starts_with(b"num_")
+        || lower.starts_with(b"max_");
+    if is_setting {
+        Role::Ignored
+    } else {
+        Role::Metric
     }
-    Role::Metric
 }
 
 /// A name shown on a screen must not act on it: no control characters, no bidirectional
@@ -146,17 +140,9 @@ fn printable(name: &[u8]) -> bool {
     })
 }
 
-/// `name` is `part` or ends with `_part`, in any case.
+/// `name` is `part` or ends with `_part`.
 fn ends_with_part(name: &[u8], part: &[u8]) -> bool {
-    let Some(cut) = name.len().checked_sub(part.len()) else {
-        return false;
-    };
-    name[cut..].eq_ignore_ascii_case(part) && (cut == 0 || name[cut - 1] == b'_')
-}
-
-fn starts_with(name: &[u8], prefix: &[u8]) -> bool {
-    name.get(..prefix.len())
-        .is_some_and(|p| p.eq_ignore_ascii_case(prefix))
+    name.ends_with(part) && (name.len() == part.len() || name[name.len() - part.len() - 1] == b'_')
 }
 
 #[cfg(test)]

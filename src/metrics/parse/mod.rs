@@ -157,20 +157,10 @@ pub fn parse(line: &[u8]) -> Option<Parsed> {
 }
 
 /// Every form needs one of these bytes: `=` or `:` after a key, `{` for objects, `/` for
-/// counters (`epoch 1/3`, `469/469`), `%` for bars. Numbers alone (`Epoch 3`) need a digit
-/// and a space after a counter word, which the `epoch`/`step` check below catches.
+/// counters (`epoch 1/3`, `469/469`), `%` for bars; escape codes may hide any of them. (A bare
+/// `Epoch 3` on its own line is not read.)
 fn may_hold_metrics(line: &[u8]) -> bool {
-    memchr3(b'=', b':', b'/', line).is_some()
-        || memchr3(b'{', b'%', b'\x1b', line).is_some()
-        || has_counter_word(line)
-}
-
-fn has_counter_word(line: &[u8]) -> bool {
-    line.windows(4).any(|w| {
-        w.eq_ignore_ascii_case(b"epoc")
-            || w.eq_ignore_ascii_case(b"step")
-            || w.eq_ignore_ascii_case(b"iter")
-    })
+    memchr3(b'=', b':', b'/', line).is_some() || memchr3(b'{', b'%', b'\x1b', line).is_some()
 }
 
 fn read(text: &[u8], arena: &mut String, found: &mut Found) -> Option<Format> {

@@ -7,9 +7,21 @@ use super::Counter;
 use super::found::{Found, MAX_NAME, NameRef};
 use crate::metrics::number::{Style, is_word_byte, number_at};
 
-/// Bytes a key is made of: `train/loss`, `samples/s`, `eval_f1-macro`, `lr.group0`.
+/// Bytes a key is made of: `train/loss`, `samples/s`, `eval_f1-macro`, `lr.group0`. A table:
+/// this is asked of every byte of every line.
+const KEY_BYTES: [bool; 256] = {
+    let mut table = [false; 256];
+    let mut b = 0;
+    while b < 256 {
+        let c = b as u8;
+        table[b] = c.is_ascii_alphanumeric() || matches!(c, b'_' | b'.' | b'/' | b'-');
+        b += 1;
+    }
+    table
+};
+
 fn is_key_byte(b: u8) -> bool {
-    is_word_byte(b) || matches!(b, b'.' | b'/' | b'-')
+    KEY_BYTES[usize::from(b)]
 }
 
 /// Bytes after which a word starts a key.
