@@ -25,69 +25,37 @@ pub(crate) fn is_word_byte(b: u8) -> bool {
 /// The number starting at `s[i]` and the index just past it (and past its unit), or `None`
 /// when the text there is not a number standing on its own.
 pub(crate) fn number_at(s: &[u8], i: usize, style: Style) -> Option<(f64, usize)> {
-    let mut buf = [0u8; MAX_DIGITS];
-    let mut len = 0;
-    let mut j = i;
-    let negative = match s.get(j) {
-        Some(b'-') => {
-            j += 1;
-            true
-        }
-        Some(b'+') => {
-            j += 1;
-            false
-        }
-        _ => false,
+    let digits_from = |k: usize| {
+        s.get(k..)
+            .map_or(0, |t| t.iter().take_while(|b| b.is_ascii_digit()).count())
     };
+    let signed = matches!(s.get(i), Some(b'-' | b'+'));
+    let mut j = i + usize::from(signed);
     if let Some((value, end)) = non_finite_at(s, j) {
-        return Some((if negative { -value } else { value }, end));
+        return Some((if s[i] == b'-' { -value } else { value }, end));
     }
-    if negative {
-        buf[0] = b'-';
-        len = 1;
-    }
-    let int_start = j;
-    while let Some(&b) = s.get(j).filter(|b| b.is_ascii_digit()) {
-        push(&mut buf, &mut len, b)?;
-        j += 1;
-    }
-    let int_digits = j - int_start;
+    let int_digits = digits_from(j);
+    j += int_digits;
+    let mut grouped = false;
     if style == Style::Text && (1..=3).contains(&int_digits) {
         // `1,234,567`: groups of exactly three after a lead of one to three digits.
-        while s.get(j) == Some(&b',')
-            && s.get(j + 1..j + 4)
-                .is_some_and(|g| g.iter().all(u8::is_ascii_digit))
-            && !s.get(j + 4).is_some_and(u8::is_ascii_digit)
-        {
-            for &b in &s[j + 1..j + 4] {
-                push(&mut buf, &mut len, b)?;
-            }
+        while s.get(j) == Some(&b',') && digits_from(j + 1) == 3 {
+            grouped = true;
             j += 4;
         }
     }
     let mut frac_digits = 0;
-    if s.get(j) == Some(&b'.') && s.get(j + 1).is_some_and(u8::is_ascii_digit) {
-        push(&mut buf, &mut len, b'.')?;
-        j += 1;
-        while let Some(&b) = s.get(j).filter(|b| b.is_ascii_digit()) {
-            push(&mut buf, &mut len, b)?;
-            j += 1;
-            frac_digits += 1;
-        }
+    if s.get(j) == Some(&b'.') {
+        frac_digits = digits_from(j + 1);
+        j += usize::from(frac_digits > 0) * (1 + frac_digits);
     }
     if int_digits == 0 && frac_digits == 0 {
         return None;
     }
     if matches!(s.get(j), Some(b'e' | b'E')) {
         let sign = usize::from(matches!(s.get(j + 1), Some(b'-' | b'+')));
-        let digits = s[(j + 1 + sign).min(s.len())..]
-            .iter()
-            .take_while(|b| b.is_ascii_digit())
-            .count();
+        let digits = digits_from(j + 1 + sign);
         if digits > 0 {
-            for &b in &s[j..j + 1 + sign + digits] {
-                push(&mut buf, &mut len, b)?;
-            }
             j += 1 + sign + digits;
         }
     }
@@ -100,15 +68,24 @@ pub(crate) fn number_at(s: &[u8], i: usize, style: Style) -> Option<(f64, usize)
         Style::Literal => j,
         Style::Text => unit_end(s, j),
     };
-    if s.get(end).is_some_and(|&b| {
+    let glued = |b: u8| {
         is_word_byte(b) || b == b'.' && s.get(end + 1).is_some_and(u8::is_ascii_alphanumeric)
-    }) {
+    };
+    if s.get(end).is_some_and(|&b| glued(b)) || j - i > MAX_DIGITS {
         return None;
     }
-    let digits = &buf[..len];
-    let value = match exact_fast(digits) {
+    let mut buf = [0u8; MAX_DIGITS];
+    let text = if grouped {
+        let kept = s[i..j].iter().filter(|&&b| b != b',');
+        let len = kept.clone().count();
+        buf.iter_mut().zip(kept).for_each(|(d, s)| *d = *s);
+        &buf[..len]
+    } else {
+        &s[i..j]
+    };
+    let value = match exact_fast(text) {
         Some(value) => value,
-        None => std::str::from_utf8(digits).ok()?.parse().ok()?,
+        None => std::str::from_utf8(text).ok()?.parse().ok()?,
     };
     Some((value, end))
 }
@@ -126,6 +103,7 @@ const POW10: [f64; 23] = [
 fn exact_fast(text: &[u8]) -> Option<f64> {
     let (negative, text) = match text.split_first() {
         Some((b'-', rest)) => (true, rest),
+        Some((b'+', rest)) => (false, rest),
         _ => (false, text),
     };
     let mut mantissa: u64 = 0;
@@ -170,12 +148,6 @@ fn exact_fast(text: &[u8]) -> Option<f64> {
         _ => return None,
     };
     Some(if negative { -value } else { value })
-}
-
-fn push(buf: &mut [u8; MAX_DIGITS], len: &mut usize, b: u8) -> Option<()> {
-    *buf.get_mut(*len)? = b;
-    *len += 1;
-    Some(())
 }
 
 /// Past a short unit glued to a number (`ms`, `s`, `%`, `it/s`), or `j` when there is none.
@@ -298,6 +270,22 @@ mod tests {
             let want: f64 = text.parse().unwrap();
             let got = exact_fast(text.as_bytes()).unwrap_or(want);
             assert_eq!(got.to_bits(), want.to_bits(), "{text}");
+        }
+    }
+
+    proptest::proptest! {
+        #[test]
+        fn printed_floats_read_back_as_the_standard_parser_reads_them(
+            x in proptest::num::f64::NORMAL | proptest::num::f64::SUBNORMAL | proptest::num::f64::ZERO,
+            digits in 0usize..10,
+        ) {
+            let texts = [format!("{x}"), format!("{x:e}"), format!("{x:.digits$}"), format!("{x:.digits$e}")];
+            // Longer than any metric printed: refused on purpose.
+            for text in texts.into_iter().filter(|t| t.len() <= MAX_DIGITS) {
+                let want: f64 = text.parse().unwrap();
+                let got = number_at(text.as_bytes(), 0, Style::Text).map(|(v, _)| v.to_bits());
+                proptest::prop_assert_eq!(got, Some(want.to_bits()), "{}", text);
+            }
         }
     }
 

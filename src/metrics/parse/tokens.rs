@@ -169,6 +169,8 @@ fn integer_at(s: &[u8], k: usize) -> Option<(f64, usize)> {
     if digits == 0 || digits > 15 {
         return None;
     }
-    let text = std::str::from_utf8(&s[k..k + digits]).ok()?;
-    Some((text.parse::<u64>().ok()? as f64, k + digits))
+    let value = s[k..k + digits]
+        .iter()
+        .fold(0u64, |n, &b| n * 10 + u64::from(b - b'0'));
+    Some((value as f64, k + digits))
 }
