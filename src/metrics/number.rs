@@ -74,20 +74,23 @@ pub(crate) fn number_at(s: &[u8], i: usize, style: Style) -> Option<(f64, usize)
     if s.get(end).is_some_and(|&b| glued(b)) || j - i > MAX_DIGITS {
         return None;
     }
-    let mut buf = [0u8; MAX_DIGITS];
-    let text = if grouped {
+    let value = if grouped {
+        let mut buf = [0u8; MAX_DIGITS];
         let kept = s[i..j].iter().filter(|&&b| b != b',');
         let len = kept.clone().count();
         buf.iter_mut().zip(kept).for_each(|(d, s)| *d = *s);
-        &buf[..len]
+        read_decimal(&buf[..len])?
     } else {
-        &s[i..j]
-    };
-    let value = match exact_fast(text) {
-        Some(value) => value,
-        None => std::str::from_utf8(text).ok()?.parse().ok()?,
+        read_decimal(&s[i..j])?
     };
     Some((value, end))
+}
+
+fn read_decimal(text: &[u8]) -> Option<f64> {
+    match exact_fast(text) {
+        Some(value) => Some(value),
+        None => std::str::from_utf8(text).ok()?.parse().ok(),
+    }
 }
 
 /// Powers of ten that a double holds exactly.

@@ -81,15 +81,19 @@ fn counter_at(text: &[u8], from: usize) -> Option<Counter> {
 }
 
 fn scaled_at(text: &[u8], k: usize) -> Option<(f64, usize)> {
-    let digits = text
-        .get(k..)?
+    let run = text.get(k..)?;
+    let digits = run
         .iter()
         .take_while(|b| b.is_ascii_digit() || **b == b'.')
         .count();
-    let value: f64 = std::str::from_utf8(&text[k..k + digits])
-        .ok()?
-        .parse()
-        .ok()?;
+    let number = &run[..digits];
+    let value = if number.iter().all(u8::is_ascii_digit) && (1..=15).contains(&digits) {
+        number
+            .iter()
+            .fold(0u64, |n, &b| n * 10 + u64::from(b - b'0')) as f64
+    } else {
+        std::str::from_utf8(number).ok()?.parse().ok()?
+    };
     let scale = match text.get(k + digits) {
         Some(b'k') => 1e3,
         Some(b'M') => 1e6,

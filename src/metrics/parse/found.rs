@@ -108,17 +108,18 @@ pub(crate) fn role(name: &[u8]) -> Role {
         | b"total_flos" => return Role::Ignored,
         _ => {}
     }
-    const SETTINGS: [&[u8]; 8] = [
-        b"port",
-        b"pid",
-        b"rank",
-        b"seed",
-        b"version",
-        b"timestamp",
-        b"ts",
-        b"batch_size",
-    ];
-    let is_setting = SETTINGS.iter().any(|part| ends_with_part(lower, part))
+    // Settings by their last part (`MASTER_PORT`, `local_rank`, `train_batch_size`), looked
+    // up by their last byte.
+    let parts: &[&[u8]] = match lower.last() {
+        Some(b't') => &[b"port", b"timestamp"],
+        Some(b'd') => &[b"pid", b"seed"],
+        Some(b'k') => &[b"rank"],
+        Some(b'n') => &[b"version"],
+        Some(b's') => &[b"ts"],
+        Some(b'e') => &[b"batch_size"],
+        _ => &[],
+    };
+    let is_setting = parts.iter().any(|part| ends_with_part(lower, part))
         || lower.starts_with(b"num_")
         || lower.starts_with(b"max_");
     if is_setting {
