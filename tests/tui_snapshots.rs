@@ -25,7 +25,7 @@ fn render(app: &Tui, width: u16, height: u16) -> Terminal<TestBackend> {
 /// Snapshots `<name>_80x24` and `<name>_200x50`.
 fn snapshot(name: &str, app: &mut Tui) {
     for (width, height) in SIZES {
-        app.log_rows = gantry::ui::log_rows(width, height);
+        app.log_rows = gantry::ui::log_rows(width, height, app.metrics.shown);
         let terminal = render(app, width, height);
         insta::assert_snapshot!(format!("{name}_{width}x{height}"), terminal.backend());
     }
@@ -214,7 +214,7 @@ fn context_cluster_says_why_cluster_keys_are_unavailable() {
 /// widths an operator over SSH most often has.
 fn snapshot_usage(name: &str, app: &mut Tui) {
     for (width, height) in [(80, 24), (120, 40)] {
-        app.log_rows = gantry::ui::log_rows(width, height);
+        app.log_rows = gantry::ui::log_rows(width, height, app.metrics.shown);
         let terminal = render(app, width, height);
         insta::assert_snapshot!(format!("{name}_{width}x{height}"), terminal.backend());
     }
@@ -237,7 +237,7 @@ fn pods_show_the_gpus_each_asked_for_where_there_is_room() {
     app.on_event(usage());
     snapshot_usage("pods_gpus", &mut app);
     // The compact layout at 120 columns has room for the column.
-    app.log_rows = gantry::ui::log_rows(120, 30);
+    app.log_rows = gantry::ui::log_rows(120, 30, false);
     insta::assert_snapshot!("pods_gpus_120x30", render(&app, 120, 30).backend());
 }
 

@@ -4,12 +4,14 @@
 
 pub mod confirm;
 mod log_cursor;
+mod metrics_view;
 mod selection;
 mod update;
 
 use crossterm::event::KeyEvent;
 
 pub use log_cursor::{FETCH_CAPACITY, LogCursor, Shown};
+pub use metrics_view::MetricsView;
 pub use selection::Selection;
 
 use crate::config::Config;
@@ -51,6 +53,7 @@ pub struct App {
     pub overlay: Option<Overlay>,
     pub selection: Selection,
     pub logs: LogCursor,
+    pub metrics: MetricsView,
     pub notice: Option<Notice>,
     pub should_quit: bool,
     /// Something changed since the last frame.
@@ -71,6 +74,7 @@ impl App {
             overlay: None,
             selection: Selection::default(),
             logs: LogCursor::default(),
+            metrics: MetricsView::default(),
             notice: None,
             should_quit: false,
             dirty: true,

@@ -44,6 +44,14 @@ impl App {
             Action::ToggleWrap => self.logs.wrap = !self.logs.wrap,
             Action::ToggleTimestamps => self.logs.timestamps = !self.logs.timestamps,
             Action::Search => self.logs.typing = Some(String::new()),
+            Action::ToggleMetrics => self.metrics.shown = !self.metrics.shown,
+            Action::NextMetric | Action::PrevMetric => {
+                self.choose_metric(model, if action == Action::NextMetric { 1 } else { -1 })
+            }
+            Action::ToggleSmoothing => {
+                self.metrics.smooth = !self.metrics.smooth;
+                self.metrics.shown = true;
+            }
             Action::NextMatch | Action::PrevMatch => {
                 if self.logs.search.is_none() {
                     self.notify(
@@ -59,6 +67,19 @@ impl App {
             }
         }
         Vec::new()
+    }
+
+    /// `[` and `]`: the chart shows the metric before or after, and shows at all.
+    fn choose_metric(&mut self, model: &Model, delta: isize) {
+        self.metrics.shown = true;
+        let Some(attempt) = self.selection.attempt(&model.jobs) else {
+            return self.notify(Level::Info, "no attempt yet: no metrics to chart");
+        };
+        let names = model.training.store.metrics(attempt.number());
+        if self.metrics.step(&names, delta).is_none() {
+            let name = attempt.name.clone();
+            self.notify(Level::Info, format!("no metrics in the logs of {name} yet"));
+        }
     }
 
     fn move_selection(&mut self, model: &Model, delta: isize) -> Vec<Command> {

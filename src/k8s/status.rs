@@ -45,6 +45,11 @@ pub struct AttemptSummary {
 }
 
 impl AttemptSummary {
+    /// The attempt's number, as `#N` shows it: a Job Gantry did not make counts as the first.
+    pub fn number(&self) -> u32 {
+        self.attempt.unwrap_or(1)
+    }
+
     pub fn of(job: &Job) -> Self {
         let status = job.status.clone().unwrap_or_default();
         let finished = status

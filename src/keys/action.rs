@@ -29,11 +29,15 @@ pub enum Action {
     Search,
     NextMatch,
     PrevMatch,
+    ToggleMetrics,
+    NextMetric,
+    PrevMetric,
+    ToggleSmoothing,
 }
 
 impl Action {
     /// Every action, in the order the help overlay lists them.
-    pub const ALL: [Action; 25] = [
+    pub const ALL: [Action; 29] = [
         Action::CreateCluster,
         Action::Launch,
         Action::Retry,
@@ -56,6 +60,10 @@ impl Action {
         Action::Search,
         Action::NextMatch,
         Action::PrevMatch,
+        Action::ToggleMetrics,
+        Action::NextMetric,
+        Action::PrevMetric,
+        Action::ToggleSmoothing,
         Action::Help,
         Action::Close,
         Action::Quit,
@@ -89,6 +97,10 @@ impl Action {
             Action::Search => "search",
             Action::NextMatch => "next-match",
             Action::PrevMatch => "prev-match",
+            Action::ToggleMetrics => "toggle-metrics",
+            Action::NextMetric => "next-metric",
+            Action::PrevMetric => "prev-metric",
+            Action::ToggleSmoothing => "toggle-smoothing",
         }
     }
 
@@ -124,6 +136,10 @@ impl Action {
             Action::Search => "search the logs",
             Action::NextMatch => "next match",
             Action::PrevMatch => "previous match",
+            Action::ToggleMetrics => "metrics chart on/off",
+            Action::NextMetric => "next metric",
+            Action::PrevMetric => "previous metric",
+            Action::ToggleSmoothing => "smoothing on/off",
         }
     }
 

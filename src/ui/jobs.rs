@@ -53,9 +53,6 @@ pub fn draw(
         };
         lines.push(Line::styled(hint, theme.dim()));
     }
-    // Keep the current attempt in view.
-    let at = app.selection.attempt_index(&model.jobs).unwrap_or(0);
-    let skip = (at + 1).saturating_sub(rows);
     // Narrow: `#N`, status, failures and, when it fits, the time it took; from 44 columns the
     // attempt's Job name.
     let roomy = width >= 44;
@@ -64,7 +61,9 @@ pub fn draw(
     } else {
         4
     };
-    for a in attempts.iter().skip(skip).take(rows) {
+    let mut rows_of: Vec<(bool, Line)> = Vec::new();
+    for a in attempts.iter() {
+        let is_current = current.as_deref() == Some(a.name.as_str());
         let status = if a.deleting {
             "Deleting"
         } else {
@@ -109,11 +108,18 @@ pub fn draw(
             spans.push(Span::styled(format!(" {reason}"), theme.status(reason)));
         }
         let mut line = Line::from(spans);
-        if current.as_deref() == Some(a.name.as_str()) && app.focus == Focus::Jobs {
+        if is_current && app.focus == Focus::Jobs {
             line = line.style(theme.selected());
         }
-        lines.push(super::widgets::truncate_line(line, width));
+        rows_of.push((is_current, super::widgets::truncate_line(line, width)));
+        if let Some(line) = progress_line(model, a, theme, width) {
+            rows_of.push((is_current, line));
+        }
     }
+    // Keep the current attempt (with its progress) in view.
+    let last = rows_of.iter().rposition(|(c, _)| *c).unwrap_or(0);
+    let skip = (last + 1).saturating_sub(rows);
+    lines.extend(rows_of.into_iter().skip(skip).take(rows).map(|(_, l)| l));
     let title = Line::from(vec![
         Span::styled(format!(" Job {} ", app.config.job.name), theme.title()),
         Span::styled(
@@ -129,4 +135,68 @@ pub fn draw(
         Paragraph::new(lines).block(pane(title, app.focus == Focus::Jobs, theme)),
         area,
     );
+}
+
+/// An attempt's progress as its logs say (`epoch 2/3 · step 450/1,000 · 45% · ETA 3m20s`),
+/// under its row, while there is any.
+fn progress_line<'a>(
+    model: &Model,
+    a: &crate::k8s::status::AttemptSummary,
+    theme: &Theme,
+    width: usize,
+) -> Option<Line<'a>> {
+    let shown = model.training.attempt(a.number())?.progress?;
+    let counter = |word: &str, c: crate::metrics::Counter| {
+        format!(
+            "{word} {}/{}",
+            super::metrics::scale::x_value(c.done),
+            super::metrics::scale::x_value(c.total)
+        )
+    };
+    let eta = (!a.status.is_finished())
+        .then_some(shown.remaining)
+        .flatten()
+        .map(|left| format!("ETA {}", crate::metrics::eta::format_secs(left)));
+    let percent = shown.fraction.map(|f| format!("{:.0}%", f * 100.0));
+    let counters: Vec<String> = [
+        ("epoch", shown.progress.epoch),
+        ("step", shown.progress.step),
+    ]
+    .into_iter()
+    .filter_map(|(word, c)| Some(counter(word, c?)))
+    .collect();
+    // The widest that fits: the percentage goes first, then the words before the counters.
+    let full: Vec<String> = counters
+        .iter()
+        .cloned()
+        .chain(percent.clone())
+        .chain(eta.clone())
+        .collect();
+    let no_percent: Vec<String> = if counters.is_empty() {
+        full.clone()
+    } else {
+        counters.iter().cloned().chain(eta.clone()).collect()
+    };
+    let bare: Vec<String> = no_percent
+        .iter()
+        .map(|p| {
+            p.trim_start_matches("epoch ")
+                .trim_start_matches("step ")
+                .to_string()
+        })
+        .collect();
+    let variants: Vec<String> = [full, no_percent, bare]
+        .into_iter()
+        .map(|parts| format!("  {}", parts.join(" · ")))
+        .collect();
+    let text = variants
+        .iter()
+        .find(|t| unicode_width::UnicodeWidthStr::width(t.as_str()) <= width)
+        .or(variants.last())
+        .cloned()
+        .unwrap_or_default();
+    if text.trim().is_empty() {
+        return None;
+    }
+    Some(Line::styled(super::widgets::fit(&text, width), theme.dim()))
 }

@@ -5,6 +5,7 @@ mod cluster;
 mod events;
 mod jobs;
 mod logs;
+pub mod metrics;
 mod node_usage;
 mod overlay;
 mod pods;
@@ -24,12 +25,42 @@ struct Areas {
     cluster: Rect,
     jobs: Rect,
     pods: Rect,
+    /// Zero-sized while the metrics pane takes the logs' place.
     logs: Rect,
+    metrics: Option<Rect>,
     events: Rect,
     status: Rect,
 }
 
-fn layout(area: Rect) -> Areas {
+/// Where the metrics pane goes when shown: in the logs' place when they share the screen's
+/// width with nothing (below 120 columns); beside them from 120 columns; in the two-column
+/// layout above them, until their column is wide enough for two panes side by side.
+fn with_metrics(logs: Rect, screen_width: u16, column: bool) -> (Rect, Rect) {
+    if screen_width < 120 {
+        return (Rect::default(), logs);
+    }
+    if column && logs.width < 100 {
+        let [metrics, logs] =
+            Layout::vertical([Constraint::Percentage(45), Constraint::Percentage(55)]).areas(logs);
+        return (logs, metrics);
+    }
+    let [logs, metrics] =
+        Layout::horizontal([Constraint::Percentage(50), Constraint::Percentage(50)]).areas(logs);
+    (logs, metrics)
+}
+
+fn layout(area: Rect, metrics_shown: bool) -> Areas {
+    let mut areas = base_layout(area);
+    if metrics_shown {
+        let roomy = area.width >= 120 && area.height >= 40;
+        let (logs, metrics) = with_metrics(areas.logs, area.width, roomy);
+        areas.logs = logs;
+        areas.metrics = Some(metrics);
+    }
+    areas
+}
+
+fn base_layout(area: Rect) -> Areas {
     let [main, status] = Layout::vertical([Constraint::Min(0), Constraint::Length(1)]).areas(area);
     if area.width >= 120 && area.height >= 40 {
         let [cluster, body] =
@@ -48,6 +79,7 @@ fn layout(area: Rect) -> Areas {
             jobs,
             pods,
             logs,
+            metrics: None,
             events,
             status,
         };
@@ -69,6 +101,7 @@ fn layout(area: Rect) -> Areas {
         jobs,
         pods,
         logs,
+        metrics: None,
         events,
         status,
     }
@@ -76,11 +109,16 @@ fn layout(area: Rect) -> Areas {
 
 /// Draws the whole screen. `now` is passed in so a frame is a pure function of its inputs.
 pub fn draw(frame: &mut Frame, model: &Model, app: &App, theme: &Theme, now: jiff::Timestamp) {
-    let areas = layout(frame.area());
+    let areas = layout(frame.area(), app.metrics.shown);
     cluster::draw(frame, areas.cluster, model, app, theme, now);
     jobs::draw(frame, areas.jobs, model, app, theme, now);
     pods::draw(frame, areas.pods, model, app, theme, now);
-    logs::draw(frame, areas.logs, model, app, theme);
+    if !areas.logs.is_empty() {
+        logs::draw(frame, areas.logs, model, app, theme);
+    }
+    if let Some(area) = areas.metrics {
+        metrics::draw(frame, area, model, app, theme);
+    }
     events::draw(frame, areas.events, model, app, theme, now);
     status::draw(frame, areas.status, model, app, theme);
     match &app.overlay {
@@ -104,8 +142,8 @@ fn keep_inert(buffer: &mut ratatui::buffer::Buffer) {
 }
 
 /// Rows the logs pane has for lines at a screen size (for paging).
-pub fn log_rows(width: u16, height: u16) -> usize {
-    layout(Rect::new(0, 0, width, height))
+pub fn log_rows(width: u16, height: u16, metrics_shown: bool) -> usize {
+    layout(Rect::new(0, 0, width, height), metrics_shown)
         .logs
         .height
         .saturating_sub(2) as usize

@@ -100,7 +100,7 @@ pub async fn run<B: Backend>(
             if viewer.delivery.lost.swap(false, Ordering::AcqRel) {
                 terminal.clear()?;
             }
-            app.log_rows = ui::log_rows(size.width, size.height);
+            app.log_rows = ui::log_rows(size.width, size.height, app.metrics.shown);
             let now = jiff::Timestamp::now();
             {
                 let model = engine.model();

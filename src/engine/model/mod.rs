@@ -8,6 +8,7 @@ pub mod jobs;
 mod log_lines;
 pub mod log_store;
 mod news;
+pub mod training;
 pub mod trouble;
 
 use std::collections::VecDeque;
@@ -18,6 +19,7 @@ pub use news::News;
 use self::cluster::ClusterModel;
 use self::jobs::JobsModel;
 use self::log_store::{LogStore, Source};
+use self::training::Training;
 use self::trouble::{TroubleSource, Troubles};
 use super::event::{Event, TargetInfo};
 use crate::gke::ProvisionEvent;
@@ -74,6 +76,8 @@ pub struct Model {
     pub logs: LogStore,
     /// What each pod uses, by pod name, as metrics.k8s.io said last.
     pub usage: Usage,
+    /// The training's own metrics, read out of the followed attempts' log lines.
+    pub training: Training,
     /// What happened that every viewer should be told, numbered.
     notices: VecDeque<(u64, Notice)>,
     next_notice: u64,
@@ -239,10 +243,13 @@ impl Model {
 
     /// The store always follows the newest attempt: after a launch or a retry it moves on.
     fn follow_newest(&mut self) -> Option<FollowLogs> {
-        let newest = self.jobs.newest()?.name.clone();
+        let newest_attempt = self.jobs.newest()?;
+        let newest = newest_attempt.name.clone();
+        let number = newest_attempt.number();
         if self.logs.source.as_ref().map(|s| &s.attempt) == Some(&newest) {
             return None;
         }
+        self.training.follow(number);
         // The old tail's streams go with it, and so do their troubles.
         self.troubles.clear_logs();
         let generation = self.logs.switch(Source {
@@ -254,6 +261,15 @@ impl Model {
             attempt: newest,
             generation,
         })
+    }
+
+    /// A training metric gone wrong: the status line says so, and it is news.
+    fn alert(&mut self, applied: &mut Applied, alerts: Vec<crate::metrics::alerts::Alert>) {
+        for alert in alerts {
+            let text = alert.to_string();
+            applied.news.push(News::Said(text.clone()));
+            self.notify(Level::Warning, text);
+        }
     }
 
     /// A source's trouble; when it begins, it is news too.
@@ -270,6 +286,8 @@ impl Model {
                 if self.troubles.has_logs_of(&pod) {
                     self.troubles.clear(&TroubleSource::Logs(pod.clone()));
                 }
+                let alerts = self.training.ingest(&pod, &lines);
+                self.alert(applied, alerts);
                 self.logs.push(&pod, &lines)
             }
             TailEvent::PodStarted { .. } => {}
@@ -282,6 +300,8 @@ impl Model {
                     self.notify(Level::Warning, format!("logs of {pod}: {e}"));
                 }
                 self.troubles.clear(&TroubleSource::Logs(pod.clone()));
+                let alerts = self.training.ended(&pod);
+                self.alert(applied, alerts);
                 self.logs.ended(pod.clone(), &why);
                 if let Some((_, how)) = self.logs.ended.last() {
                     applied.news.push(News::LogEnded {

@@ -1,0 +1,226 @@
+//! The training's own numbers, read out of the log lines the model's tail brings: each pod's
+//! raw output through a [`MetricStream`] into one [`Store`] within its budget, each attempt's
+//! progress and time left as its pods report them, and alerts told once per attempt and metric.
+//! The attempts seen before stay in the store (older ones let go first when it is full), so a
+//! chart can show the last attempt behind the newest.
+
+use std::collections::BTreeMap;
+
+use crate::k8s::logs::LogLine;
+use crate::metrics::Progress;
+use crate::metrics::alerts::{Alert, AlertKind};
+use crate::metrics::eta::Eta;
+use crate::metrics::pieces::{MetricStream, Sample};
+use crate::metrics::store::Store;
+
+/// Ranks whose series are kept one by one when the store's budget is tight; beyond them, the
+/// aggregate across ranks.
+pub const RANKS_KEPT: usize = 8;
+
+/// What the x axis of an attempt's metrics counts.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Default)]
+pub enum Axis {
+    /// The updates in the log, when the lines say neither step nor epoch.
+    #[default]
+    Line,
+    Epoch,
+    Step,
+}
+
+impl Axis {
+    pub fn name(self) -> &'static str {
+        match self {
+            Axis::Line => "line",
+            Axis::Epoch => "epoch",
+            Axis::Step => "step",
+        }
+    }
+}
+
+/// How far an attempt has got, as its pods say.
+#[derive(Debug, Clone, Copy, PartialEq, Default)]
+pub struct AttemptProgress {
+    pub progress: Progress,
+    pub fraction: Option<f64>,
+    /// Seconds left at the recent rate, as of the newest line.
+    pub remaining: Option<f64>,
+}
+
+#[derive(Debug, Default)]
+struct PodTraining {
+    stream: MetricStream,
+    eta: Eta,
+    progress: Progress,
+    /// When its progress last changed, in the order of all pods' updates.
+    updated: u64,
+    ended: bool,
+}
+
+#[derive(Debug, Default)]
+pub struct AttemptTraining {
+    pub axis: Axis,
+    pub progress: Option<AttemptProgress>,
+    /// (metric, non-finite?) already told for this attempt.
+    told: Vec<(String, bool)>,
+}
+
+#[derive(Debug, Default)]
+pub struct Training {
+    pub store: Store,
+    /// The attempt whose pods' streams are open.
+    followed: Option<u32>,
+    pods: BTreeMap<String, PodTraining>,
+    attempts: BTreeMap<u32, AttemptTraining>,
+    updates: u64,
+}
+
+impl Training {
+    /// The tail moved on to attempt `number`: the streams of the one before end here.
+    pub fn follow(&mut self, number: u32) {
+        if self.followed == Some(number) {
+            return;
+        }
+        self.finish_all();
+        self.followed = Some(number);
+        self.attempts.entry(number).or_default();
+    }
+
+    pub fn attempt(&self, number: u32) -> Option<&AttemptTraining> {
+        self.attempts.get(&number)
+    }
+
+    /// The newest attempt before `number` with metrics in the store.
+    pub fn previous(&self, number: u32) -> Option<u32> {
+        self.store
+            .attempts()
+            .filter(|a| *a < number && !self.store.metrics(*a).is_empty())
+            .max()
+    }
+
+    /// Lines of `pod` of the followed attempt; the alerts they raise that were not told yet.
+    pub fn ingest(&mut self, pod: &str, lines: &[LogLine]) -> Vec<Alert> {
+        let Some(number) = self.followed else {
+            return Vec::new();
+        };
+        if !self.pods.contains_key(pod) {
+            self.pods.insert(pod.to_string(), PodTraining::default());
+            let kept: Vec<&str> = self
+                .pods
+                .keys()
+                .take(RANKS_KEPT)
+                .map(String::as_str)
+                .collect();
+            self.store.set_on_screen(number, &kept);
+        }
+        let Self {
+            store,
+            pods,
+            attempts,
+            updates,
+            ..
+        } = self;
+        let (Some(p), Some(a)) = (pods.get_mut(pod), attempts.get_mut(&number)) else {
+            return Vec::new();
+        };
+        let mut alerts = Vec::new();
+        for line in lines {
+            let mut each = |sample: &Sample<'_>| {
+                let axis = if sample.parsed.step.is_some() {
+                    Axis::Step
+                } else if sample.epoch.is_some() {
+                    Axis::Epoch
+                } else {
+                    Axis::Line
+                };
+                a.axis = a.axis.max(axis);
+                if !sample.progress.is_empty() {
+                    p.progress = sample.progress;
+                    *updates += 1;
+                    p.updated = *updates;
+                    if let (Some(ts), Some(f)) = (line.ts, sample.progress.fraction()) {
+                        p.eta.observe(ts as f64 / 1e9, f);
+                    }
+                }
+                alerts.extend(store.push_sample(number, pod, sample));
+            };
+            p.stream.push(&line.bytes, &mut each);
+            if !line.continues {
+                p.stream.push(b"\n", &mut each);
+            }
+        }
+        self.settle(number);
+        self.untold(number, alerts)
+    }
+
+    /// `pod`'s stream is over: an update its container left without a newline is read too.
+    pub fn ended(&mut self, pod: &str) -> Vec<Alert> {
+        let Some(number) = self.followed else {
+            return Vec::new();
+        };
+        let Some(p) = self.pods.get_mut(pod) else {
+            return Vec::new();
+        };
+        let mut alerts = Vec::new();
+        let store = &mut self.store;
+        p.stream
+            .finish(|sample| alerts.extend(store.push_sample(number, pod, sample)));
+        // An ended pod still counts for how far the attempt got.
+        p.ended = true;
+        if self.pods.values().all(|p| p.ended) {
+            self.store.flush(number);
+        }
+        self.untold(number, alerts)
+    }
+
+    fn finish_all(&mut self) {
+        let pods = std::mem::take(&mut self.pods);
+        if let Some(number) = self.followed {
+            for (pod, mut p) in pods {
+                let store = &mut self.store;
+                p.stream.finish(|sample| {
+                    store.push_sample(number, &pod, sample);
+                });
+            }
+            self.store.flush(number);
+        }
+    }
+
+    /// The attempt's progress: as the pod that reported progress last says. Ranks of one run
+    /// move in step; a pod that failed stops where it was, and the one that replaces it starts
+    /// again, so the newest word is the true one.
+    fn settle(&mut self, number: u32) {
+        let newest = self
+            .pods
+            .values()
+            .filter(|p| !p.progress.is_empty())
+            .max_by_key(|p| p.updated);
+        if let (Some(p), Some(a)) = (newest, self.attempts.get_mut(&number)) {
+            a.progress = Some(AttemptProgress {
+                progress: p.progress,
+                fraction: p.progress.fraction(),
+                remaining: p.eta.remaining(),
+            });
+        }
+    }
+
+    /// Alerts not told yet for this attempt: one per metric and kind, whichever rank first.
+    fn untold(&mut self, number: u32, alerts: Vec<Alert>) -> Vec<Alert> {
+        let Some(a) = self.attempts.get_mut(&number) else {
+            return Vec::new();
+        };
+        alerts
+            .into_iter()
+            .filter(|alert| {
+                let key = (
+                    alert.metric.clone(),
+                    matches!(alert.kind, AlertKind::NonFinite { .. }),
+                );
+                let new = !a.told.contains(&key);
+                if new {
+                    a.told.push(key);
+                }
+                new
+            })
+            .collect()
+    }
+}
