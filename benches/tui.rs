@@ -151,6 +151,23 @@ fn short_line(i: u64) -> LogLine {
     }
 }
 
+/// A log as a training pod writes it: nine lines in ten without metrics, the tenth a step line
+/// (`short` is the worst case: every line a step line with five metrics).
+fn mixed_line(i: u64) -> LogLine {
+    if i % 10 == 9 {
+        return short_line(i);
+    }
+    LogLine {
+        ts: ts(i),
+        bytes: Bytes::from(format!(
+            "INFO worker {} fetched batch {i} of shard {} in the background",
+            i % 8,
+            i % 64
+        )),
+        continues: false,
+    }
+}
+
 fn kib_line(i: u64) -> LogLine {
     let mut text = format!("step {i} metrics:");
     while text.len() < 1024 {
@@ -215,6 +232,7 @@ fn ingest(c: &mut Criterion) {
     group.measurement_time(Duration::from_secs(4));
     for (name, make) in [
         ("short", short_line as fn(u64) -> LogLine),
+        ("mixed", mixed_line),
         ("1kib", kib_line),
         ("escapes", escape_line),
     ] {
@@ -454,7 +472,10 @@ fn metrics_state(ranks: usize, points: u64) -> Tui {
 }
 
 fn main() {
-    frame_percentiles();
+    // `GANTRY_BENCH_CRITERION_ONLY=1`: the criterion groups alone (to profile one of them).
+    if std::env::var_os("GANTRY_BENCH_CRITERION_ONLY").is_none() {
+        frame_percentiles();
+    }
     if std::env::var_os("GANTRY_BENCH_PERCENTILES_ONLY").is_some() {
         return;
     }

@@ -3,7 +3,7 @@
 //! the latest steps wait in a small window until every rank has reported them (or the window
 //! is full), and then go into three bounded [`Series`], in x order.
 
-use std::collections::BTreeMap;
+use std::collections::VecDeque;
 use std::mem::size_of;
 
 use super::series::Series;
@@ -27,7 +27,9 @@ pub struct Band {
     lower: Series,
     mean: Series,
     upper: Series,
-    pending: BTreeMap<i64, Acc>,
+    /// Steps waiting, in x order. New steps come at or near the back, so it is searched
+    /// from there.
+    pending: VecDeque<Acc>,
 }
 
 /// One step of the band.
@@ -45,7 +47,7 @@ impl Band {
             lower: Series::new(buckets),
             mean: Series::new(buckets),
             upper: Series::new(buckets),
-            pending: BTreeMap::new(),
+            pending: VecDeque::new(),
         }
     }
 
@@ -55,14 +57,32 @@ impl Band {
             return;
         }
         let finite = y.is_finite();
-        let acc = self.pending.entry(order_key(x)).or_insert(Acc {
-            x,
-            min: f64::INFINITY,
-            max: f64::NEG_INFINITY,
-            sum: 0.0,
-            finite: 0,
-            seen: 0,
-        });
+        let key = order_key(x);
+        // Most values are for the newest step; the others are found by halving.
+        let found = match self.pending.back() {
+            Some(last) if order_key(last.x) == key => Ok(self.pending.len() - 1),
+            Some(last) if order_key(last.x) < key => Err(self.pending.len()),
+            None => Err(0),
+            Some(_) => self.pending.binary_search_by(|a| order_key(a.x).cmp(&key)),
+        };
+        let index = match found {
+            Ok(i) => i,
+            Err(i) => {
+                self.pending.insert(
+                    i,
+                    Acc {
+                        x,
+                        min: f64::INFINITY,
+                        max: f64::NEG_INFINITY,
+                        sum: 0.0,
+                        finite: 0,
+                        seen: 0,
+                    },
+                );
+                i
+            }
+        };
+        let acc = &mut self.pending[index];
         acc.seen += 1;
         if finite {
             acc.min = acc.min.min(y);
@@ -71,22 +91,20 @@ impl Band {
             acc.finite += 1;
         }
         let ranks = u32::try_from(ranks.max(1)).unwrap_or(u32::MAX);
-        loop {
+        while let Some(first) = self.pending.front() {
             let full = self.pending.len() > WINDOW;
-            let Some(first) = self.pending.first_entry() else {
-                break;
-            };
-            if first.get().seen < ranks && !full {
+            if first.seen < ranks && !full {
                 break;
             }
-            let acc = first.remove();
-            self.settle(acc);
+            if let Some(acc) = self.pending.pop_front() {
+                self.settle(acc);
+            }
         }
     }
 
     /// Lets every waiting step go into the series (the stream has ended).
     pub fn flush(&mut self) {
-        while let Some((_, acc)) = self.pending.pop_first() {
+        while let Some(acc) = self.pending.pop_front() {
             self.settle(acc);
         }
     }
@@ -113,12 +131,11 @@ impl Band {
 
     /// The steps still waiting for ranks, in x order, as they stand.
     pub fn pending(&self) -> impl Iterator<Item = BandPoint> + '_ {
-        self.pending.values().filter_map(point)
+        self.pending.iter().filter_map(point)
     }
 
     pub fn bytes(&self) -> usize {
-        // A B-tree holds up to 11 entries a node of about their size plus a key.
-        let pending = self.pending.len() * (size_of::<Acc>() + size_of::<i64>()) * 3 / 2;
+        let pending = self.pending.capacity() * size_of::<Acc>();
         size_of::<Self>() - 3 * size_of::<Series>()
             + self.lower.bytes()
             + self.mean.bytes()

@@ -146,67 +146,91 @@ impl Store {
         metric: &str,
         value: f64,
     ) -> Option<Alert> {
-        if metric.len() > MAX_NAME {
-            return None;
-        }
-        let buckets = self.buckets;
-        let (alert, grown) = {
-            let mut grown = 0;
-            if !self.attempts.contains_key(&attempt) {
-                grown += size_of::<Attempt>() + ENTRY;
-            }
-            let a = self.attempts.entry(attempt).or_default();
-            let id = match a.names.iter().position(|n| n == metric) {
-                Some(id) => id,
-                None if a.names.len() < MAX_METRICS => {
-                    let band = Band::new(buckets);
-                    grown += metric.len() + size_of::<String>() + band.bytes();
-                    a.names.push(metric.to_string());
-                    a.bands.push(band);
-                    a.names.len() - 1
-                }
-                None => return None,
-            };
-            let before = grown;
-            let ranks = a.ranks.unwrap_or(a.pods.len()).max(1);
-            let band = &mut a.bands[id];
-            let band_before = band.bytes();
-            band.push(x, value, ranks);
-            let band_delta = band.bytes() as isize - band_before as isize;
-            let keeps = a.keeps_series(pod);
-            if a.off_screen_dropped && !keeps && !a.pods.contains_key(pod) {
-                (check(metric, None, value), before as isize + band_delta)
-            } else {
-                let pod_entry = a.pods.entry(pod.to_string());
-                let is_new = matches!(pod_entry, std::collections::btree_map::Entry::Vacant(_));
-                let p = pod_entry.or_default();
-                let pod_before = if is_new { 0 } else { p.bytes(pod) };
-                let previous = push_track(p, id, x, value, keeps, buckets);
-                let pod_delta = p.bytes(pod) as isize - pod_before as isize;
-                (
-                    check(metric, previous, value),
-                    before as isize + band_delta + pod_delta,
-                )
-            }
-        };
-        self.bytes = self.bytes.saturating_add_signed(grown);
-        if self.bytes > self.budget {
-            self.enforce();
-        }
-        alert.map(|kind| Alert {
-            metric: metric.to_string(),
-            pod: pod.to_string(),
-            step: x,
-            kind,
-        })
+        let mut alert = None;
+        self.push_each(attempt, pod, x, [(metric, value)], |a| alert = Some(a));
+        alert
     }
 
     /// Every metric of one sample from `pod`; the alerts it raises.
     pub fn push_sample(&mut self, attempt: u32, pod: &str, sample: &Sample<'_>) -> Vec<Alert> {
-        sample
-            .metrics()
-            .filter_map(|(name, value)| self.push(attempt, pod, sample.x, name, value))
-            .collect()
+        let mut alerts = Vec::new();
+        self.push_each(attempt, pod, sample.x, sample.metrics(), |a| alerts.push(a));
+        alerts
+    }
+
+    /// Values of one pod at one `x`: the attempt and the pod are looked up once, the metric
+    /// by where the last one was, and only what grew is counted against the budget.
+    fn push_each<'m>(
+        &mut self,
+        attempt: u32,
+        pod: &str,
+        x: f64,
+        values: impl IntoIterator<Item = (&'m str, f64)>,
+        mut alert: impl FnMut(Alert),
+    ) {
+        let buckets = self.buckets;
+        let mut grown: isize = 0;
+        let a = match self.attempts.get_mut(&attempt) {
+            Some(a) => a,
+            None => {
+                grown += (size_of::<Attempt>() + ENTRY) as isize;
+                self.attempts.entry(attempt).or_default()
+            }
+        };
+        let keeps = a.keeps_series(pod);
+        let stored = a.pods.contains_key(pod);
+        let untracked = a.off_screen_dropped && !keeps && !stored;
+        if !untracked && !stored {
+            let fresh = Pod::default();
+            grown += fresh.bytes(pod) as isize;
+            a.pods.insert(pod.to_string(), fresh);
+        }
+        let ranks = a.ranks.unwrap_or(a.pods.len()).max(1);
+        let mut tracks = if untracked { None } else { a.pods.get_mut(pod) };
+        let mut hint = 0;
+        for (metric, value) in values {
+            if metric.len() > MAX_NAME {
+                continue;
+            }
+            let id = if a.names.get(hint).is_some_and(|n| n == metric) {
+                hint
+            } else if let Some(id) = a.names.iter().position(|n| n == metric) {
+                id
+            } else if a.names.len() < MAX_METRICS {
+                let band = Band::new(buckets);
+                grown += (metric.len() + size_of::<String>() + band.bytes()) as isize;
+                a.names.push(metric.to_string());
+                a.bands.push(band);
+                a.names.len() - 1
+            } else {
+                continue;
+            };
+            hint = id + 1;
+            let band = &mut a.bands[id];
+            let band_before = band.bytes();
+            band.push(x, value, ranks);
+            grown += band.bytes() as isize - band_before as isize;
+            let previous = match tracks.as_deref_mut() {
+                Some(p) => {
+                    let (previous, delta) = push_track(p, id, x, value, keeps, buckets);
+                    grown += delta;
+                    previous
+                }
+                _ => None,
+            };
+            if let Some(kind) = check(metric, previous, value) {
+                alert(Alert {
+                    metric: metric.to_string(),
+                    pod: pod.to_string(),
+                    step: x,
+                    kind,
+                });
+            }
+        }
+        self.bytes = self.bytes.saturating_add_signed(grown);
+        if self.bytes > self.budget {
+            self.enforce();
+        }
     }
 
     /// How many ranks report each step of `attempt` (else: the pods seen so far).
@@ -315,7 +339,8 @@ impl Store {
     }
 }
 
-/// Pushes one value into `pod`'s track of metric `id`; returns the value before it.
+/// Pushes one value into `pod`'s track of metric `id`; returns the value before it and how many
+/// bytes the pod grew by.
 fn push_track(
     pod: &mut Pod,
     id: usize,
@@ -323,12 +348,16 @@ fn push_track(
     value: f64,
     keeps: bool,
     buckets: usize,
-) -> Option<f64> {
+) -> (Option<f64>, isize) {
+    let mut grown = 0;
     if pod.tracks.len() <= id {
+        let before = pod.tracks.capacity();
         pod.tracks.resize_with(id + 1, || None);
+        grown += ((pod.tracks.capacity() - before) * size_of::<Option<Track>>()) as isize;
     }
     let slot = &mut pod.tracks[id];
     let previous = slot.as_ref().and_then(Track::latest);
+    let before = slot.as_ref().map_or(0, Track::bytes);
     match slot {
         Some(Track::Full(series)) if keeps => series.push(x, value),
         _ if keeps => {
@@ -338,7 +367,8 @@ fn push_track(
         }
         _ => *slot = Some(Track::Latest(value)),
     }
-    previous
+    let after = slot.as_ref().map_or(0, Track::bytes);
+    (previous, grown + after as isize - before as isize)
 }
 
 #[cfg(test)]
