@@ -51,6 +51,12 @@ pub enum Subcommand {
         after_help = "Examples:\n  gantry logs\n  gantry logs --follow\n  gantry logs --pod ml-training-job-x7k2p --previous"
     )]
     Logs(LogsArgs),
+    /// Print the training metrics read out of saved logs, with no cluster needed: those of the
+    /// newest attempt with saved logs (or --attempt N), or of the given files.
+    #[command(
+        after_help = "Examples:\n  gantry metrics\n  gantry metrics --attempt 1 --csv > attempt-1.csv\n  gantry metrics --json train.log | jq '.sources[0].metrics.loss[-1]'"
+    )]
+    Metrics(MetricsArgs),
     /// Delete the training Job (every attempt), or one attempt.
     #[command(
         after_help = "Examples:\n  gantry delete job\n  gantry delete attempt ml-training-job-2 --yes"
@@ -81,6 +87,7 @@ impl Subcommand {
             Subcommand::Launch(_) => "launch",
             Subcommand::Retry(_) => "retry",
             Subcommand::Logs(_) => "logs",
+            Subcommand::Metrics(_) => "metrics",
             Subcommand::Delete(_) => "delete",
             Subcommand::Config => "config",
             Subcommand::Completions { .. } => "completions",
@@ -106,6 +113,7 @@ impl Subcommand {
             | Subcommand::Watch
             | Subcommand::Serve(_)
             | Subcommand::Logs(_)
+            | Subcommand::Metrics(_)
             | Subcommand::Config
             | Subcommand::Completions { .. } => None,
         }
@@ -224,6 +232,23 @@ pub struct LogsArgs {
     /// every line still comes, later.
     #[arg(long, value_name = "N", default_value_t = default_max_log_requests(), value_parser = clap::value_parser!(u16).range(1..))]
     pub max_log_requests: u16,
+}
+
+#[derive(Debug, Args)]
+pub struct MetricsArgs {
+    /// The attempt, numbered as the TUI shows it (`#2` is `<job>-2`) [default: the newest with
+    /// saved logs]
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..), conflicts_with = "files")]
+    pub attempt: Option<u32>,
+    /// One JSON document: every parsed point of every metric, per pod or file.
+    #[arg(long, conflicts_with = "csv")]
+    pub json: bool,
+    /// CSV with a header: `source,metric,x,value`, one row per parsed point.
+    #[arg(long)]
+    pub csv: bool,
+    /// Log files to read instead of the saved logs, each one a source named by its path.
+    #[arg(value_name = "FILE")]
+    pub files: Vec<PathBuf>,
 }
 
 const fn default_max_log_requests() -> u16 {

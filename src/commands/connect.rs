@@ -55,16 +55,22 @@ pub async fn connect(target: &Target) -> Result<JobTarget, i32> {
     let client = connect::cluster_client(target, &config)
         .await
         .map_err(|e| fail(&e, e.exit_code()))?;
-    let cluster_label = target
-        .context
-        .clone()
-        .unwrap_or_else(|| config.cluster.name.clone());
+    let cluster_label = cluster_label(target, &config);
     Ok(JobTarget {
         config,
         client,
         cluster_label,
         project,
     })
+}
+
+/// The name the saved logs are kept under: the kubeconfig context, or the GKE cluster (as the
+/// TUI names it too).
+pub fn cluster_label(target: &Target, config: &Config) -> String {
+    target
+        .context
+        .clone()
+        .unwrap_or_else(|| config.cluster.name.clone())
 }
 
 /// Exit code for a failed Job action: 2 for what the user must change, 1 when the cluster

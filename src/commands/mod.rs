@@ -6,6 +6,7 @@ pub mod delete;
 pub mod down;
 pub mod launch;
 pub mod logs;
+pub mod metrics;
 pub mod output;
 pub mod retry;
 pub mod serve;
@@ -27,7 +28,7 @@ pub async fn run(command: Subcommand, target: &Target, read_only: bool, sim: boo
     if sim
         && !matches!(
             command,
-            Subcommand::Config | Subcommand::Watch | Subcommand::Serve(_)
+            Subcommand::Config | Subcommand::Watch | Subcommand::Serve(_) | Subcommand::Metrics(_)
         )
     {
         crate::errln!(
@@ -56,6 +57,7 @@ pub async fn run(command: Subcommand, target: &Target, read_only: bool, sim: boo
         Subcommand::Launch(args) => Ok(launch::run(args, target).await),
         Subcommand::Retry(args) => Ok(retry::run(args, target).await),
         Subcommand::Logs(args) => Ok(logs::run(args, target).await),
+        Subcommand::Metrics(args) => Ok(metrics::run(args, target)),
         Subcommand::Delete(args) => Ok(delete::run(args, target).await),
         Subcommand::Config => Ok(show_config::run(target)),
     }

@@ -271,18 +271,7 @@ impl Store {
             return Vec::new();
         };
         let mut names: Vec<&str> = a.names.iter().map(String::as_str).collect();
-        let first = names
-            .iter()
-            .position(|n| n.eq_ignore_ascii_case("loss"))
-            .or_else(|| {
-                names
-                    .iter()
-                    .position(|n| n.to_ascii_lowercase().contains("loss"))
-            });
-        if let Some(i) = first {
-            let loss = names.remove(i);
-            names.insert(0, loss);
-        }
+        loss_first(&mut names);
         names
     }
 
@@ -336,6 +325,22 @@ impl Store {
 
     fn recount(&self) -> usize {
         self.attempts.values().map(Attempt::bytes).sum()
+    }
+}
+
+/// Moves a loss to the front (`loss` itself if there is one, else the first name holding
+/// `loss`), the others keeping their order: the metric a person looks at first.
+pub fn loss_first<T: AsRef<str>>(names: &mut [T]) {
+    let first = names
+        .iter()
+        .position(|n| n.as_ref().eq_ignore_ascii_case("loss"))
+        .or_else(|| {
+            names
+                .iter()
+                .position(|n| n.as_ref().to_ascii_lowercase().contains("loss"))
+        });
+    if let Some(i) = first {
+        names[..=i].rotate_right(1);
     }
 }
 
