@@ -242,3 +242,30 @@ fn without_metrics_the_pane_says_what_it_reads() {
         "{s}"
     );
 }
+
+#[test]
+fn an_attempt_not_followed_live_is_read_from_its_saved_logs_for_comparison() {
+    let mut app = training(1, 100, false);
+    assert_eq!(app.model.training.take_wanted(), Some(1));
+    assert_eq!(app.model.training.take_wanted(), None, "asked for once");
+    let log: String = (1..=30)
+        .map(|i| {
+            format!(
+                "step {:05}/01000 | loss: {:.3}\n",
+                i * 10,
+                3.0 - f64::from(i) * 0.05
+            )
+        })
+        .collect();
+    let mut store = gantry::metrics::store::Store::default();
+    gantry::metrics::read::samples(log.as_bytes(), |s| {
+        store.push_sample(1, FAILED_PODS[0], s);
+    })
+    .unwrap();
+    store.flush(1);
+    app.on_event(Event::TrainingLoaded {
+        attempt: 1,
+        store: Box::new(store),
+    });
+    assert!(screen(&app, 80, 24).contains("#1 dimmed behind"));
+}

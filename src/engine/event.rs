@@ -30,6 +30,11 @@ pub enum Event {
         generation: u64,
         dir: String,
     },
+    /// An earlier attempt's training metrics, read from its saved logs for comparison.
+    TrainingLoaded {
+        attempt: u32,
+        store: Box<crate::metrics::store::Store>,
+    },
     /// What the pods and nodes use (metrics.k8s.io), read every 15 s while shown; `None`: the
     /// cluster has no metrics-server.
     Usage(Option<crate::k8s::usage::Reading>),

@@ -226,6 +226,7 @@ impl Owner {
         let mut changed = false;
         let mut follows = Vec::new();
         let mut news = Vec::new();
+        let wanted;
         {
             let mut model = self.write();
             for event in batch {
@@ -237,9 +238,13 @@ impl Owner {
                 follows.extend(applied.follow);
                 news.extend(applied.news);
             }
+            wanted = model.training.take_wanted();
         }
         for follow in follows {
             self.workers.follow(follow);
+        }
+        if let Some(number) = wanted {
+            self.workers.load_saved_metrics(number);
         }
         for n in news {
             tracing::info!(news = %n, "model");

@@ -8,6 +8,7 @@
 //! - [`series`]: one metric's points, bounded however long the run.
 //! - [`store`]: every attempt's, pod's and metric's series within one memory budget, with the
 //!   aggregate across ranks.
+//! - [`read`]: a whole saved log, read as the live stream is.
 //! - [`alerts`]: a metric gone NaN or infinite, a loss jumping tenfold.
 //! - [`eta`]: the time left, from the rate of progress.
 
@@ -16,6 +17,7 @@ pub mod band;
 pub mod eta;
 pub mod parse;
 pub mod pieces;
+pub mod read;
 pub mod series;
 pub mod store;
 

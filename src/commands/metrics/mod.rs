@@ -6,7 +6,7 @@
 
 mod export;
 mod read;
-mod saved;
+
 mod table;
 
 use std::path::{Path, PathBuf};
@@ -81,7 +81,7 @@ fn saved_sources(
                 2,
             )
         })?;
-    let found = saved::attempts(&cluster_dir, &job).map_err(|e| {
+    let found = crate::k8s::logs::saved::attempts(&cluster_dir, &job).map_err(|e| {
         fail(
             &format!(
                 "cannot read the saved logs under {}: {e}; give files instead: gantry metrics FILE...",

@@ -3,12 +3,9 @@
 //! downsampled, so a script gets exactly what the log says.
 
 use std::collections::HashMap;
-use std::io::{self, BufRead, BufReader, Read};
+use std::io::{self, Read};
 
-use crate::metrics::pieces::{MetricStream, Sample};
-
-/// Bytes read at a time: a piece of the log, cut wherever the buffer ends.
-const CHUNK: usize = 64 * 1024;
+use crate::metrics::pieces::Sample;
 
 /// One metric's points `(x, value)`, in the order the log gave them.
 #[derive(Debug, Clone, PartialEq)]
@@ -19,23 +16,8 @@ pub struct Series {
 
 /// Every metric of one log, in the order each first appeared.
 pub fn read(source: impl Read) -> io::Result<Vec<Series>> {
-    let mut reader = BufReader::with_capacity(CHUNK, source);
-    let mut stream = MetricStream::new();
     let mut found = Found::default();
-    loop {
-        let chunk = match reader.fill_buf() {
-            Ok(chunk) => chunk,
-            Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
-            Err(e) => return Err(e),
-        };
-        if chunk.is_empty() {
-            break;
-        }
-        stream.push(chunk, |sample| found.add(sample));
-        let used = chunk.len();
-        reader.consume(used);
-    }
-    stream.finish(|sample| found.add(sample));
+    crate::metrics::read::samples(source, |sample| found.add(sample))?;
     Ok(found.series)
 }
 

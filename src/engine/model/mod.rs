@@ -205,6 +205,9 @@ impl Model {
                 self.usage = usage;
             }
             Event::Disconnected => self.connected = false,
+            Event::TrainingLoaded { attempt, store } => {
+                applied.changed = self.training.loaded(attempt, *store)
+            }
             Event::Job(e) => {
                 applied.news.extend(News::of_job(&self.jobs, &e));
                 let watch = TroubleSource::watch_of(&e);

@@ -72,6 +72,9 @@ pub struct Training {
     pods: BTreeMap<String, PodTraining>,
     attempts: BTreeMap<u32, AttemptTraining>,
     updates: u64,
+    /// The attempt before the followed one, to be read from its saved logs (the store did not
+    /// see it live): taken once by the engine.
+    wanted: Option<u32>,
 }
 
 impl Training {
@@ -83,6 +86,21 @@ impl Training {
         self.finish_all();
         self.followed = Some(number);
         self.attempts.entry(number).or_default();
+        self.wanted = (number > 1 && self.store.metrics(number - 1).is_empty()).then(|| number - 1);
+    }
+
+    /// The attempt whose saved logs should be read for comparison, once.
+    pub fn take_wanted(&mut self) -> Option<u32> {
+        self.wanted.take()
+    }
+
+    /// An earlier attempt's metrics, read from its saved logs: taken in unless the store has
+    /// them already.
+    pub fn loaded(&mut self, number: u32, from: Store) -> bool {
+        if !self.store.metrics(number).is_empty() {
+            return false;
+        }
+        self.store.adopt(number, from)
     }
 
     pub fn attempt(&self, number: u32) -> Option<&AttemptTraining> {

@@ -4,6 +4,7 @@
 mod actions;
 mod cluster;
 mod logs;
+mod saved_metrics;
 
 use std::sync::Arc;
 use std::sync::atomic::AtomicBool;
@@ -143,6 +144,11 @@ impl Workers {
             cancel.clone(),
         );
         self.tail = Some(cancel);
+    }
+
+    /// Reads an earlier attempt's metrics from its saved logs, for comparison.
+    pub fn load_saved_metrics(&self, number: u32) {
+        saved_metrics::load(self.shared.clone(), number);
     }
 
     /// A viewer's own fetch (`Command::FetchLogs`): its lines go to `to` until `cancel`.

@@ -11,6 +11,7 @@
 
 pub mod lines;
 pub mod pod_stream;
+pub mod saved;
 pub mod sink;
 pub mod tail;
 pub mod timestamp;

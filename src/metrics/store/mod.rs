@@ -23,7 +23,7 @@ pub const MAX_METRICS: usize = 32;
 /// What a map entry costs beside its key and value (B-tree node share), roughly.
 const ENTRY: usize = 32;
 
-#[derive(Debug)]
+#[derive(Debug, Clone)]
 enum Track {
     Full(Box<Series>),
     /// The series was let go under the budget; its latest value stays for alerts.
@@ -46,7 +46,7 @@ impl Track {
     }
 }
 
-#[derive(Debug, Default)]
+#[derive(Debug, Clone, Default)]
 struct Pod {
     /// By metric id.
     tracks: Vec<Option<Track>>,
@@ -75,7 +75,7 @@ impl Pod {
     }
 }
 
-#[derive(Debug, Default)]
+#[derive(Debug, Clone, Default)]
 struct Attempt {
     /// Metric names by id, in the order first seen.
     names: Vec<String>,
@@ -112,7 +112,7 @@ impl Attempt {
     }
 }
 
-#[derive(Debug)]
+#[derive(Debug, Clone)]
 pub struct Store {
     budget: usize,
     /// Buckets for each new series; fewer once the budget made every series smaller.
@@ -253,6 +253,17 @@ impl Store {
             a.bands.iter_mut().for_each(Band::flush);
         }
         self.recount_within_budget();
+    }
+
+    /// Takes `attempt` over from another store (read apart, from saved logs), within this
+    /// store's budget. Whether there was anything to take.
+    pub fn adopt(&mut self, attempt: u32, mut from: Store) -> bool {
+        let Some(a) = from.attempts.remove(&attempt) else {
+            return false;
+        };
+        self.attempts.insert(attempt, a);
+        self.recount_within_budget();
+        true
     }
 
     pub fn remove_attempt(&mut self, attempt: u32) {

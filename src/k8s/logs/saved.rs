@@ -20,6 +20,23 @@ pub struct SavedAttempt {
     pub pods: Vec<(String, PathBuf)>,
 }
 
+/// The saved logs of attempt `number` of `job` under `cluster_dir`, when there are any.
+pub fn attempt(cluster_dir: &Path, job: &str, number: u32) -> io::Result<Option<SavedAttempt>> {
+    let name = attempt_name(job, number);
+    let dir = cluster_dir.join(path_component(&name));
+    match pod_logs(&dir) {
+        Ok(pods) if !pods.is_empty() => Ok(Some(SavedAttempt {
+            number,
+            name,
+            dir,
+            pods,
+        })),
+        Ok(_) => Ok(None),
+        Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(None),
+        Err(e) => Err(e),
+    }
+}
+
 /// Every attempt of `job` with at least one saved pod log under `cluster_dir`, oldest first.
 /// A directory that is not there holds none.
 pub fn attempts(cluster_dir: &Path, job: &str) -> io::Result<Vec<SavedAttempt>> {
