@@ -104,8 +104,12 @@ pub(crate) fn role(name: &[u8]) -> Role {
     match &*lower {
         b"step" | b"global_step" | b"iteration" | b"iter" | b"it" => return Role::Step,
         b"epoch" => return Role::Epoch,
-        b"eta" | b"v_num" | b"world_size" | b"epochs" | b"steps_per_epoch" | b"total_steps"
-        | b"total_flos" => return Role::Ignored,
+        // Counts a run announces before it starts (Hugging Face's `Num examples = 1,000`,
+        // `Total optimization steps = 375`) are settings, not metrics.
+        b"eta" | b"v_num" | b"world_size" | b"epochs" | b"steps" | b"steps_per_epoch"
+        | b"total_steps" | b"total_flos" | b"examples" | b"device" | b"parameters" => {
+            return Role::Ignored;
+        }
         _ => {}
     }
     // Settings by their last part (`MASTER_PORT`, `local_rank`, `train_batch_size`), looked

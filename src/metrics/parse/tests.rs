@@ -265,6 +265,13 @@ fn addresses_ports_versions_dates_paths_and_settings_are_not_metrics() {
         "[rank 0/8] starting training: epochs=3 steps_per_epoch=100 device=cuda:0 seed=42",
         "http://10.0.0.1:8080/metrics?loss=1",
         "Epoch 3 took 12:30 on host-1.example.com:443",
+        "  Num examples = 1,000",
+        "  Num Epochs = 3",
+        "  Instantaneous batch size per device = 8",
+        "  Total train batch size (w. parallel, distributed & accumulation) = 8",
+        "  Gradient Accumulation steps = 1",
+        "  Total optimization steps = 375",
+        "  Number of trainable parameters = 124,439,808",
     ] {
         let p = parse(line.as_bytes());
         assert!(
