@@ -83,11 +83,12 @@ fn ingest_stream(c: &mut Criterion) {
     group.bench_function("mixed_log_in_64k_pieces", |b| {
         b.iter(|| {
             let mut stream = MetricStream::new();
+            let mut parser = LineParser::new();
             let mut points = 0usize;
             for piece in log.chunks(64 * 1024) {
-                stream.push(piece, |s| points += s.metrics().count());
+                stream.push(&mut parser, piece, |s| points += s.metrics().count());
             }
-            stream.finish(|s| points += s.metrics().count());
+            stream.finish(&mut parser, |s| points += s.metrics().count());
             black_box(points)
         })
     });

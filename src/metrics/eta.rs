@@ -7,6 +7,8 @@ use std::collections::VecDeque;
 
 /// Progress older than this is left out of the rate.
 pub const WINDOW_SECS: f64 = 300.0;
+/// A share of the run that progress may go back by without the run having started again.
+pub const SETBACK: f64 = 0.01;
 /// Observations kept within the window (one every `WINDOW_SECS / KEPT` seconds).
 const KEPT: usize = 30;
 
@@ -23,15 +25,19 @@ impl Eta {
     }
 
     /// Progress `fraction` (`0.0..=1.0`, as [`super::Progress::fraction`] gives it) at time `at`
-    /// in seconds. Progress going back means the run started again: the rate starts over.
+    /// in seconds. Progress going back by more than [`SETBACK`] means the run started again:
+    /// the rate starts over; less is ranks of one run reporting a step apart, and is passed
+    /// over.
     pub fn observe(&mut self, at: f64, fraction: f64) {
         if !(at.is_finite() && fraction.is_finite()) {
             return;
         }
-        if let Some((t, f)) = self.latest
-            && (fraction < f || at < t)
-        {
-            self.kept.clear();
+        if let Some((t, f)) = self.latest {
+            if fraction < f - SETBACK || at < t {
+                self.kept.clear();
+            } else if fraction < f {
+                return;
+            }
         }
         self.latest = Some((at, fraction));
         let spaced = self

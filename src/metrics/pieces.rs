@@ -78,11 +78,11 @@ impl<'a> Sample<'a> {
     }
 }
 
-/// One pod's output to samples: [`Pieces`], the parser and what the stream implies.
+/// One pod's output to samples: [`Pieces`] and what the stream implies. The [`LineParser`]
+/// is passed in: it is scratch space, so thousands of pods' streams can share one.
 #[derive(Debug, Default)]
 pub struct MetricStream {
     pieces: Pieces,
-    parser: LineParser,
     context: Context,
 }
 
@@ -92,12 +92,13 @@ impl MetricStream {
     }
 
     /// Feeds raw container output; `each` sees every sample it completes.
-    pub fn push(&mut self, piece: &[u8], mut each: impl FnMut(&Sample<'_>)) {
-        let Self {
-            pieces,
-            parser,
-            context,
-        } = self;
+    pub fn push(
+        &mut self,
+        parser: &mut LineParser,
+        piece: &[u8],
+        mut each: impl FnMut(&Sample<'_>),
+    ) {
+        let Self { pieces, context } = self;
         pieces.push(piece, |update| {
             if let Some(sample) = context.place(parser.parse(update)) {
                 each(&sample);
@@ -106,18 +107,19 @@ impl MetricStream {
     }
 
     /// Feeds one line that has lost its `\n` (a saved log read line by line).
-    pub fn push_line(&mut self, line: &[u8], mut each: impl FnMut(&Sample<'_>)) {
-        self.push(line, &mut each);
-        self.push(b"\n", &mut each);
+    pub fn push_line(
+        &mut self,
+        parser: &mut LineParser,
+        line: &[u8],
+        mut each: impl FnMut(&Sample<'_>),
+    ) {
+        self.push(parser, line, &mut each);
+        self.push(parser, b"\n", &mut each);
     }
 
     /// Ends the stream: an unterminated last update is read too.
-    pub fn finish(&mut self, mut each: impl FnMut(&Sample<'_>)) {
-        let Self {
-            pieces,
-            parser,
-            context,
-        } = self;
+    pub fn finish(&mut self, parser: &mut LineParser, mut each: impl FnMut(&Sample<'_>)) {
+        let Self { pieces, context } = self;
         pieces.finish(|update| {
             if let Some(sample) = context.place(parser.parse(update)) {
                 each(&sample);

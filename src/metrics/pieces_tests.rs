@@ -19,13 +19,14 @@ fn updates(pieces: &[&[u8]]) -> Vec<String> {
 fn samples(pieces: &[&str]) -> Vec<(f64, Vec<(String, f64)>)> {
     let mut out = Vec::new();
     let mut stream = MetricStream::new();
+    let mut parser = crate::metrics::LineParser::new();
     let mut keep = |s: &Sample<'_>| {
         out.push((s.x, s.metrics().map(|(n, v)| (n.to_string(), v)).collect()));
     };
     for piece in pieces {
-        stream.push(piece.as_bytes(), &mut keep);
+        stream.push(&mut parser, piece.as_bytes(), &mut keep);
     }
-    stream.finish(&mut keep);
+    stream.finish(&mut parser, &mut keep);
     out
 }
 
@@ -78,6 +79,7 @@ fn a_bar_that_starts_again_each_epoch_keeps_the_x_axis_going_up() {
 #[test]
 fn keras_bars_take_their_epoch_from_the_line_before() {
     let mut stream = MetricStream::new();
+    let mut parser = crate::metrics::LineParser::new();
     let mut got = Vec::new();
     for line in [
         "Epoch 1/2",
@@ -85,7 +87,7 @@ fn keras_bars_take_their_epoch_from_the_line_before() {
         "Epoch 2/2",
         "469/469 [==============================] - 7s 15ms/step - loss: 0.31 - accuracy: 0.89",
     ] {
-        stream.push_line(line.as_bytes(), |s| {
+        stream.push_line(&mut parser, line.as_bytes(), |s| {
             got.push((s.x, s.epoch, s.progress.fraction()))
         });
     }

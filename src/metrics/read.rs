@@ -5,6 +5,7 @@
 
 use std::io::{self, BufRead, BufReader, Read};
 
+use super::LineParser;
 use super::pieces::{MetricStream, Sample};
 
 /// Bytes read at a time.
@@ -14,6 +15,7 @@ const CHUNK: usize = 64 * 1024;
 pub fn samples(source: impl Read, mut each: impl FnMut(&Sample<'_>)) -> io::Result<()> {
     let mut reader = BufReader::with_capacity(CHUNK, source);
     let mut stream = MetricStream::new();
+    let mut parser = LineParser::new();
     loop {
         let chunk = match reader.fill_buf() {
             Ok(chunk) => chunk,
@@ -23,10 +25,10 @@ pub fn samples(source: impl Read, mut each: impl FnMut(&Sample<'_>)) -> io::Resu
         if chunk.is_empty() {
             break;
         }
-        stream.push(chunk, &mut each);
+        stream.push(&mut parser, chunk, &mut each);
         let used = chunk.len();
         reader.consume(used);
     }
-    stream.finish(&mut each);
+    stream.finish(&mut parser, &mut each);
     Ok(())
 }

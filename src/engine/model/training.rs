@@ -7,15 +7,19 @@
 use std::collections::BTreeMap;
 
 use crate::k8s::logs::LogLine;
-use crate::metrics::Progress;
 use crate::metrics::alerts::{Alert, AlertKind};
 use crate::metrics::eta::Eta;
 use crate::metrics::pieces::{MetricStream, Sample};
 use crate::metrics::store::Store;
+use crate::metrics::{LineParser, Progress};
 
 /// Ranks whose series are kept one by one when the store's budget is tight; beyond them, the
 /// aggregate across ranks.
 pub const RANKS_KEPT: usize = 8;
+/// With more ranks than this, only the kept ranks' series are held from the start: a chart
+/// draws the band across them anyway, and thousands of series would fill the budget for
+/// nothing.
+pub const MANY_RANKS: usize = 64;
 
 /// What the x axis of an attempt's metrics counts.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Default)]
@@ -49,7 +53,6 @@ pub struct AttemptProgress {
 #[derive(Debug, Default)]
 struct PodTraining {
     stream: MetricStream,
-    eta: Eta,
     progress: Progress,
     /// When its progress last changed, in the order of all pods' updates.
     updated: u64,
@@ -60,6 +63,8 @@ struct PodTraining {
 pub struct AttemptTraining {
     pub axis: Axis,
     pub progress: Option<AttemptProgress>,
+    /// The rate of the attempt's progress, from every pod's reports.
+    eta: Eta,
     /// (metric, non-finite?) already told for this attempt.
     told: Vec<(String, bool)>,
 }
@@ -67,6 +72,8 @@ pub struct AttemptTraining {
 #[derive(Debug, Default)]
 pub struct Training {
     pub store: Store,
+    /// Scratch space for reading a line, shared by every pod's stream.
+    parser: LineParser,
     /// The attempt whose pods' streams are open.
     followed: Option<u32>,
     pods: BTreeMap<String, PodTraining>,
@@ -122,16 +129,22 @@ impl Training {
         };
         if !self.pods.contains_key(pod) {
             self.pods.insert(pod.to_string(), PodTraining::default());
-            let kept: Vec<&str> = self
-                .pods
-                .keys()
-                .take(RANKS_KEPT)
-                .map(String::as_str)
-                .collect();
-            self.store.set_on_screen(number, &kept);
+            if self.pods.keys().take(RANKS_KEPT).any(|k| k == pod) {
+                let kept: Vec<&str> = self
+                    .pods
+                    .keys()
+                    .take(RANKS_KEPT)
+                    .map(String::as_str)
+                    .collect();
+                self.store.set_on_screen(number, &kept);
+            }
+            if self.pods.len() == MANY_RANKS + 1 {
+                self.store.let_go_off_screen(number);
+            }
         }
         let Self {
             store,
+            parser,
             pods,
             attempts,
             updates,
@@ -156,17 +169,26 @@ impl Training {
                     *updates += 1;
                     p.updated = *updates;
                     if let (Some(ts), Some(f)) = (line.ts, sample.progress.fraction()) {
-                        p.eta.observe(ts as f64 / 1e9, f);
+                        a.eta.observe(ts as f64 / 1e9, f);
                     }
                 }
                 alerts.extend(store.push_sample(number, pod, sample));
             };
-            p.stream.push(&line.bytes, &mut each);
+            p.stream.push(parser, &line.bytes, &mut each);
             if !line.continues {
-                p.stream.push(b"\n", &mut each);
+                p.stream.push(parser, b"\n", &mut each);
             }
         }
-        self.settle(number);
+        // The attempt's progress is as the pod that reported progress last says. Ranks of one
+        // run move in step; a pod that failed stops where it was, and the one that replaces it
+        // starts again, so the newest word is the true one.
+        if p.updated == *updates && !p.progress.is_empty() {
+            a.progress = Some(AttemptProgress {
+                progress: p.progress,
+                fraction: p.progress.fraction(),
+                remaining: a.eta.remaining(),
+            });
+        }
         self.untold(number, alerts)
     }
 
@@ -180,8 +202,9 @@ impl Training {
         };
         let mut alerts = Vec::new();
         let store = &mut self.store;
-        p.stream
-            .finish(|sample| alerts.extend(store.push_sample(number, pod, sample)));
+        p.stream.finish(&mut self.parser, |sample| {
+            alerts.extend(store.push_sample(number, pod, sample))
+        });
         // An ended pod still counts for how far the attempt got.
         p.ended = true;
         if self.pods.values().all(|p| p.ended) {
@@ -195,29 +218,11 @@ impl Training {
         if let Some(number) = self.followed {
             for (pod, mut p) in pods {
                 let store = &mut self.store;
-                p.stream.finish(|sample| {
+                p.stream.finish(&mut self.parser, |sample| {
                     store.push_sample(number, &pod, sample);
                 });
             }
             self.store.flush(number);
-        }
-    }
-
-    /// The attempt's progress: as the pod that reported progress last says. Ranks of one run
-    /// move in step; a pod that failed stops where it was, and the one that replaces it starts
-    /// again, so the newest word is the true one.
-    fn settle(&mut self, number: u32) {
-        let newest = self
-            .pods
-            .values()
-            .filter(|p| !p.progress.is_empty())
-            .max_by_key(|p| p.updated);
-        if let (Some(p), Some(a)) = (newest, self.attempts.get_mut(&number)) {
-            a.progress = Some(AttemptProgress {
-                progress: p.progress,
-                fraction: p.progress.fraction(),
-                remaining: p.eta.remaining(),
-            });
         }
     }
 

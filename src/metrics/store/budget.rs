@@ -11,7 +11,7 @@ impl Store {
     pub(super) fn enforce(&mut self) {
         let within = |s: &Self| s.recount() <= s.budget;
         let steps: [fn(&mut Self) -> bool; 5] = [
-            Self::let_go_off_screen,
+            Self::let_go_oldest_off_screen,
             Self::drop_old_attempts,
             Self::fewer_buckets,
             Self::drop_off_screen,
@@ -31,16 +31,11 @@ impl Store {
     }
 
     /// Lets go of the series of pods off screen, in the oldest attempt that has some.
-    fn let_go_off_screen(&mut self) -> bool {
+    fn let_go_oldest_off_screen(&mut self) -> bool {
         let Some(a) = self.attempts.values_mut().find(|a| !a.off_screen_let_go) else {
             return false;
         };
-        a.off_screen_let_go = true;
-        let on_screen = &a.on_screen;
-        a.pods
-            .iter_mut()
-            .filter(|(name, _)| !on_screen.contains(name.as_str()))
-            .for_each(|(_, pod)| pod.let_go());
+        a.let_go_off_screen();
         true
     }
 

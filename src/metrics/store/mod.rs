@@ -107,6 +107,15 @@ impl Attempt {
                 .sum::<usize>()
     }
 
+    fn let_go_off_screen(&mut self) {
+        self.off_screen_let_go = true;
+        let on_screen = &self.on_screen;
+        self.pods
+            .iter_mut()
+            .filter(|(name, _)| !on_screen.contains(name.as_str()))
+            .for_each(|(_, pod)| pod.let_go());
+    }
+
     fn keeps_series(&self, pod: &str) -> bool {
         !self.off_screen_let_go || self.on_screen.contains(pod)
     }
@@ -245,6 +254,15 @@ impl Store {
         let a = self.attempts.entry(attempt).or_default();
         a.on_screen = pods.iter().map(|p| p.to_string()).collect();
         self.recount_within_budget();
+    }
+
+    /// Holds series only for the pods on screen from now on (a Job of many ranks): the others
+    /// keep their latest values, and every rank stays in the band.
+    pub fn let_go_off_screen(&mut self, attempt: u32) {
+        if let Some(a) = self.attempts.get_mut(&attempt) {
+            a.let_go_off_screen();
+        }
+        self.bytes = self.recount();
     }
 
     /// The stream of `attempt` has ended: steps waiting for ranks go into the bands.

@@ -51,6 +51,7 @@ fn the_loss_comes_first_among_the_metrics() {
 fn a_diverging_pod_raises_one_alert_naming_metric_step_and_pod() {
     let mut store = Store::default();
     let mut stream = MetricStream::new();
+    let mut parser = crate::metrics::LineParser::new();
     let mut alerts = Vec::new();
     for line in [
         "step=1 loss=2.0",
@@ -58,7 +59,7 @@ fn a_diverging_pod_raises_one_alert_naming_metric_step_and_pod() {
         "step=3 loss=nan",
         "step=4 loss=nan",
     ] {
-        stream.push_line(line.as_bytes(), |s| {
+        stream.push_line(&mut parser, line.as_bytes(), |s| {
             alerts.extend(store.push_sample(1, "train-1-x", s))
         });
     }
