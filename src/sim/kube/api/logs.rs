@@ -194,15 +194,21 @@ fn write_timestamp(out: &mut Vec<u8>, ts_nanos: i128, cache: &mut SecondCache) {
     out.push(b'Z');
 }
 
-fn encode(lines: &[LogLine], timestamps: bool, out: &mut Vec<u8>) {
+/// As the kubelet writes a container's log: a piece that goes on (a partial line) gets no
+/// newline, and the piece after it no timestamp. `line_start` says whether the next line begins
+/// a line, across calls.
+fn encode(lines: &[LogLine], timestamps: bool, line_start: &mut bool, out: &mut Vec<u8>) {
     let mut cache = None;
     for l in lines {
-        if timestamps {
+        if timestamps && *line_start {
             write_timestamp(out, l.ts, &mut cache);
             out.push(b' ');
         }
         out.extend_from_slice(&l.text);
-        out.push(b'\n');
+        if !l.partial {
+            out.push(b'\n');
+        }
+        *line_start = !l.partial;
     }
 }
 
@@ -217,6 +223,7 @@ async fn pump(
     let mut sent: u64 = 0;
     let cut_at = cut_after.map(|d| tokio::time::Instant::now() + d);
     let mut cutting = false;
+    let mut line_start = true;
     loop {
         if cut_at.is_some_and(|at| tokio::time::Instant::now() >= at) {
             cutting = true;
@@ -240,7 +247,7 @@ async fn pump(
             }
             next += lines.len();
             let mut out = Vec::with_capacity(lines.iter().map(|l| l.text.len() + 40).sum());
-            encode(&lines, opts.timestamps, &mut out);
+            encode(&lines, opts.timestamps, &mut line_start, &mut out);
             if let Some(limit) = opts.limit_bytes {
                 let room = limit.saturating_sub(sent) as usize;
                 if out.len() >= room {
