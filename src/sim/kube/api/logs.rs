@@ -320,4 +320,29 @@ mod tests {
             "2023-11-14T22:13:20.999999999Z 2023-11-14T22:13:21Z 2023-11-14T22:13:21.0000005Z "
         );
     }
+
+    #[test]
+    fn pieces_of_a_line_are_joined_and_stamped_once_as_the_kubelet_does() {
+        let line = |ts, text: &'static str, partial| LogLine {
+            ts,
+            text: Bytes::from(text),
+            partial,
+        };
+        let lines = [
+            line(1_700_000_000_000_000_000, "\r 10%|\r 20%", true),
+            line(1_700_000_000_100_000_000, "|\r{'loss': 1.0}", false),
+            line(1_700_000_000_200_000_000, "no newline at the end", true),
+        ];
+        let (mut plain, mut stamped) = (Vec::new(), Vec::new());
+        encode(&lines, false, &mut true, &mut plain);
+        encode(&lines, true, &mut true, &mut stamped);
+        assert_eq!(
+            String::from_utf8_lossy(&plain),
+            "\r 10%|\r 20%|\r{'loss': 1.0}\nno newline at the end"
+        );
+        assert_eq!(
+            String::from_utf8_lossy(&stamped),
+            "2023-11-14T22:13:20Z \r 10%|\r 20%|\r{'loss': 1.0}\n2023-11-14T22:13:20.2Z no newline at the end"
+        );
+    }
 }
