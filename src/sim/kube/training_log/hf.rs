@@ -10,7 +10,7 @@ use super::plan::Slot;
 use super::python_numbers::{repr, round};
 use super::sink::LineSink;
 use super::tqdm::{meter, redraw, write_above};
-use super::{Run, Style};
+use super::{Run, Style, save_line};
 
 /// The Trainer's `logging_steps`.
 const LOG_EVERY: u64 = 5;
@@ -61,7 +61,10 @@ impl Style for Hf {
                         ("learning_rate", repr(p.lr)),
                         ("epoch", repr(round(run.epoch_at(epoch, in_epoch), 2))),
                     ]);
-                    write_above(&line, &bar, &mut self.last)
+                    // The bar reaches the step before the step's log is written above it.
+                    let mut text = redraw(&bar, &mut self.last);
+                    text.push_str(&write_above(&line, &bar, &mut self.last));
+                    text
                 } else {
                     redraw(&bar, &mut self.last)
                 };
@@ -69,8 +72,8 @@ impl Style for Hf {
             }
             Slot::Eval { epoch, step } => {
                 let (loss, accuracy) = run.curves.eval(step);
-                let runtime = 2.0 + run.plan.steps_in(epoch) as f64 * run.secs_per_step * 0.2;
-                let samples = run.plan.steps_in(epoch) as f64 * BATCH;
+                let runtime = 2.0 + run.plan.steps_per_epoch() as f64 * run.secs_per_step * 0.2;
+                let samples = run.plan.steps_per_epoch() as f64 * BATCH;
                 let line = Self::dict(&[
                     ("eval_loss", repr(loss)),
                     ("eval_accuracy", repr(accuracy)),
@@ -84,6 +87,11 @@ impl Style for Hf {
                 ]);
                 let bar = self.bar(run, step);
                 out.write(write_above(&line, &bar, &mut self.last).as_bytes());
+            }
+            Slot::Save { part, parts } => {
+                let bar = self.bar(run, run.plan.total_steps());
+                let text = write_above(&save_line(part, parts), &bar, &mut self.last);
+                out.write(text.as_bytes());
             }
             Slot::End => {
                 let total = run.plan.total_steps();

@@ -6,7 +6,7 @@
 use super::plan::Slot;
 use super::python_numbers::{json, round};
 use super::sink::LineSink;
-use super::{Run, Style};
+use super::{Run, Style, save_line};
 
 #[derive(Debug, Default)]
 pub struct Jsonl;
@@ -58,6 +58,7 @@ impl Style for Jsonl {
                     ],
                 ));
             }
+            Slot::Save { part, parts } => out.line(save_line(part, parts)),
             Slot::End => out.line("training finished"),
         }
     }

@@ -9,7 +9,7 @@
 use super::plan::Slot;
 use super::python_numbers::{exp_form, fixed};
 use super::sink::LineSink;
-use super::{Run, Style};
+use super::{Run, Style, save_line};
 
 const WIDTH: u64 = 30;
 
@@ -100,22 +100,18 @@ impl Style for Keras {
                 (self.loss_sum, self.accuracy_sum, self.seen) = (0.0, 0.0, 0);
                 out.line(format!("Epoch {}/{}", epoch + 1, run.plan.epochs));
             }
-            Slot::Step {
-                epoch,
-                step,
-                in_epoch,
-            } => {
+            Slot::Step { step, in_epoch, .. } => {
                 let p = run.curves.at(step);
                 self.loss_sum += p.loss;
                 self.accuracy_sum += p.accuracy;
                 self.seen += 1;
-                let target = run.plan.steps_in(epoch);
+                let target = run.plan.steps_per_epoch();
                 let left = target.saturating_sub(in_epoch) as f64 * run.secs_per_step;
                 let info = format!(" - ETA: {}{}", eta(left), self.means());
                 self.update(Self::bar(in_epoch, target), info, false, out);
             }
-            Slot::Eval { epoch, step } => {
-                let target = run.plan.steps_in(epoch);
+            Slot::Eval { step, .. } => {
+                let target = run.plan.steps_per_epoch();
                 let (loss, accuracy) = run.curves.eval(step);
                 let info = format!(
                     " - {:.0}s {}{} - val_loss: {} - val_accuracy: {}",
@@ -127,6 +123,7 @@ impl Style for Keras {
                 );
                 self.update(Self::bar(target, target), info, true, out);
             }
+            Slot::Save { part, parts } => out.line(save_line(part, parts)),
             Slot::End => out.line("Saved the model to /workspace/model.keras"),
         }
     }

@@ -10,7 +10,7 @@ use super::plan::Slot;
 use super::python_numbers::tqdm_num;
 use super::sink::LineSink;
 use super::tqdm::{meter, redraw};
-use super::{Run, Style};
+use super::{Run, Style, save_line};
 
 #[derive(Debug, Default)]
 pub struct Lightning {
@@ -23,7 +23,7 @@ pub struct Lightning {
 impl Lightning {
     fn bar(&self, run: &Run, epoch: u64, in_epoch: u64) -> String {
         let elapsed = in_epoch as f64 * run.secs_per_step;
-        let steps = run.plan.steps_in(epoch);
+        let steps = run.plan.steps_per_epoch();
         meter(
             &format!("Epoch {epoch}"),
             in_epoch,
@@ -73,12 +73,13 @@ impl Style for Lightning {
                     tqdm_num(p.lr),
                     self.val
                 );
-                let bar = self.bar(run, epoch, run.plan.steps_in(epoch));
+                let bar = self.bar(run, epoch, run.plan.steps_per_epoch());
                 let mut text = redraw(&bar, &mut self.last);
                 text.push('\n');
                 self.last = 0;
                 out.write(text.as_bytes());
             }
+            Slot::Save { part, parts } => out.line(save_line(part, parts)),
             Slot::End => out.line(format!(
                 "`Trainer.fit` stopped: `max_epochs={}` reached.",
                 run.plan.epochs

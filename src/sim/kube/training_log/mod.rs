@@ -75,13 +75,18 @@ impl Run {
 
     /// The fractional epoch after step `in_epoch` of `epoch`.
     fn epoch_at(&self, epoch: u64, in_epoch: u64) -> f64 {
-        epoch as f64 + in_epoch as f64 / self.plan.steps_in(epoch).max(1) as f64
+        epoch as f64 + in_epoch as f64 / self.plan.steps_per_epoch().max(1) as f64
     }
 }
 
 /// One format: how it prints each update of the plan.
 trait Style: Send + std::fmt::Debug {
     fn write(&mut self, slot: Slot, run: &Run, out: &mut LineSink);
+}
+
+/// What the training script prints as it saves its last checkpoint ([`Slot::Save`]).
+fn save_line(part: u64, parts: u64) -> String {
+    format!("saving checkpoint shard {part} of {parts} to /workspace/ckpt")
 }
 
 /// The knobs a training log is made from.

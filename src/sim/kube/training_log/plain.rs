@@ -7,7 +7,7 @@
 use super::plan::Slot;
 use super::python_numbers::{exp_form, fixed, thousands};
 use super::sink::LineSink;
-use super::{Run, Style};
+use super::{Run, Style, save_line};
 
 const TOKENS_PER_STEP: f64 = 524_288.0;
 
@@ -32,7 +32,7 @@ impl Style for Plain {
                 run.rank,
                 run.world,
                 run.plan.epochs,
-                run.plan.steps_in(0)
+                run.plan.steps_per_epoch()
             )),
             Slot::EpochStart { epoch } => out.line(format!(
                 "reshuffling the training set for epoch {} of {}",
@@ -61,6 +61,7 @@ impl Style for Plain {
                     fixed(loss, 4)
                 ));
             }
+            Slot::Save { part, parts } => out.line(save_line(part, parts)),
             Slot::End => out.line(format!("[rank {}/{}] training done", run.rank, run.world)),
         }
     }

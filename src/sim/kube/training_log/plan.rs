@@ -1,6 +1,8 @@
 //! Where each of a run's `SIM_LOG_LINES` updates falls: the first starts the run, the last ends
-//! it, and the rest are split into epochs that each open, take their training steps and close
-//! with an evaluation. Every format draws the same plan, so the same knobs give the same steps.
+//! it, and the rest are split into epochs of the same length (a dataset does not change size
+//! between epochs) that each open, take their training steps and close with an evaluation; the
+//! few left over save checkpoints. Every format draws the same plan, so the same knobs give the
+//! same steps.
 
 /// What one update of the run is.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -21,6 +23,11 @@ pub enum Slot {
         epoch: u64,
         step: u64,
     },
+    /// After the last epoch: the `part`th of `parts` checkpoint lines.
+    Save {
+        part: u64,
+        parts: u64,
+    },
     End,
 }
 
@@ -28,7 +35,7 @@ pub enum Slot {
 pub struct Plan {
     updates: u64,
     pub epochs: u64,
-    /// Updates per epoch (the last epoch takes the remainder too).
+    /// Updates per epoch.
     per_epoch: u64,
     /// Whether epochs have room to open and close (three updates or more each).
     framed: bool,
@@ -47,24 +54,22 @@ impl Plan {
         }
     }
 
-    /// Training steps in epoch `epoch`.
-    pub fn steps_in(&self, epoch: u64) -> u64 {
-        let body = self.updates.saturating_sub(2);
-        let slots = if epoch + 1 == self.epochs {
-            body.saturating_sub(epoch * self.per_epoch)
+    /// Training steps in each epoch.
+    pub fn steps_per_epoch(&self) -> u64 {
+        if self.framed {
+            self.per_epoch - 2
         } else {
             self.per_epoch
-        };
-        if self.framed { slots - 2 } else { slots }
+        }
     }
 
     /// Training steps before epoch `epoch`.
     pub fn steps_before(&self, epoch: u64) -> u64 {
-        epoch * self.steps_in(0)
+        epoch * self.steps_per_epoch()
     }
 
     pub fn total_steps(&self) -> u64 {
-        self.steps_before(self.epochs - 1) + self.steps_in(self.epochs - 1)
+        self.epochs * self.steps_per_epoch()
     }
 
     pub fn slot(&self, i: u64) -> Slot {
@@ -75,9 +80,16 @@ impl Plan {
             return Slot::End;
         }
         let k = i - 1;
-        let epoch = (k / self.per_epoch).min(self.epochs - 1);
-        let j = k - epoch * self.per_epoch;
-        let steps = self.steps_in(epoch);
+        let in_epochs = self.epochs * self.per_epoch;
+        if k >= in_epochs {
+            return Slot::Save {
+                part: k - in_epochs + 1,
+                parts: self.updates.saturating_sub(2).saturating_sub(in_epochs),
+            };
+        }
+        let epoch = k / self.per_epoch;
+        let j = k % self.per_epoch;
+        let steps = self.steps_per_epoch();
         let before = self.steps_before(epoch);
         if !self.framed {
             let in_epoch = j + 1;
@@ -107,7 +119,7 @@ mod tests {
     use super::*;
 
     #[test]
-    fn sixty_updates_in_three_epochs_open_step_and_close_each_epoch() {
+    fn sixty_updates_in_three_epochs_open_step_and_close_each_epoch_then_save() {
         let plan = Plan::new(60, 3);
         let slots: Vec<_> = (0..60).map(|i| plan.slot(i)).collect();
         assert_eq!(slots[0], Slot::Begin);
@@ -123,8 +135,9 @@ mod tests {
         assert_eq!(slots[19], Slot::Eval { epoch: 0, step: 17 });
         assert_eq!(slots[20], Slot::EpochStart { epoch: 1 });
         assert_eq!(slots[59], Slot::End);
-        assert_eq!(slots[58], Slot::Eval { epoch: 2, step: 52 });
-        assert_eq!(plan.total_steps(), 52);
+        assert_eq!(slots[57], Slot::Eval { epoch: 2, step: 51 });
+        assert_eq!(slots[58], Slot::Save { part: 1, parts: 1 });
+        assert_eq!(plan.total_steps(), 51);
         let steps: Vec<u64> = slots
             .iter()
             .filter_map(|s| match s {
@@ -132,7 +145,7 @@ mod tests {
                 _ => None,
             })
             .collect();
-        assert_eq!(steps, (1..=52).collect::<Vec<_>>());
+        assert_eq!(steps, (1..=51).collect::<Vec<_>>());
     }
 
     #[test]
