@@ -6,6 +6,7 @@
 
 use std::collections::BTreeMap;
 
+use futures::AsyncReadExt;
 use gantry::metrics::pieces::MetricStream;
 use gantry_test_support as common;
 use k8s_openapi::api::batch::v1::Job;
@@ -13,7 +14,6 @@ use k8s_openapi::api::core::v1::Pod;
 use kube::api::{Api, ListParams, LogParams, PostParams};
 use kube::runtime::wait::await_condition;
 use serde_json::json;
-use futures::AsyncReadExt;
 
 type Series = BTreeMap<String, Vec<(f64, f64)>>;
 
@@ -55,7 +55,13 @@ async fn run_job(client: &kube::Client, name: &str, env: &[(&str, &str)]) -> (i3
         .unwrap()
         .items
         .remove(0);
-    let exit = pod.status.as_ref().unwrap().container_statuses.as_ref().unwrap()[0]
+    let exit = pod
+        .status
+        .as_ref()
+        .unwrap()
+        .container_statuses
+        .as_ref()
+        .unwrap()[0]
         .state
         .as_ref()
         .unwrap()
@@ -135,7 +141,11 @@ async fn every_log_format_gives_the_metrics_parser_its_steps_losses_and_evaluati
         ("plain", "loss", "eval_loss", false),
     ] {
         let (log, series) = run_format(&client, &format!("run-{format}"), &with(format, &[])).await;
-        assert_eq!(bars, log.contains(&b'\r'), "{format}: carriage returns kept");
+        assert_eq!(
+            bars,
+            log.contains(&b'\r'),
+            "{format}: carriage returns kept"
+        );
         let losses = &series[loss];
         assert!(losses.iter().all(|(_, v)| v.is_finite()), "{format}");
         assert!(
@@ -182,12 +192,13 @@ async fn a_diverging_run_shows_a_nan_loss_from_its_step_in_every_format() {
     ] {
         let env = with(format, &[("SIM_DIVERGE_AT", "30")]);
         let (_, series) = run_format(&client, &format!("nan-{format}"), &env).await;
-        let first_nan = series[loss].iter().find(|(_, v)| v.is_nan()).map(|(x, _)| *x);
+        let first_nan = series[loss]
+            .iter()
+            .find(|(_, v)| v.is_nan())
+            .map(|(x, _)| *x);
         assert_eq!(first_nan, Some(30.0), "{format}: {:?}", series[loss]);
         assert!(
-            series[loss]
-                .iter()
-                .all(|(x, v)| v.is_nan() == (*x >= 30.0)),
+            series[loss].iter().all(|(x, v)| v.is_nan() == (*x >= 30.0)),
             "{format}"
         );
     }
@@ -197,7 +208,8 @@ async fn a_diverging_run_shows_a_nan_loss_from_its_step_in_every_format() {
 async fn a_replayed_file_reaches_kubectl_logs_byte_for_byte_and_nothing_outside_its_directory_does()
 {
     let dir = tempfile::tempdir().unwrap();
-    let mut bytes = b"Epoch 1/2\n\r 1/9 [==>...] - loss: 2.5\x08\x08\r9/9 [=====] - loss: nan\n".to_vec();
+    let mut bytes =
+        b"Epoch 1/2\n\r 1/9 [==>...] - loss: 2.5\x08\x08\r9/9 [=====] - loss: nan\n".to_vec();
     bytes.extend(std::iter::repeat_n(b'z', 40_000));
     bytes.extend_from_slice(b"\n\xff\x1b[31m{'loss': 0.5}\nlast line without newline");
     std::fs::write(dir.path().join("run.log"), &bytes).unwrap();
@@ -221,6 +233,9 @@ async fn a_replayed_file_reaches_kubectl_logs_byte_for_byte_and_nothing_outside_
         let (exit, log) = run_job(&client, &format!("refused-{i}"), &[("SIM_REPLAY", name)]).await;
         assert_eq!(exit, 2, "{name}");
         let text = common::text(&log);
-        assert!(text.starts_with(&format!("sim: SIM_REPLAY={name}: ")), "{text}");
+        assert!(
+            text.starts_with(&format!("sim: SIM_REPLAY={name}: ")),
+            "{text}"
+        );
     }
 }

@@ -54,7 +54,7 @@ impl Style for Hf {
                 self.losses += p.loss;
                 self.steps += 1;
                 let bar = self.bar(run, step);
-                let text = if step % LOG_EVERY == 0 {
+                let text = if step.is_multiple_of(LOG_EVERY) {
                     let line = Self::dict(&[
                         ("loss", repr(round(p.loss, 4))),
                         ("grad_norm", repr(p.grad_norm)),
