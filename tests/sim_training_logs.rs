@@ -239,3 +239,26 @@ async fn a_replayed_file_reaches_kubectl_logs_byte_for_byte_and_nothing_outside_
         );
     }
 }
+
+#[test]
+fn replay_dir_is_refused_off_the_simulator_and_when_it_is_no_directory() {
+    let gantry = |args: &[&str]| {
+        let out = std::process::Command::new(env!("CARGO_BIN_EXE_gantry"))
+            .args(args)
+            .output()
+            .unwrap();
+        (out.status.code(), common::text(&out.stderr))
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let dir = dir.path().to_str().unwrap();
+    let (code, err) = gantry(&["--replay-dir", dir, "status"]);
+    assert_eq!(code, Some(2));
+    assert!(
+        err.contains("--replay-dir works on the simulated cloud: add --sim"),
+        "{err}"
+    );
+    let missing = format!("{dir}/missing");
+    let (code, err) = gantry(&["sim", "--state-dir", dir, "--replay-dir", &missing]);
+    assert_eq!(code, Some(2));
+    assert!(err.contains("is not a directory"), "{err}");
+}
