@@ -35,7 +35,13 @@ fn run() -> Result<i32> {
         match cli.command {
             Some(Subcommand::Sim(args)) => {
                 gantry::logging::to_stderr();
-                gantry::commands::sim::run(args, cli.time_scale, cli.faults.clone()).await
+                let options = gantry::cli::sim_options(
+                    &args,
+                    cli.time_scale,
+                    &cli.faults,
+                    cli.replay_dir.as_deref(),
+                );
+                gantry::commands::sim::run(&args, options).await
             }
             Some(Subcommand::Watch) => Ok(gantry::commands::watch::run(
                 cli.session_options(),

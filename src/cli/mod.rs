@@ -33,6 +33,11 @@ pub struct Cli {
     #[arg(long = "fault", global = true, value_name = "NAME[=ARG]")]
     pub faults: Vec<Fault>,
 
+    /// With --sim or `gantry sim`: the directory whose files containers replay as their log
+    /// (SIM_REPLAY=NAME writes the file NAME, byte for byte); no other file can be read.
+    #[arg(long, global = true, value_name = "DIR", value_parser = parse_replay_dir)]
+    pub replay_dir: Option<PathBuf>,
+
     /// Refuse every action that would change anything in the cloud.
     #[arg(long, global = true)]
     pub read_only: bool,
@@ -126,6 +131,12 @@ impl Cli {
                     .into(),
             );
         }
+        if self.replay_dir.is_some() && !simulated {
+            return Some(
+                "--replay-dir works on the simulated cloud: add --sim, or run `gantry sim --replay-dir DIR`"
+                    .into(),
+            );
+        }
         self.misplaced_job_flags()
     }
 
@@ -153,6 +164,7 @@ impl Cli {
             sim: self.sim,
             time_scale: self.time_scale,
             faults: self.faults.clone(),
+            replay_dir: self.replay_dir.clone(),
             logs_root: None,
         }
     }
@@ -194,6 +206,34 @@ impl From<&TargetArgs> for crate::connect::Target {
             job_manifest: t.job_manifest.clone(),
             no_kubeconfig: t.no_kubeconfig,
         }
+    }
+}
+
+/// The simulator's options for `gantry sim`: its own flags and the global ones.
+pub fn sim_options(
+    args: &SimArgs,
+    time_scale: f64,
+    faults: &[Fault],
+    replay_dir: Option<&std::path::Path>,
+) -> crate::sim::SimOptions {
+    crate::sim::SimOptions {
+        state_dir: Some(args.state_dir.clone()),
+        time_scale,
+        gke_port: args.gke_port,
+        clusters: args.clusters.clone(),
+        faults: faults.to_vec(),
+        replay_dir: replay_dir.map(std::path::Path::to_path_buf),
+    }
+}
+
+fn parse_replay_dir(s: &str) -> Result<PathBuf, String> {
+    let path = PathBuf::from(s);
+    if path.is_dir() {
+        Ok(path)
+    } else {
+        Err(format!(
+            "'{s}' is not a directory: give the directory that holds the logs to replay"
+        ))
     }
 }
 

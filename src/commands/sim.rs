@@ -3,19 +3,13 @@
 use color_eyre::eyre::{Result, WrapErr};
 
 use crate::cli::SimArgs;
-use crate::sim::faults::Fault;
 use crate::sim::{SimCloud, SimOptions};
 
-pub async fn run(args: SimArgs, time_scale: f64, faults: Vec<Fault>) -> Result<i32> {
-    let cloud = SimCloud::start(SimOptions {
-        state_dir: Some(args.state_dir.clone()),
-        time_scale,
-        gke_port: args.gke_port,
-        clusters: args.clusters.clone(),
-        faults,
-    })
-    .await
-    .wrap_err("could not start the simulated cloud")?;
+/// `options` as [`crate::cli::sim_options`] fills them from the command line.
+pub async fn run(args: &SimArgs, options: SimOptions) -> Result<i32> {
+    let cloud = SimCloud::start(options)
+        .await
+        .wrap_err("could not start the simulated cloud")?;
     let dir = args.state_dir.display();
     crate::errln!("gantry sim: GKE API on {}", cloud.gke_endpoint());
     crate::errln!("gantry sim: state in {dir} (endpoints.json, token, ca.pem, kubeconfig)");

@@ -78,6 +78,8 @@ pub struct SessionOptions {
     pub time_scale: f64,
     /// With `sim`: faults the simulated cloud injects.
     pub faults: Vec<crate::sim::faults::Fault>,
+    /// With `sim`: the directory `SIM_REPLAY` files are read from.
+    pub replay_dir: Option<std::path::PathBuf>,
     /// Where saved logs go (`<root>/<cluster>/<attempt>/<pod>.log`); default: the state
     /// directory's `logs`.
     pub logs_root: Option<std::path::PathBuf>,
@@ -157,6 +159,7 @@ async fn open_sim(options: &SessionOptions, config: Config) -> Result<Session> {
         state_dir: Some(dir.clone()),
         time_scale: options.time_scale,
         faults: options.faults.clone(),
+        replay_dir: options.replay_dir.clone(),
         ..Default::default()
     })
     .await

@@ -32,6 +32,8 @@ pub struct SimOptions {
     /// Clusters that exist, RUNNING, from the start.
     pub clusters: Vec<String>,
     pub faults: Vec<Fault>,
+    /// Where containers with `SIM_REPLAY=NAME` read the file NAME from (none: they fail).
+    pub replay_dir: Option<PathBuf>,
 }
 
 impl Default for SimOptions {
@@ -42,8 +44,27 @@ impl Default for SimOptions {
             gke_port: 0,
             clusters: Vec::new(),
             faults: Vec::new(),
+            replay_dir: None,
         }
     }
+}
+
+/// `--replay-dir` as containers will read it: resolved once, so a link inside cannot be
+/// judged against a different directory later.
+fn resolve_replay_dir(dir: &Path) -> Result<Arc<Path>, SimError> {
+    let resolved = dir.canonicalize().map_err(|e| {
+        SimError::Other(format!(
+            "--replay-dir {}: {e}: give a directory that holds the logs to replay",
+            dir.display()
+        ))
+    })?;
+    if !resolved.is_dir() {
+        return Err(SimError::Other(format!(
+            "--replay-dir {}: not a directory: give a directory that holds the logs to replay",
+            dir.display()
+        )));
+    }
+    Ok(Arc::from(resolved))
 }
 
 pub struct SimCloud {
@@ -67,12 +88,17 @@ impl SimCloud {
         if let Some(dir) = &options.state_dir {
             std::fs::create_dir_all(dir)?;
         }
+        let replay_dir = match &options.replay_dir {
+            Some(dir) => Some(resolve_replay_dir(dir)?),
+            None => None,
+        };
         let ca = Arc::new(CertificateAuthority::generate()?);
         let shared = SimShared {
             clock: Clock::new(options.time_scale),
             faults: Arc::new(Faults::new(options.faults.clone())),
             auth: TokenAuthority::new(token_file)?,
             ca,
+            replay_dir,
         };
         if let Some(dir) = &options.state_dir {
             write_private(&dir.join("ca.pem"), shared.ca.pem().as_bytes())?;

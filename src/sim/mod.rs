@@ -26,6 +26,8 @@ pub struct SimShared {
     pub faults: Arc<faults::Faults>,
     pub auth: Arc<auth::TokenAuthority>,
     pub ca: Arc<tls::CertificateAuthority>,
+    /// `--replay-dir`, resolved: where `SIM_REPLAY` files are read from.
+    pub replay_dir: Option<Arc<std::path::Path>>,
 }
 
 #[derive(Debug, thiserror::Error)]

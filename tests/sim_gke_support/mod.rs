@@ -78,6 +78,7 @@ impl Sim {
             faults: Arc::new(Faults::default()),
             auth: TokenAuthority::new(None).unwrap(),
             ca: Arc::new(CertificateAuthority::generate().unwrap()),
+            replay_dir: None,
         };
         let api = GkeApi::new(shared.clone());
         let stop = CancellationToken::new();

@@ -11,8 +11,12 @@ use tokio::sync::watch;
 pub struct LogLine {
     /// Nanoseconds since the Unix epoch.
     pub ts: i128,
-    /// The line without its newline; any bytes at all.
+    /// The line without its newline; any bytes at all (`\r` included: the runtime cuts output
+    /// only at `\n`).
     pub text: Bytes,
+    /// No newline follows: a piece of a line longer than the runtime keeps in one (containerd's
+    /// partial lines), or output that ended without one. `kubectl logs` shows the pieces joined.
+    pub partial: bool,
 }
 
 #[derive(Debug, Default)]
@@ -44,12 +48,17 @@ fn now_nanos() -> i128 {
 impl LogStream {
     /// Appends lines, stamping each with the current time (never earlier than the line before).
     pub fn push_many(&self, lines: impl IntoIterator<Item = Bytes>) {
+        self.push_pieces(lines.into_iter().map(|text| (text, false)));
+    }
+
+    /// Appends lines and pieces of lines (`true`: no newline follows), stamped as `push_many`.
+    pub fn push_pieces(&self, pieces: impl IntoIterator<Item = (Bytes, bool)>) {
         let mut state = self.state.lock().unwrap_or_else(|p| p.into_inner());
         let now = now_nanos();
-        for text in lines {
+        for (text, partial) in pieces {
             let ts = now.max(state.last_ts + 1);
             state.last_ts = ts;
-            state.lines.push(LogLine { ts, text });
+            state.lines.push(LogLine { ts, text, partial });
         }
         let len = state.lines.len();
         drop(state);

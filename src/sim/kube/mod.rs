@@ -22,4 +22,5 @@ pub mod scheduler;
 pub mod selectors;
 pub mod server;
 pub mod store;
+pub mod training_log;
 pub mod workload;

@@ -194,15 +194,21 @@ fn write_timestamp(out: &mut Vec<u8>, ts_nanos: i128, cache: &mut SecondCache) {
     out.push(b'Z');
 }
 
-fn encode(lines: &[LogLine], timestamps: bool, out: &mut Vec<u8>) {
+/// As the kubelet writes a container's log: a piece that goes on (a partial line) gets no
+/// newline, and the piece after it no timestamp. `line_start` says whether the next line begins
+/// a line, across calls.
+fn encode(lines: &[LogLine], timestamps: bool, line_start: &mut bool, out: &mut Vec<u8>) {
     let mut cache = None;
     for l in lines {
-        if timestamps {
+        if timestamps && *line_start {
             write_timestamp(out, l.ts, &mut cache);
             out.push(b' ');
         }
         out.extend_from_slice(&l.text);
-        out.push(b'\n');
+        if !l.partial {
+            out.push(b'\n');
+        }
+        *line_start = !l.partial;
     }
 }
 
@@ -217,6 +223,7 @@ async fn pump(
     let mut sent: u64 = 0;
     let cut_at = cut_after.map(|d| tokio::time::Instant::now() + d);
     let mut cutting = false;
+    let mut line_start = true;
     loop {
         if cut_at.is_some_and(|at| tokio::time::Instant::now() >= at) {
             cutting = true;
@@ -240,7 +247,7 @@ async fn pump(
             }
             next += lines.len();
             let mut out = Vec::with_capacity(lines.iter().map(|l| l.text.len() + 40).sum());
-            encode(&lines, opts.timestamps, &mut out);
+            encode(&lines, opts.timestamps, &mut line_start, &mut out);
             if let Some(limit) = opts.limit_bytes {
                 let room = limit.saturating_sub(sent) as usize;
                 if out.len() >= room {
@@ -311,6 +318,31 @@ mod tests {
         assert_eq!(
             String::from_utf8_lossy(&out),
             "2023-11-14T22:13:20.999999999Z 2023-11-14T22:13:21Z 2023-11-14T22:13:21.0000005Z "
+        );
+    }
+
+    #[test]
+    fn pieces_of_a_line_are_joined_and_stamped_once_as_the_kubelet_does() {
+        let line = |ts, text: &'static str, partial| LogLine {
+            ts,
+            text: Bytes::from(text),
+            partial,
+        };
+        let lines = [
+            line(1_700_000_000_000_000_000, "\r 10%|\r 20%", true),
+            line(1_700_000_000_100_000_000, "|\r{'loss': 1.0}", false),
+            line(1_700_000_000_200_000_000, "no newline at the end", true),
+        ];
+        let (mut plain, mut stamped) = (Vec::new(), Vec::new());
+        encode(&lines, false, &mut true, &mut plain);
+        encode(&lines, true, &mut true, &mut stamped);
+        assert_eq!(
+            String::from_utf8_lossy(&plain),
+            "\r 10%|\r 20%|\r{'loss': 1.0}\nno newline at the end"
+        );
+        assert_eq!(
+            String::from_utf8_lossy(&stamped),
+            "2023-11-14T22:13:20Z \r 10%|\r 20%|\r{'loss': 1.0}\n2023-11-14T22:13:20.2Z no newline at the end"
         );
     }
 }

@@ -58,6 +58,7 @@ pub(super) async fn run_container(
             &spec,
             ordinal + u64::from(restarts),
             memory_limit,
+            ctx.state.shared.replay_dir.as_deref(),
             stream.clone(),
             ctx.state.shared.clock,
             ctx.cancel.clone(),
