@@ -7,7 +7,6 @@
 use std::collections::BTreeMap;
 
 use futures::AsyncReadExt;
-use gantry::metrics::pieces::MetricStream;
 use gantry_test_support as common;
 use k8s_openapi::api::batch::v1::Job;
 use k8s_openapi::api::core::v1::Pod;
@@ -82,14 +81,12 @@ async fn run_job(client: &kube::Client, name: &str, env: &[(&str, &str)]) -> (i3
 /// Every metric the parser reads in `log`, with its x.
 fn series(log: &[u8]) -> Series {
     let mut all = Series::new();
-    let mut stream = MetricStream::new();
-    let mut keep = |s: &gantry::metrics::pieces::Sample<'_>| {
+    gantry::metrics::read::samples(log, |s| {
         for (name, value) in s.metrics() {
             all.entry(name.to_string()).or_default().push((s.x, value));
         }
-    };
-    stream.push(log, &mut keep);
-    stream.finish(&mut keep);
+    })
+    .unwrap();
     all
 }
 
