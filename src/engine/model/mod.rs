@@ -253,6 +253,7 @@ impl Model {
             return None;
         }
         self.training.follow(number);
+        self.troubles.clear(&TroubleSource::Training);
         // The old tail's streams go with it, and so do their troubles.
         self.troubles.clear_logs();
         let generation = self.logs.switch(Source {
@@ -266,11 +267,15 @@ impl Model {
         })
     }
 
-    /// A training metric gone wrong: the status line says so, and it is news.
+    /// A training metric gone wrong: it is news, and the first of the attempt stays in the
+    /// status line (a run that diverged stays diverged).
     fn alert(&mut self, applied: &mut Applied, alerts: Vec<crate::metrics::alerts::Alert>) {
         for alert in alerts {
             let text = alert.to_string();
             applied.news.push(News::Said(text.clone()));
+            if !self.troubles.has(&TroubleSource::Training) {
+                self.troubles.set(TroubleSource::Training, text.clone());
+            }
             self.notify(Level::Warning, text);
         }
     }

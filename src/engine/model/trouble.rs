@@ -1,5 +1,4 @@
-//! Transient problems the status line shows while they last, each kept under where it came
-//! from: a source's recovery clears its own trouble and no other (a pod's log reconnecting says
+//! Problems the status line shows while they last, each kept under where it came from: a source's recovery clears its own trouble and no other (a pod's log reconnecting says
 //! nothing of GKE, and a watch coming back says nothing of a pod's log).
 
 use crate::k8s::watch::JobWatchEvent;
@@ -17,6 +16,9 @@ pub enum TroubleSource {
     Watch(&'static str),
     /// A pod's log stream.
     Logs(String),
+    /// The followed attempt's training: the first metric that went NaN, infinite or jumped,
+    /// kept in view until another attempt is followed (later ones are told as notices).
+    Training,
 }
 
 impl TroubleSource {
@@ -70,6 +72,10 @@ impl Troubles {
         self.present
             .iter()
             .any(|(s, _)| matches!(s, TroubleSource::Logs(p) if p == pod))
+    }
+
+    pub fn has(&self, source: &TroubleSource) -> bool {
+        self.present.iter().any(|(s, _)| s == source)
     }
 
     /// The newest trouble's message.
