@@ -26,6 +26,8 @@ pub struct NodePoolSpec {
     pub taints: Vec<(String, String, String)>,
     pub spot: bool,
     pub disk_size_gb: u32,
+    /// Boot disk type (`pd-balanced`, `pd-ssd`, ...).
+    pub disk_type: String,
 }
 
 #[derive(Debug, Clone, PartialEq)]
@@ -56,6 +58,7 @@ impl ClusterSpec {
                 taints: Vec::new(),
                 spot: false,
                 disk_size_gb: 100,
+                disk_type: "pd-balanced".into(),
             }],
         }
     }
