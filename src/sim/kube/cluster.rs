@@ -71,6 +71,8 @@ pub const DEFAULT_VERSION: &str = "1.32.9-gke.1108000";
 /// What handlers and controllers of one cluster share.
 #[derive(Debug)]
 pub struct ClusterState {
+    /// The cluster as GKE created it. Node pools change later through GKE's operations, which
+    /// add, drain and relabel nodes themselves (`nodes`, `drain`): read pools from the nodes.
     pub spec: ClusterSpec,
     pub store: Arc<Store>,
     pub logs: Arc<LogBook>,
