@@ -40,14 +40,19 @@ pub enum Mode {
     Recreate,
 }
 
-/// The steps that bring `pool`'s nodes to `desired`. GKE shrinks a pool newest node first.
+/// The steps that bring `pool`'s nodes, as the cluster has them, to `desired`.
 pub fn plan(
     state: &ClusterState,
     pool: &str,
     desired: Option<&NodePoolSpec>,
     mode: Mode,
 ) -> PoolWork {
-    let existing = nodes::of_pool(state, pool);
+    plan_from(&nodes::of_pool(state, pool), desired, mode)
+}
+
+/// The steps that bring `existing` (oldest first) to `desired`. GKE shrinks a pool newest node
+/// first, and takes surplus nodes away before it replaces the ones that stay.
+fn plan_from(existing: &[nodes::PoolNode], desired: Option<&NodePoolSpec>, mode: Mode) -> PoolWork {
     let mut steps = Vec::new();
     let wanted_zones: &[String] = desired.map_or(&[], |d| &d.zones);
     for node in existing.iter().rev() {
@@ -60,13 +65,13 @@ pub fn plan(
         for zone in &desired.zones {
             let here: Vec<&nodes::PoolNode> = existing.iter().filter(|n| n.zone == *zone).collect();
             let keep = here.len().min(want);
+            for node in here[keep..].iter().rev() {
+                steps.push(Step::Remove(node.name.clone()));
+            }
             if mode == Mode::Recreate {
                 for node in &here[..keep] {
                     steps.push(Step::Replace(node.name.clone(), zone.clone()));
                 }
-            }
-            for node in here[keep..].iter().rev() {
-                steps.push(Step::Remove(node.name.clone()));
             }
             for _ in here.len()..want {
                 steps.push(Step::Add(zone.clone()));
@@ -144,5 +149,103 @@ async fn apply(state: &Arc<ClusterState>, desired: Option<&NodePoolSpec>, step: 
         (Step::Remove(node), _) => drain::remove_node(state, node).await,
         (Step::Relabel, Some(pool)) => nodes::relabel(state, pool),
         _ => {}
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used, clippy::expect_used)]
+    use super::*;
+    use crate::sim::kube::cluster::ClusterSpec;
+
+    fn node(name: &str, zone: &str) -> nodes::PoolNode {
+        nodes::PoolNode {
+            name: name.into(),
+            zone: zone.into(),
+        }
+    }
+
+    fn pool(per_zone: u32, zones: &[&str]) -> NodePoolSpec {
+        let mut pool = ClusterSpec::seed("p", "us-central1-a", "c").node_pools[0].clone();
+        pool.nodes_per_zone = per_zone;
+        pool.zones = zones.iter().map(|z| z.to_string()).collect();
+        pool
+    }
+
+    fn steps(
+        existing: &[nodes::PoolNode],
+        desired: Option<&NodePoolSpec>,
+        mode: Mode,
+    ) -> Vec<Step> {
+        plan_from(existing, desired, mode).steps
+    }
+
+    const A: &str = "us-central1-a";
+    const B: &str = "us-central1-b";
+
+    #[test]
+    fn a_shrinking_pool_loses_its_newest_nodes_and_a_growing_one_gains_nodes() {
+        let three = [node("n0", A), node("n1", A), node("n2", A)];
+        assert_eq!(
+            steps(&three, Some(&pool(1, &[A])), Mode::Resize),
+            [Step::Remove("n2".into()), Step::Remove("n1".into())]
+        );
+        assert_eq!(
+            steps(&three[..1], Some(&pool(3, &[A])), Mode::Resize),
+            [Step::Add(A.into()), Step::Add(A.into())]
+        );
+        assert!(steps(&three, Some(&pool(3, &[A])), Mode::Resize).is_empty());
+    }
+
+    #[test]
+    fn a_deleted_pool_loses_every_node_newest_first() {
+        let two = [node("n0", A), node("n1", B)];
+        assert_eq!(
+            steps(&two, None, Mode::Resize),
+            [Step::Remove("n1".into()), Step::Remove("n0".into())]
+        );
+    }
+
+    #[test]
+    fn nodes_follow_the_pool_into_new_zones_and_out_of_old_ones() {
+        let two = [node("n0", A), node("n1", A)];
+        assert_eq!(
+            steps(&two, Some(&pool(2, &[B])), Mode::Resize),
+            [
+                Step::Remove("n1".into()),
+                Step::Remove("n0".into()),
+                Step::Add(B.into()),
+                Step::Add(B.into()),
+            ]
+        );
+    }
+
+    #[test]
+    fn a_recreated_pool_sheds_its_surplus_then_replaces_each_node_that_stays() {
+        let three = [node("n0", A), node("n1", A), node("n2", A)];
+        assert_eq!(
+            steps(&three, Some(&pool(2, &[A])), Mode::Recreate),
+            [
+                Step::Remove("n2".into()),
+                Step::Replace("n0".into(), A.into()),
+                Step::Replace("n1".into(), A.into()),
+            ]
+        );
+    }
+
+    #[test]
+    fn relabelling_is_one_step_after_any_resize() {
+        let one = [node("n0", A)];
+        assert_eq!(
+            steps(&one, Some(&pool(1, &[A])), Mode::Relabel),
+            [Step::Relabel]
+        );
+    }
+
+    #[test]
+    fn an_operation_counts_a_setup_step_and_one_per_node_step() {
+        let work = [plan_from(&[node("n0", A)], None, Mode::Resize)];
+        assert_eq!(step_count(&work), 2);
+        assert_eq!(step_count(&[]), 1);
     }
 }
