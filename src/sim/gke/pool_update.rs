@@ -157,3 +157,98 @@ fn check_fields(record: &ClusterRecord, request: &Map<String, Value>) -> Result<
     }
     Ok(())
 }
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used, clippy::expect_used)]
+    use super::*;
+    use crate::sim::gke::locations::Location;
+    use crate::sim::gke::model::plan_cluster;
+
+    fn record(pool: Value) -> ClusterRecord {
+        let body = json!({"cluster": {"name": "c", "nodePools": [pool]}});
+        let plan = plan_cluster("p", Location::parse("us-central1-a").unwrap(), body).unwrap();
+        ClusterRecord::new(plan, "operation-1")
+    }
+
+    fn default_pool() -> ClusterRecord {
+        record(json!({"name": "default-pool", "initialNodeCount": 3}))
+    }
+
+    #[test]
+    fn machine_and_disk_changes_recreate_nodes_and_labels_change_them_in_place() {
+        for (request, mode) in [
+            (json!({"machineType": "e2-standard-2"}), Mode::Recreate),
+            (json!({"diskSizeGb": 50}), Mode::Recreate),
+            (json!({"diskType": "pd-ssd"}), Mode::Recreate),
+            (json!({"labels": {"labels": {"team": "ml"}}}), Mode::Relabel),
+            (json!({"taints": {}}), Mode::Resize),
+            (
+                json!({"resourceLabels": {"labels": {"a": "b"}}}),
+                Mode::Resize,
+            ),
+        ] {
+            let next = next_pool(&mut default_pool(), "default-pool", &request).unwrap();
+            assert_eq!(next.mode, mode, "{request}");
+            assert_eq!(next.spec.nodes_per_zone, 3, "the size stays");
+        }
+        let next = next_pool(
+            &mut default_pool(),
+            "default-pool",
+            &json!({"machineType": "e2-standard-2", "diskType": "pd-ssd"}),
+        )
+        .unwrap();
+        assert_eq!(next.spec.machine_type, "e2-standard-2");
+        assert_eq!(next.json["config"]["machineType"], "e2-standard-2");
+        assert_eq!(next.json["config"]["diskType"], "pd-ssd");
+    }
+
+    #[test]
+    fn a_type_with_its_own_gpus_takes_them_along_when_it_goes() {
+        let mut record = record(json!({"name": "a100", "initialNodeCount": 1,
+            "config": {"machineType": "a2-highgpu-1g"}}));
+        let next = next_pool(
+            &mut record,
+            "a100",
+            &json!({"machineType": "n1-standard-8"}),
+        )
+        .unwrap();
+        assert_eq!(next.spec.accelerator, None);
+        assert_eq!(next.mode, Mode::Recreate);
+    }
+
+    #[test]
+    fn what_gke_refuses_or_the_simulator_does_not_carry_out_is_refused() {
+        let cases = [
+            ("nope", json!({"machineType": "e2-standard-2"}), "NOT_FOUND"),
+            (
+                "default-pool",
+                json!({"machineType": "n9-huge"}),
+                "INVALID_ARGUMENT",
+            ),
+            ("default-pool", json!({"diskSizeGb": 5}), "INVALID_ARGUMENT"),
+            (
+                "default-pool",
+                json!({"imageType": "UBUNTU_CONTAINERD"}),
+                "UNIMPLEMENTED",
+            ),
+            (
+                "default-pool",
+                json!({"nodeVersion": "1.31.0-gke.1"}),
+                "UNIMPLEMENTED",
+            ),
+        ];
+        for (pool, request, status) in cases {
+            let err = next_pool(&mut default_pool(), pool, &request).unwrap_err();
+            assert_eq!(err.status, status, "{request}: {}", err.message);
+        }
+        assert!(
+            next_pool(
+                &mut default_pool(),
+                "default-pool",
+                &json!({"nodeVersion": "-"})
+            )
+            .is_ok()
+        );
+    }
+}
