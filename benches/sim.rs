@@ -88,6 +88,7 @@ impl Sim {
                 taints: Vec::new(),
                 spot: false,
                 disk_size_gb: 100,
+                disk_type: "pd-balanced".into(),
             }],
         };
         cloud

@@ -57,7 +57,10 @@ pub const MACHINE_TYPES: &[MachineType] = &[
     m("n2-standard-8", 8, 32768),
     m("n2-standard-16", 16, 65536),
     m("n2-standard-32", 32, 131072),
+    m("c2-standard-4", 4, 16384),
     m("c2-standard-8", 8, 32768),
+    m("c3-standard-4", 4, 16384),
+    m("c3-standard-8", 8, 32768),
     g("g2-standard-4", 4, 16384, "nvidia-l4", 1),
     g("g2-standard-8", 8, 32768, "nvidia-l4", 1),
     g("g2-standard-24", 24, 98304, "nvidia-l4", 2),
@@ -65,26 +68,28 @@ pub const MACHINE_TYPES: &[MachineType] = &[
     g("a2-highgpu-2g", 24, 174080, "nvidia-tesla-a100", 2),
     g("a2-highgpu-4g", 48, 348160, "nvidia-tesla-a100", 4),
     g("a2-highgpu-8g", 96, 696320, "nvidia-tesla-a100", 8),
-    g("a3-highgpu-8g", 208, 1915904, "nvidia-h100-80gb", 8),
+    g("a3-highgpu-8g", 208, 1916928, "nvidia-h100-80gb", 8),
 ];
 
-/// Accelerators that can be attached to N1 machines (the others come with their machine type).
+/// GPUs Compute Engine attaches to N1 machines. The others (L4, A100, H100) come only with
+/// their machine type (G2, A2, A3).
 pub const ATTACHABLE_ACCELERATORS: &[&str] = &[
     "nvidia-tesla-t4",
     "nvidia-tesla-v100",
     "nvidia-tesla-p100",
     "nvidia-tesla-p4",
-    "nvidia-l4",
-    "nvidia-tesla-a100",
-    "nvidia-h100-80gb",
 ];
+
+/// Every accelerator type the simulated cloud knows, attachable or built in.
+pub fn known_accelerator(name: &str) -> bool {
+    ATTACHABLE_ACCELERATORS.contains(&name)
+        || MACHINE_TYPES
+            .iter()
+            .any(|m| m.gpus.is_some_and(|(gpu, _)| gpu == name))
+}
 
 pub fn machine_type(name: &str) -> Option<MachineType> {
     MACHINE_TYPES.iter().find(|m| m.name == name).copied()
-}
-
-pub fn known_accelerator(name: &str) -> bool {
-    ATTACHABLE_ACCELERATORS.contains(&name)
 }
 
 /// What the kubelet offers pods: capacity less GKE's system reservations and eviction threshold.
@@ -96,6 +101,14 @@ pub struct Allocatable {
 }
 
 impl MachineType {
+    /// Whether this accelerator can be on a node of this type: built in, or attached to an N1.
+    pub fn takes_accelerator(&self, name: &str) -> bool {
+        match self.gpus {
+            Some((gpu, _)) => gpu == name,
+            None => self.name.starts_with("n1-") && ATTACHABLE_ACCELERATORS.contains(&name),
+        }
+    }
+
     pub fn allocatable(&self) -> Allocatable {
         // GKE reserves 6% of the first core, 1% of the second, 0.5% of the next two, 0.25% above.
         let cores = u64::from(self.vcpus);
@@ -137,6 +150,20 @@ impl MachineType {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn gpus_go_only_where_compute_engine_puts_them() {
+        let n1 = machine_type("n1-standard-4").unwrap_or(MACHINE_TYPES[0]);
+        assert!(n1.takes_accelerator("nvidia-tesla-t4"));
+        assert!(!n1.takes_accelerator("nvidia-l4"));
+        let g2 = machine_type("g2-standard-8").unwrap_or(MACHINE_TYPES[0]);
+        assert!(g2.takes_accelerator("nvidia-l4"));
+        assert!(!g2.takes_accelerator("nvidia-tesla-t4"));
+        let e2 = machine_type("e2-medium").unwrap_or(MACHINE_TYPES[0]);
+        assert!(!e2.takes_accelerator("nvidia-tesla-t4"));
+        assert!(known_accelerator("nvidia-h100-80gb"));
+        assert!(!known_accelerator("nvidia-gtx-1080"));
+    }
 
     #[test]
     fn n1_standard_1_matches_gke() {

@@ -51,6 +51,11 @@ impl GkeError {
         Self::new(StatusCode::FORBIDDEN, "PERMISSION_DENIED", message)
     }
 
+    /// A part of the API the simulated GKE does not carry out (rather than pretend it did).
+    pub fn unimplemented(message: impl Into<String>) -> Self {
+        Self::new(StatusCode::NOT_IMPLEMENTED, "UNIMPLEMENTED", message)
+    }
+
     pub fn internal(message: impl Into<String>) -> Self {
         Self::new(StatusCode::INTERNAL_SERVER_ERROR, "INTERNAL", message)
     }

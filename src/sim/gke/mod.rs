@@ -1,17 +1,24 @@
 //! The simulated GKE Container API v1 (REST/JSON over plain HTTP on loopback), faithful enough
 //! that the official `google-cloud-container-v1` client and gcloud use it unmodified: clusters
-//! (create, get, list, delete) in the `locations` and the older `zones` URL forms, node pools (list,
-//! get), operations (get, list, cancel) and `serverConfig`. A cluster provisions through GKE-like
-//! stages, and its Kubernetes API server (a `ClusterRuntime`) runs from the end of the control
-//! plane stage until the cluster is deleted.
+//! (create, get, list, delete, update, setResourceLabels) in the `locations` and the older `zones`
+//! URL forms, node pools (list, get, create, delete, update, setSize, setAutoscaling), operations
+//! (get, list, cancel) and `serverConfig`. A cluster provisions through GKE-like stages, and its
+//! Kubernetes API server (a `ClusterRuntime`) runs from the end of the control plane stage until
+//! the cluster is deleted; changes to a running cluster are operations during which it is
+//! RECONCILING and its Kubernetes nodes follow its node pools.
 
+mod autoscaling;
+mod cluster_requests;
 mod clusters;
 mod errors;
 mod handlers;
 mod lifecycle;
 mod locations;
 mod model;
+mod node_work;
 mod operations;
+mod pool_requests;
+mod pool_update;
 mod pools;
 mod proto_json;
 mod reconcile;

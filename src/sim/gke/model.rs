@@ -190,6 +190,7 @@ pub fn request_from_spec(spec: &ClusterSpec) -> Value {
             let mut config = json!({
                 "machineType": pool.machine_type,
                 "diskSizeGb": pool.disk_size_gb,
+                "diskType": pool.disk_type,
                 "labels": pool.labels,
                 "spot": pool.spot,
                 "taints": pool.taints.iter().map(|(key, value, effect)| {

@@ -70,8 +70,6 @@ pub const DELETE_STAGES: &[Stage] = &[
 /// changes are UPDATE_CLUSTER (SET_LABELS is documented as unused); node pool updates are
 /// UPGRADE_NODES, which GKE uses for "most forms of updates to node pools".
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-// The node-pool and cluster update requests (being added) start the rest.
-#[allow(dead_code)]
 pub enum OpType {
     CreateCluster,
     DeleteCluster,

@@ -13,6 +13,14 @@ use crate::sim::machines;
 const DEFAULT_MACHINE_TYPE: &str = "e2-medium";
 const DEFAULT_DISK_SIZE_GB: i64 = 100;
 const MIN_DISK_SIZE_GB: i64 = 10;
+/// Boot disk types a GKE node can have.
+const DISK_TYPES: &[&str] = &[
+    "pd-standard",
+    "pd-balanced",
+    "pd-ssd",
+    "pd-extreme",
+    "hyperdisk-balanced",
+];
 /// With Cloud Logging and Monitoring on (GKE's default) these scopes are what nodes get unasked.
 const DEFAULT_SCOPES: [&str; 2] = [
     "https://www.googleapis.com/auth/logging.write",
@@ -63,6 +71,7 @@ pub fn plan_pool(
             .and_then(Value::as_u64)
             .and_then(|n| u32::try_from(n).ok())
             .unwrap_or(100),
+        disk_type: string_field(&config, "diskType"),
     };
     pool.insert("config".into(), Value::Object(config));
     pool.insert("initialNodeCount".into(), json!(nodes));
@@ -142,6 +151,13 @@ fn fill_config(
     }
     config.insert("diskSizeGb".into(), json!(disk));
     default_string(config, "diskType", "pd-balanced");
+    let disk_type = string_field(config, "diskType");
+    if !DISK_TYPES.contains(&disk_type.as_str()) {
+        return Err(GkeError::invalid(format!(
+            "Invalid value for field \"node_config.disk_type\": \"{disk_type}\". Must be one of {}.",
+            DISK_TYPES.join(", ")
+        )));
+    }
     default_string(config, "imageType", "COS_CONTAINERD");
     default_string(config, "serviceAccount", "default");
     config
@@ -188,10 +204,16 @@ fn check_accelerators(
             .get("acceleratorType")
             .and_then(Value::as_str)
             .unwrap_or_default();
-        let built_in = machine.gpus.is_some_and(|(gpu, _)| gpu == kind);
-        if !(machines::known_accelerator(kind) || built_in) {
+        if !machines::known_accelerator(kind) {
             return Err(GkeError::invalid(format!(
                 "Accelerator type \"{kind}\" does not exist in zone \"{zone}\"."
+            )));
+        }
+        if !machine.takes_accelerator(kind) {
+            return Err(GkeError::invalid(format!(
+                "Accelerator type \"{kind}\" cannot be used with machine type \"{}\": GPUs are \
+                 attached to N1 machine types only; G2, A2 and A3 types come with their own.",
+                machine.name
             )));
         }
         let count = accelerator
@@ -356,6 +378,11 @@ mod tests {
             json!({"name": "p", "initialNodeCount": 1, "config": {"accelerators": [{"acceleratorType": "nvidia-gtx-1080", "acceleratorCount": 1}]}}),
             json!({"name": "p", "initialNodeCount": 1, "config": {"accelerators": [{"acceleratorType": "nvidia-tesla-t4"}]}}),
             json!({"name": "p", "initialNodeCount": 1, "config": {"taints": [{"key": "k"}]}}),
+            json!({"name": "p", "initialNodeCount": 1, "config": {"diskType": "floppy"}}),
+            json!({"name": "p", "initialNodeCount": 1, "config": {"machineType": "e2-standard-4",
+                "accelerators": [{"acceleratorType": "nvidia-tesla-t4", "acceleratorCount": 1}]}}),
+            json!({"name": "p", "initialNodeCount": 1, "config": {"machineType": "n1-standard-4",
+                "accelerators": [{"acceleratorType": "nvidia-l4", "acceleratorCount": 1}]}}),
         ];
         for pool in bad {
             let err = plan(pool.clone()).unwrap_err();

@@ -15,7 +15,7 @@ use serde_json::Value;
 
 use super::errors::{GkeError, GoogleErrors};
 use super::schema::{self, Field};
-use super::{GkeApi, handlers, proto_json, versions};
+use super::{GkeApi, cluster_requests, handlers, pool_requests, proto_json, versions};
 use crate::sim::http_faults::{self, Gate, json_response};
 
 pub fn router(api: Arc<GkeApi>) -> Router {
@@ -32,12 +32,25 @@ pub fn router(api: Arc<GkeApi>) -> Router {
         ))
 }
 
+/// Custom methods, after a colon in the `locations` form (`nodePools/P:setSize`) or as a last
+/// segment in the older `zones` form (`nodePools/P/setSize`).
+#[derive(Debug, Clone, Copy, PartialEq)]
+enum Verb {
+    SetSize,
+    SetAutoscaling,
+    /// `zones/Z/clusters/C/nodePools/P/update`; the `locations` form is a PUT of the pool.
+    Update,
+    SetResourceLabels,
+}
+
 #[derive(Debug, Clone, PartialEq)]
 enum Target {
     Clusters,
     Cluster(String),
+    ClusterVerb(String, Verb),
     NodePools(String),
     NodePool(String, String),
+    NodePoolVerb(String, String, Verb),
     Operations,
     Operation(String),
     CancelOperation(String),
@@ -79,10 +92,36 @@ impl Route {
         let name = |s: &str| (!s.contains(':')).then(|| s.to_string());
         let target = match tail {
             ["clusters"] => Target::Clusters,
-            ["clusters", cluster] => Target::Cluster(name(cluster)?),
+            ["clusters", cluster] => match cluster.split_once(':') {
+                Some((c, "setResourceLabels")) => {
+                    Target::ClusterVerb(name(c)?, Verb::SetResourceLabels)
+                }
+                Some(_) => return None,
+                None => Target::Cluster(name(cluster)?),
+            },
+            ["clusters", cluster, "resourceLabels"] => {
+                Target::ClusterVerb(name(cluster)?, Verb::SetResourceLabels)
+            }
             ["clusters", cluster, "nodePools"] => Target::NodePools(name(cluster)?),
-            ["clusters", cluster, "nodePools", pool] => {
-                Target::NodePool(name(cluster)?, name(pool)?)
+            ["clusters", cluster, "nodePools", pool] => match pool.split_once(':') {
+                Some((p, verb)) => {
+                    let verb = match verb {
+                        "setSize" => Verb::SetSize,
+                        "setAutoscaling" => Verb::SetAutoscaling,
+                        _ => return None,
+                    };
+                    Target::NodePoolVerb(name(cluster)?, name(p)?, verb)
+                }
+                None => Target::NodePool(name(cluster)?, name(pool)?),
+            },
+            ["clusters", cluster, "nodePools", pool, verb] => {
+                let verb = match *verb {
+                    "setSize" => Verb::SetSize,
+                    "autoscaling" => Verb::SetAutoscaling,
+                    "update" => Verb::Update,
+                    _ => return None,
+                };
+                Target::NodePoolVerb(name(cluster)?, name(pool)?, verb)
             }
             ["operations"] => Target::Operations,
             ["operations", op] => match op.strip_suffix(":cancel") {
@@ -109,6 +148,19 @@ impl Route {
                 "container.clusters.delete",
                 format!("{parent}/clusters/{c}"),
             ),
+            // Every change to a cluster or its node pools needs the update permission.
+            Target::ClusterVerb(c, _) | Target::NodePoolVerb(c, _, _) => (
+                "container.clusters.update",
+                format!("{parent}/clusters/{c}"),
+            ),
+            Target::Cluster(c) | Target::NodePools(c) | Target::NodePool(c, _)
+                if method != Method::GET =>
+            {
+                (
+                    "container.clusters.update",
+                    format!("{parent}/clusters/{c}"),
+                )
+            }
             Target::Cluster(c) | Target::NodePools(c) | Target::NodePool(c, _) => {
                 ("container.clusters.get", format!("{parent}/clusters/{c}"))
             }
@@ -185,6 +237,35 @@ fn handle(api: &Arc<GkeApi>, method: &Method, path: &str, body: &[u8]) -> Result
         (Method::GET, Target::NodePool(c, pool)) => (
             handlers::get_node_pool(api, p, l, c, pool)?,
             schema::NODE_POOL,
+        ),
+        (Method::PUT, Target::Cluster(c)) => (
+            cluster_requests::update(api, (p, l, c), json_body(body)?)?,
+            schema::OPERATION,
+        ),
+        (Method::POST, Target::ClusterVerb(c, Verb::SetResourceLabels)) => (
+            cluster_requests::set_labels(api, (p, l, c), json_body(body)?)?,
+            schema::OPERATION,
+        ),
+        (Method::POST, Target::NodePools(c)) => (
+            pool_requests::create(api, (p, l, c), json_body(body)?)?,
+            schema::OPERATION,
+        ),
+        (Method::DELETE, Target::NodePool(c, pool)) => (
+            pool_requests::delete(api, (p, l, c), pool)?,
+            schema::OPERATION,
+        ),
+        (Method::PUT, Target::NodePool(c, pool))
+        | (Method::POST, Target::NodePoolVerb(c, pool, Verb::Update)) => (
+            pool_requests::update(api, (p, l, c), pool, json_body(body)?)?,
+            schema::OPERATION,
+        ),
+        (Method::POST, Target::NodePoolVerb(c, pool, Verb::SetSize)) => (
+            pool_requests::set_size(api, (p, l, c), pool, json_body(body)?)?,
+            schema::OPERATION,
+        ),
+        (Method::POST, Target::NodePoolVerb(c, pool, Verb::SetAutoscaling)) => (
+            pool_requests::set_autoscaling(api, (p, l, c), pool, json_body(body)?)?,
+            schema::OPERATION,
         ),
         (Method::GET, Target::Operations) => (
             handlers::list_operations(api, p, l)?,
@@ -263,12 +344,52 @@ mod tests {
     }
 
     #[test]
+    fn parses_custom_methods_in_both_forms() {
+        let pool = |verb| Some(Target::NodePoolVerb("c".into(), "np".into(), verb));
+        for (path, want) in [
+            (
+                "/v1/projects/p/locations/l/clusters/c/nodePools/np:setSize",
+                pool(Verb::SetSize),
+            ),
+            (
+                "/v1/projects/p/zones/z/clusters/c/nodePools/np/setSize",
+                pool(Verb::SetSize),
+            ),
+            (
+                "/v1/projects/p/locations/l/clusters/c/nodePools/np:setAutoscaling",
+                pool(Verb::SetAutoscaling),
+            ),
+            (
+                "/v1/projects/p/zones/z/clusters/c/nodePools/np/autoscaling",
+                pool(Verb::SetAutoscaling),
+            ),
+            (
+                "/v1/projects/p/zones/z/clusters/c/nodePools/np/update",
+                pool(Verb::Update),
+            ),
+            (
+                "/v1/projects/p/locations/l/clusters/c:setResourceLabels",
+                Some(Target::ClusterVerb("c".into(), Verb::SetResourceLabels)),
+            ),
+            (
+                "/v1/projects/p/zones/z/clusters/c/resourceLabels",
+                Some(Target::ClusterVerb("c".into(), Verb::SetResourceLabels)),
+            ),
+        ] {
+            assert_eq!(target(path), want, "{path}");
+        }
+    }
+
+    #[test]
     fn rejects_other_paths() {
         for path in [
             "/v1/projects/p",
             "/v1/projects/p/regions/r/clusters",
             "/v1/projects/p/locations/l/clusters/",
             "/v1/projects/p/locations/l/clusters/c:setLabels",
+            "/v1/projects/p/locations/l/clusters/c/nodePools/np:rollback",
+            "/v1/projects/p/zones/z/clusters/c/nodePools/np/setManagement",
+            "/v1/projects/p/locations/l/clusters/c:np/nodePools",
             "/v2/projects/p/locations/l/clusters",
         ] {
             assert_eq!(target(path), None, "{path}");

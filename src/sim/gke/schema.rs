@@ -218,6 +218,25 @@ pub const OPERATION: &[Field] = &[
     f("status", Kind::Enum(&OPERATION_STATUS)),
     f("progress", Kind::Message(PROGRESS)),
 ];
+pub const SET_NODE_POOL_SIZE_REQUEST: &[Field] = &[f("nodeCount", Kind::Int32)];
+pub const SET_NODE_POOL_AUTOSCALING_REQUEST: &[Field] =
+    &[f("autoscaling", Kind::Message(AUTOSCALING))];
+pub const CREATE_NODE_POOL_REQUEST: &[Field] = &[f("nodePool", Kind::Message(NODE_POOL))];
+/// `NodeLabels` and `ResourceLabels`: a message around a map.
+const LABELS_MESSAGE: &[Field] = &[f("labels", Kind::Map)];
+pub const UPDATE_NODE_POOL_REQUEST: &[Field] = &[
+    f("diskSizeGb", Kind::Int64),
+    f("accelerators", Kind::Message(ACCELERATOR)),
+    f(
+        "taints",
+        Kind::Message(&[f("taints", Kind::Message(TAINT))]),
+    ),
+    f("labels", Kind::Message(LABELS_MESSAGE)),
+    f("resourceLabels", Kind::Message(LABELS_MESSAGE)),
+];
+const CLUSTER_UPDATE: &[Field] = &[f("desiredNodePoolAutoscaling", Kind::Message(AUTOSCALING))];
+pub const UPDATE_CLUSTER_REQUEST: &[Field] = &[f("update", Kind::Message(CLUSTER_UPDATE))];
+pub const SET_LABELS_REQUEST: &[Field] = &[f("resourceLabels", Kind::Map)];
 pub const LIST_CLUSTERS: &[Field] = &[f("clusters", Kind::Message(CLUSTER))];
 pub const LIST_NODE_POOLS: &[Field] = &[f("nodePools", Kind::Message(NODE_POOL))];
 pub const LIST_OPERATIONS: &[Field] = &[f("operations", Kind::Message(OPERATION))];

@@ -11,6 +11,7 @@ use serde_json::Value;
 use super::GkeApi;
 use super::clusters::{ClusterKey, ClusterRecord, ClusterStatus};
 use super::errors::GkeError;
+use super::node_work::{self, Pace, PoolWork};
 use super::operations::{OpType, Operation};
 use crate::sim::kube::cluster::ClusterRuntime;
 
@@ -30,8 +31,6 @@ pub struct Change {
 
 /// A started operation, for the work that carries it out.
 #[derive(Debug)]
-// The node-pool and cluster update requests (being added) read every field.
-#[allow(dead_code)]
 pub struct Started {
     pub key: ClusterKey,
     pub operation: String,
@@ -43,20 +42,20 @@ pub struct Started {
 /// How a record is changed when its operation ends.
 pub type Apply = Box<dyn FnOnce(&mut ClusterRecord) + Send>;
 
-/// Checks a request against the cluster (`check` sees the record and may refuse, with what it
-/// needs later), then starts its operation: 404 for an unknown cluster, 400 FAILED_PRECONDITION
-/// while another operation runs or when the cluster is not RUNNING.
+/// Starts an operation on a cluster: 404 for an unknown cluster, 400 FAILED_PRECONDITION while
+/// another operation runs or when the cluster is not RUNNING. Then `change` checks the request
+/// against the record (it may refuse, and must not change the record before it is sure) and says
+/// what the operation is, with what the work needs later.
 pub fn begin<T>(
     api: &GkeApi,
     project: &str,
     location: &str,
     cluster: &str,
-    change: impl FnOnce(&ClusterRecord) -> Result<(Change, T), GkeError>,
+    change: impl FnOnce(&mut ClusterRecord) -> Result<(Change, T), GkeError>,
 ) -> Result<(Started, T), GkeError> {
     let (key, name, runtime, extra) = {
         let mut registry = api.registry();
         let record = registry.find(project, location, cluster)?;
-        let (change, extra) = change(record)?;
         registry.check_idle(record)?;
         if record.status != ClusterStatus::Running {
             return Err(GkeError::failed_precondition(format!(
@@ -65,6 +64,12 @@ pub fn begin<T>(
             )));
         }
         let key = record.key();
+        let Some(record) = registry.find_mut(&key) else {
+            return Err(super::clusters::cluster_not_found(
+                project, location, cluster,
+            ));
+        };
+        let (change, extra) = change(record)?;
         let mut operation = Operation::new(
             project,
             record.location.clone(),
@@ -78,11 +83,6 @@ pub fn begin<T>(
         }
         operation.begin_stage(0);
         let name = operation.name.clone();
-        let Some(record) = registry.find_mut(&key) else {
-            return Err(super::clusters::cluster_not_found(
-                project, location, cluster,
-            ));
-        };
         record.status = ClusterStatus::Reconciling;
         record.status_message = change.status_message;
         record.busy_with = Some(name.clone());
@@ -138,8 +138,28 @@ pub async fn finish_after(
     api.publish_running();
 }
 
+/// Runs an operation's node work in the background, then ends it with `apply`; answers with
+/// the operation as it started.
+pub fn launch(
+    api: &Arc<GkeApi>,
+    started: Started,
+    work: Vec<PoolWork>,
+    pace: Pace,
+    apply: Apply,
+) -> Value {
+    let state = started.runtime.as_ref().map(|r| r.state().clone());
+    let nodes = node_work::run(api.clone(), started.operation.clone(), state, work, pace);
+    tokio::spawn(finish_after(
+        api.clone(),
+        started.key,
+        started.operation,
+        nodes,
+        apply,
+    ));
+    started.answer
+}
+
 /// Sleeps a simulated delay, then counts a step of the operation's stage.
-#[allow(dead_code)]
 pub async fn step(api: &GkeApi, operation: &str, simulated_secs: f64) {
     api.shared.clock.sleep_secs(simulated_secs).await;
     api.update_operation(operation, |op| op.step(0));

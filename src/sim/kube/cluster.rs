@@ -26,6 +26,8 @@ pub struct NodePoolSpec {
     pub taints: Vec<(String, String, String)>,
     pub spot: bool,
     pub disk_size_gb: u32,
+    /// Boot disk type (`pd-balanced`, `pd-ssd`, ...).
+    pub disk_type: String,
 }
 
 #[derive(Debug, Clone, PartialEq)]
@@ -56,6 +58,7 @@ impl ClusterSpec {
                 taints: Vec::new(),
                 spot: false,
                 disk_size_gb: 100,
+                disk_type: "pd-balanced".into(),
             }],
         }
     }
@@ -68,6 +71,8 @@ pub const DEFAULT_VERSION: &str = "1.32.9-gke.1108000";
 /// What handlers and controllers of one cluster share.
 #[derive(Debug)]
 pub struct ClusterState {
+    /// The cluster as GKE created it. Node pools change later through GKE's operations, which
+    /// add, drain and relabel nodes themselves (`nodes`, `drain`): read pools from the nodes.
     pub spec: ClusterSpec,
     pub store: Arc<Store>,
     pub logs: Arc<LogBook>,

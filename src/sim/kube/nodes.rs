@@ -183,7 +183,7 @@ fn node_object(name: &str, pool: &NodePoolSpec, zone: &str, version: &str, index
         "beta.kubernetes.io/arch": "amd64",
         "beta.kubernetes.io/instance-type": pool.machine_type,
         "beta.kubernetes.io/os": "linux",
-        "cloud.google.com/gke-boot-disk": "pd-balanced",
+        "cloud.google.com/gke-boot-disk": pool.disk_type,
         "cloud.google.com/gke-nodepool": pool.name,
         "cloud.google.com/gke-os-distribution": "cos",
         "cloud.google.com/machine-family": pool.machine_type.split('-').next().unwrap_or_default(),
