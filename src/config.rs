@@ -25,10 +25,26 @@ pub struct Config {
     /// Frames a second from new log lines alone (keys are answered at once); unset: 10 on a
     /// local terminal, 4 under SSH and in `gantry serve`.
     pub max_fps: Option<u32>,
+    /// How long the cluster may run with no attempt before the status line says what that costs
+    /// (`"30m"`, `"1h 30m"`, `"90s"`); unset: [`DEFAULT_IDLE_REMINDER`].
+    pub idle_reminder: Option<String>,
+    /// After the idle reminder, set the node pools to zero nodes (the cluster stays; a launch
+    /// brings them back first). Never in read-only.
+    pub scale_to_zero_when_idle: bool,
     pub cluster: ClusterConfig,
     pub job: JobConfig,
     /// Key bindings: action name → key (e.g. `launch = "L"`).
     pub keys: BTreeMap<String, String>,
+}
+
+/// The idle reminder when the config names none.
+pub const DEFAULT_IDLE_REMINDER: std::time::Duration = std::time::Duration::from_secs(30 * 60);
+
+/// A duration as people write one: jiff's friendly format (`"30m"`, `"1h 30m"`, `"2s"`) or
+/// ISO 8601 (`"PT30M"`); never negative.
+fn parse_duration(text: &str) -> Option<std::time::Duration> {
+    let signed: jiff::SignedDuration = text.trim().parse().ok()?;
+    std::time::Duration::try_from(signed).ok()
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -255,7 +271,22 @@ impl Config {
         crate::paths::config_dir().map(|dir| dir.join("config.toml"))
     }
 
+    /// How long the cluster may idle before the reminder (validated when the config is read).
+    pub fn idle_reminder(&self) -> std::time::Duration {
+        self.idle_reminder
+            .as_deref()
+            .and_then(parse_duration)
+            .unwrap_or(DEFAULT_IDLE_REMINDER)
+    }
+
     pub fn validate(&self) -> Result<(), String> {
+        if let Some(text) = &self.idle_reminder
+            && parse_duration(text).is_none()
+        {
+            return Err(format!(
+                "idle-reminder = \"{text}\": write a duration such as \"30m\", \"1h 30m\" or \"90s\""
+            ));
+        }
         if let Some(fps) = self.max_fps
             && !(1..=60).contains(&fps)
         {
@@ -370,6 +401,27 @@ mod tests {
         assert_eq!(c.job.selector(), "job=ml-training");
         assert_eq!(c.job.backoff_limit, 2);
         assert_eq!(c.job.image_for("p"), "gcr.io/p/ml-training-job:latest");
+    }
+
+    #[test]
+    fn the_idle_reminder_is_a_duration_and_half_an_hour_unless_set() {
+        use std::time::Duration;
+        assert_eq!(Config::default().idle_reminder(), Duration::from_secs(1800));
+        let c = Config::parse("idle-reminder = \"1h 30m\"\nscale-to-zero-when-idle = true\n")
+            .unwrap_or_default();
+        assert_eq!(c.idle_reminder(), Duration::from_secs(5400));
+        assert!(c.scale_to_zero_when_idle);
+        let c = Config::parse("idle-reminder = \"2s\"\n").unwrap_or_default();
+        assert_eq!(c.idle_reminder(), Duration::from_secs(2));
+        for bad in ["soon", "-5m", ""] {
+            let e = Config::parse(&format!("idle-reminder = \"{bad}\"\n"))
+                .err()
+                .unwrap_or_default();
+            assert!(
+                e.contains("idle-reminder") && e.contains("30m"),
+                "{bad}: {e}"
+            );
+        }
     }
 
     #[test]

@@ -86,6 +86,7 @@ fn job(name: &str, attempt: u32, status: gantry::k8s::status::AttemptPhase) -> A
         created: None,
         start_time: None,
         completion_time: None,
+        finished_at: None,
         deleting: false,
     }
 }

@@ -10,6 +10,7 @@
 //! - [`spec`]: the cluster request from [`crate::config::ClusterConfig`].
 //! - [`events`]: [`ProvisionEvent`], what the TUI and `gantry up --wait` show.
 //! - [`provision`]: [`up`] and [`down`], following operations to their end.
+//! - [`cost`]: the configured and the running cluster as the price list sees them.
 //! - [`summary`]: [`ClusterSummary`], the cluster as `gantry status` and the TUI show it.
 //! - [`status`]: [`ClusterStatus`], GKE's status names as an enum.
 //! - [`cluster_client`]: a `kube::Client` for a RUNNING cluster, with a refreshing token.
@@ -18,6 +19,7 @@
 pub mod auth;
 pub mod client;
 pub mod cluster_client;
+pub mod cost;
 pub mod error;
 pub mod events;
 pub mod pacing;
