@@ -118,6 +118,25 @@ impl RunningCost {
     }
 }
 
+/// What an attempt used: its duration times the cluster's nodes, and the cluster's hourly price
+/// over that duration (fee included: the money spent while it ran). The nodes are the cluster's
+/// now, not only those its pods ran on: a node the attempt left idle was paid for all the same.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Used {
+    pub node_hours: f64,
+    pub cost: Estimate,
+}
+
+impl Used {
+    pub fn over(start: Timestamp, end: Timestamp, nodes: u32, per_hour: &Estimate) -> Used {
+        let hours = hours_between(start, end);
+        Used {
+            node_hours: hours * f64::from(nodes),
+            cost: per_hour.clone().times(hours),
+        }
+    }
+}
+
 #[cfg(test)]
 #[path = "cost_tests.rs"]
 mod tests;

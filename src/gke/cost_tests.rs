@@ -137,3 +137,16 @@ fn pools_have_their_creation_counts_unless_the_clusters_total_says_otherwise() {
     assert_eq!(pool_node_counts(&[3, 1], 0), [0, 0]);
     assert_eq!(pool_node_counts(&[3, 1], 7), [3, 1]);
 }
+
+#[test]
+fn an_attempt_uses_its_duration_times_the_clusters_nodes_and_price() {
+    let start: Timestamp = "2026-01-01T10:00:00Z".parse().unwrap();
+    let end: Timestamp = "2026-01-01T11:30:00Z".parse().unwrap();
+    let used = Used::over(start, end, 3, &Estimate::Known(0.2));
+    assert!((used.node_hours - 4.5).abs() < 1e-9);
+    assert!(close(&used.cost, 0.3));
+    assert_eq!(
+        Used::over(end, start, 3, &Estimate::Known(0.2)).node_hours,
+        0.0
+    );
+}

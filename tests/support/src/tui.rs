@@ -271,7 +271,7 @@ pub fn cluster_summary(status: ClusterStatus) -> ClusterSummary {
             version: "1.33.2-gke.1111000".into(),
         }],
         locations: vec!["us-central1-a".into()],
-        create_time: None,
+        create_time: if up { ago(2 * 3600 + 15 * 60) } else { None },
     }
 }
 
