@@ -154,6 +154,7 @@ impl Cli {
             time_scale: self.time_scale,
             faults: self.faults.clone(),
             logs_root: None,
+            read_only: self.read_only,
         }
     }
 

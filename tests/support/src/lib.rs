@@ -178,6 +178,7 @@ pub fn engine_options(
         sim: false,
         time_scale: 1.0,
         faults: Vec::new(),
+        read_only: false,
         logs_root: Some(logs_root.to_path_buf()),
     }
 }
