@@ -35,10 +35,10 @@ fn report(job: Option<JobStatus>) -> StatusReport {
         .and_then(|j| j.current())
         .map(|_| LOGS_DIR.into());
     StatusReport {
-        cluster: ClusterReport::Gke(GkeCluster::new(
+        cluster: ClusterReport::Gke(Box::new(GkeCluster::new(
             cluster_summary(ClusterStatus::Running),
             now(),
-        )),
+        ))),
         job,
         logs_dir,
     }
@@ -136,10 +136,10 @@ fn hostile_text_from_the_cluster_is_one_inert_line() {
 #[test]
 fn a_cluster_that_is_not_there_says_how_to_create_it() {
     let r = StatusReport {
-        cluster: ClusterReport::Gke(GkeCluster::new(
+        cluster: ClusterReport::Gke(Box::new(GkeCluster::new(
             cluster_summary(ClusterStatus::NotFound),
             now(),
-        )),
+        ))),
         job: None,
         logs_dir: None,
     };

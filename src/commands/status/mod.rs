@@ -40,7 +40,7 @@ pub struct StatusReport {
 #[derive(Debug, Serialize)]
 #[serde(tag = "kind", rename_all = "lowercase")]
 pub enum ClusterReport {
-    Gke(GkeCluster),
+    Gke(Box<GkeCluster>),
     Context(ContextSummary),
 }
 
@@ -162,7 +162,7 @@ async fn on_gke(target: &Target, now: jiff::Timestamp) -> Result<Found, i32> {
         None
     };
     Ok((
-        ClusterReport::Gke(GkeCluster::new(summary, now)),
+        ClusterReport::Gke(Box::new(GkeCluster::new(summary, now))),
         config,
         client,
     ))
