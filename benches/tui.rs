@@ -56,6 +56,7 @@ fn cluster() -> ClusterSummary {
         node_version: "1.33.2-gke.1111000".into(),
         node_pools: Vec::new(),
         locations: vec!["us-central1-a".into()],
+        create_time: None,
     }
 }
 
@@ -75,6 +76,7 @@ fn attempt() -> AttemptSummary {
         created: Some(now() - jiff::SignedDuration::from_secs(600)),
         start_time: Some(now() - jiff::SignedDuration::from_secs(600)),
         completion_time: None,
+        finished_at: None,
         deleting: false,
     }
 }

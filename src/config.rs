@@ -25,10 +25,26 @@ pub struct Config {
     /// Frames a second from new log lines alone (keys are answered at once); unset: 10 on a
     /// local terminal, 4 under SSH and in `gantry serve`.
     pub max_fps: Option<u32>,
+    /// How long the cluster may run with no attempt before the status line says what that costs
+    /// (`"30m"`, `"1h 30m"`, `"90s"`); unset: [`DEFAULT_IDLE_REMINDER`].
+    pub idle_reminder: Option<String>,
+    /// After the idle reminder, set the node pools to zero nodes (the cluster stays; a launch
+    /// brings them back first). Never in read-only.
+    pub scale_to_zero_when_idle: bool,
     pub cluster: ClusterConfig,
     pub job: JobConfig,
     /// Key bindings: action name → key (e.g. `launch = "L"`).
     pub keys: BTreeMap<String, String>,
+}
+
+/// The idle reminder when the config names none.
+pub const DEFAULT_IDLE_REMINDER: std::time::Duration = std::time::Duration::from_secs(30 * 60);
+
+/// A duration as people write one: jiff's friendly format (`"30m"`, `"1h 30m"`, `"2s"`) or
+/// ISO 8601 (`"PT30M"`); never negative.
+fn parse_duration(text: &str) -> Option<std::time::Duration> {
+    let signed: jiff::SignedDuration = text.trim().parse().ok()?;
+    std::time::Duration::try_from(signed).ok()
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -255,7 +271,22 @@ impl Config {
         crate::paths::config_dir().map(|dir| dir.join("config.toml"))
     }
 
+    /// How long the cluster may idle before the reminder (validated when the config is read).
+    pub fn idle_reminder(&self) -> std::time::Duration {
+        self.idle_reminder
+            .as_deref()
+            .and_then(parse_duration)
+            .unwrap_or(DEFAULT_IDLE_REMINDER)
+    }
+
     pub fn validate(&self) -> Result<(), String> {
+        if let Some(text) = &self.idle_reminder
+            && parse_duration(text).is_none()
+        {
+            return Err(format!(
+                "idle-reminder = \"{text}\": write a duration such as \"30m\", \"1h 30m\" or \"90s\""
+            ));
+        }
         if let Some(fps) = self.max_fps
             && !(1..=60).contains(&fps)
         {
@@ -353,34 +384,5 @@ fn describe_toml_error(text: &str, e: &toml::de::Error) -> String {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn defaults_are_the_seed() {
-        let c = Config::default();
-        assert_eq!(c.cluster.name, "ml-gke-cluster");
-        assert_eq!(
-            (c.cluster.machine_type.as_str(), c.cluster.node_count),
-            ("n1-standard-1", 3)
-        );
-        assert_eq!(c.cluster.oauth_scopes.len(), 4);
-        assert_eq!(c.job.name, "ml-training-job");
-        assert_eq!(c.job.container, "ml-training-container");
-        assert_eq!(c.job.selector(), "job=ml-training");
-        assert_eq!(c.job.backoff_limit, 2);
-        assert_eq!(c.job.image_for("p"), "gcr.io/p/ml-training-job:latest");
-    }
-
-    #[test]
-    fn unknown_keys_name_line_and_key() {
-        let e = Config::parse("[cluster]\nname = \"x\"\nnode_cnt = 3\n")
-            .err()
-            .unwrap_or_default();
-        assert!(e.contains("line 3") && e.contains("node_cnt"), "{e}");
-        let e = Config::parse("[cluster]\nnode-count = 0\n")
-            .err()
-            .unwrap_or_default();
-        assert!(e.contains("node-count"), "{e}");
-    }
-}
+#[path = "config_tests.rs"]
+mod tests;

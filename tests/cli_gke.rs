@@ -101,6 +101,7 @@ async fn up_status_down_against_the_simulator() {
     let before = status_json(&env.gantry(&["status", "--json"]).await);
     assert_eq!(before["cluster"]["status"], "NOT_FOUND");
     assert_eq!(before["cluster"]["name"], "ml-gke-cluster");
+    assert!(before["cluster"]["costPerHour"].is_null(), "{before}");
 
     let up = env.gantry(&["up", "--wait"]).await;
     let stdout = text(&up.stdout);
@@ -121,6 +122,11 @@ async fn up_status_down_against_the_simulator() {
     assert_eq!(c["machineType"], "n1-standard-1");
     assert!(c["endpoint"].as_str().unwrap().starts_with("127.0.0.1:"));
     assert!(!c["version"].as_str().unwrap().is_empty());
+    // 3 × n1-standard-1 with 100 GB pd-balanced each in us-central1, and GKE's fee: the price
+    // snapshot's $0.2836/h; so far, that rate since its creation a moment ago.
+    assert_eq!(c["costPerHour"], 0.2836, "{c}");
+    let so_far = c["costSoFar"].as_f64().unwrap();
+    assert!((0.0..0.2836).contains(&so_far), "{c}");
 
     let human = env.gantry(&["status"]).await;
     assert_eq!(human.status.code(), Some(0));

@@ -34,6 +34,8 @@ fn every_command() -> Vec<Command> {
         Command::RetryJob,
         Command::DeleteAttempt("ml-training-job".into()),
         Command::DeletePod("ml-training-job-0-abcde".into()),
+        Command::ScaleNodePools(gantry::gke::resize::Scale::ToZero),
+        Command::ScaleNodePools(gantry::gke::resize::Scale::ToConfig),
         Command::FetchLogs {
             attempt: "ml-training-job".into(),
             pod: None,
@@ -65,6 +67,7 @@ fn the_gate_refuses_every_mutating_command() {
             | Command::RetryJob
             | Command::DeleteAttempt(_)
             | Command::DeletePod(_)
+            | Command::ScaleNodePools(_)
             | Command::FetchLogs { .. } => {}
         }
     }
@@ -86,6 +89,7 @@ fn job(name: &str, attempt: u32, status: gantry::k8s::status::AttemptPhase) -> A
         created: None,
         start_time: None,
         completion_time: None,
+        finished_at: None,
         deleting: false,
     }
 }

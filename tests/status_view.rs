@@ -6,7 +6,7 @@
 use gantry_test_support::tui as common_tui;
 
 use common_tui::*;
-use gantry::commands::status::{ClusterReport, StatusReport, render};
+use gantry::commands::status::{ClusterReport, GkeCluster, StatusReport, render};
 use gantry::gke::ClusterStatus;
 use gantry::k8s::status::PodSummary;
 use gantry::k8s::{AttemptStatus, JobStatus};
@@ -35,7 +35,10 @@ fn report(job: Option<JobStatus>) -> StatusReport {
         .and_then(|j| j.current())
         .map(|_| LOGS_DIR.into());
     StatusReport {
-        cluster: ClusterReport::Gke(cluster_summary(ClusterStatus::Running)),
+        cluster: ClusterReport::Gke(Box::new(GkeCluster::new(
+            cluster_summary(ClusterStatus::Running),
+            now(),
+        ))),
         job,
         logs_dir,
     }
@@ -133,7 +136,10 @@ fn hostile_text_from_the_cluster_is_one_inert_line() {
 #[test]
 fn a_cluster_that_is_not_there_says_how_to_create_it() {
     let r = StatusReport {
-        cluster: ClusterReport::Gke(cluster_summary(ClusterStatus::NotFound)),
+        cluster: ClusterReport::Gke(Box::new(GkeCluster::new(
+            cluster_summary(ClusterStatus::NotFound),
+            now(),
+        ))),
         job: None,
         logs_dir: None,
     };

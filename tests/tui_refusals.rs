@@ -169,6 +169,8 @@ fn create_asks_with_the_spec_and_only_y_confirms() {
         text.contains("compute, devstorage.read_only, logging.write, monitoring"),
         "{text}"
     );
+    // The seed's 3 × n1-standard-1 with 100 GB pd-balanced each, and GKE's fee, in us-central1.
+    assert!(text.contains("cost     ≈ $0.28/h, $207/month"), "{text}");
 
     // Any other key cancels (q included: it is an answer here, not quit).
     assert!(app.on_key(key('q')).is_empty());

@@ -247,3 +247,9 @@ fn pods_say_n_a_without_metrics_server() {
     app.on_event(gantry::engine::Event::Usage(None));
     snapshot_usage("pods_usage_unavailable", &mut app);
 }
+
+#[test]
+fn an_idle_cluster_says_what_it_costs_on_the_status_line() {
+    // Created 2h 15m ago, no attempt since: past the default idle reminder of 30m.
+    snapshot("idle_reminder", &mut common_tui::running(false));
+}

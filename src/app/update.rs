@@ -157,6 +157,11 @@ impl App {
                 gpu.node_count, gpu.machine_type, gpu.accelerator_count, gpu.accelerator_type
             ));
         }
+        if let Some(location) = model.cluster.summary.as_ref().map(|s| s.location.as_str()) {
+            let shape = crate::gke::cost::configured_shape(c, location);
+            let cost = crate::gke::cost::per_hour(&shape);
+            lines.push(format!("cost     {}", crate::gke::cost::describe(&cost)));
+        }
         lines.push("Nodes cost money while the cluster exists; X deletes it.".into());
         self.ask(Confirm::yes_no(
             "Create this GKE cluster? (y/N)",

@@ -166,6 +166,7 @@ impl Cli {
             faults: self.faults.clone(),
             replay_dir: self.replay_dir.clone(),
             logs_root: None,
+            read_only: self.read_only,
         }
     }
 

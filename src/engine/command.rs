@@ -11,6 +11,8 @@ pub enum Command {
     /// Delete one attempt (a Job Gantry made), with its pods.
     DeleteAttempt(String),
     DeletePod(String),
+    /// Every node pool to zero nodes (an idle cluster) or back to the config's size.
+    ScaleNodePools(crate::gke::resize::Scale),
     /// Logs the engine's store does not hold, for one viewer: an older attempt's, or a
     /// previous container's. Every pod of the attempt, or only the one named.
     FetchLogs {
@@ -36,6 +38,12 @@ impl Command {
             Command::RetryJob => "retry the Job".into(),
             Command::DeleteAttempt(n) => format!("delete attempt {n}"),
             Command::DeletePod(n) => format!("delete pod {n}"),
+            Command::ScaleNodePools(crate::gke::resize::Scale::ToZero) => {
+                "scale the node pools to zero".into()
+            }
+            Command::ScaleNodePools(crate::gke::resize::Scale::ToConfig) => {
+                "scale the node pools back".into()
+            }
             Command::FetchLogs { attempt, .. } => format!("read the logs of {attempt}"),
         }
     }

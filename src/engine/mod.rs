@@ -92,6 +92,7 @@ impl Engine {
                 changed: changed_tx,
                 news: news.clone(),
                 workers,
+                scaled_while_idle: false,
             },
             events_rx,
             requests_rx,
@@ -172,6 +173,9 @@ struct Owner {
     changed: watch::Sender<u64>,
     news: broadcast::Sender<News>,
     workers: Workers,
+    /// The idle cluster's pools were sent to zero nodes: not again until it has been busy (or
+    /// not RUNNING with nodes) in between, so a refused resize is not asked for at every poll.
+    scaled_while_idle: bool,
 }
 
 async fn own_the_model(
@@ -221,12 +225,27 @@ impl Owner {
         self.model.write().unwrap_or_else(|p| p.into_inner())
     }
 
+    /// `scale-to-zero-when-idle`: the node pools go to zero nodes once the idle decision says so
+    /// (checked as events come; the cluster follower polls GKE at least every 30 s).
+    fn act_on_idle(&mut self, idle: &model::idle::Idle) {
+        match idle {
+            model::idle::Idle::ScaleToZero { .. } if !self.scaled_while_idle => {
+                self.scaled_while_idle = true;
+                self.workers
+                    .run(Command::ScaleNodePools(crate::gke::resize::Scale::ToZero));
+            }
+            model::idle::Idle::ScaleToZero { .. } | model::idle::Idle::Remind { .. } => {}
+            model::idle::Idle::No => self.scaled_while_idle = false,
+        }
+    }
+
     /// Folds a batch of events in; whether anything viewers show changed.
     fn fold(&mut self, batch: Vec<Event>) -> bool {
         let mut changed = false;
         let mut follows = Vec::new();
         let mut news = Vec::new();
         let wanted;
+        let idle;
         {
             let mut model = self.write();
             for event in batch {
@@ -239,7 +258,10 @@ impl Owner {
                 news.extend(applied.news);
             }
             wanted = model.training.take_wanted();
+            let settings = self.workers.idle_settings();
+            idle = model::idle::decide(&model, &settings, jiff::Timestamp::now());
         }
+        self.act_on_idle(&idle);
         for follow in follows {
             self.workers.follow(follow);
         }

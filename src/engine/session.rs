@@ -38,6 +38,8 @@ pub struct Session {
     /// Where the simulated cloud keeps its endpoints, token and kubeconfig (other terminals
     /// reach it through them).
     pub sim_dir: Option<std::path::PathBuf>,
+    /// `--read-only` or the config's `read-only`: nothing is changed without being asked.
+    pub read_only: bool,
 }
 
 impl Session {
@@ -83,9 +85,12 @@ pub struct SessionOptions {
     /// Where saved logs go (`<root>/<cluster>/<attempt>/<pod>.log`); default: the state
     /// directory's `logs`.
     pub logs_root: Option<std::path::PathBuf>,
+    /// `--read-only`: the engine changes nothing on its own either (idle node pools stay).
+    pub read_only: bool,
 }
 
 pub async fn open(options: &SessionOptions, config: Config) -> Result<Session> {
+    let read_only = options.read_only || config.read_only;
     if options.sim {
         return open_sim(options, config).await;
     }
@@ -114,6 +119,7 @@ pub async fn open(options: &SessionOptions, config: Config) -> Result<Session> {
             logs_root: options.logs_root.clone(),
             _sim: None,
             sim_dir: None,
+            read_only,
         });
     }
     // A first run with nothing set up: say that the simulated cloud needs none of it.
@@ -148,10 +154,12 @@ pub async fn open(options: &SessionOptions, config: Config) -> Result<Session> {
         logs_root: options.logs_root.clone(),
         _sim: None,
         sim_dir: None,
+        read_only,
     })
 }
 
 async fn open_sim(options: &SessionOptions, config: Config) -> Result<Session> {
+    let read_only = options.read_only || config.read_only;
     let base = crate::paths::state_dir()
         .ok_or_else(|| eyre!("no state directory: set HOME or XDG_STATE_HOME"))?;
     let dir = base.join("sim").join(std::process::id().to_string());
@@ -197,5 +205,6 @@ async fn open_sim(options: &SessionOptions, config: Config) -> Result<Session> {
         logs_root: options.logs_root.clone(),
         _sim: Some(cloud),
         sim_dir: Some(dir),
+        read_only,
     })
 }

@@ -127,6 +127,25 @@ impl Gke {
         }
     }
 
+    /// Asks GKE to set a node pool to `nodes` nodes per zone (`SetNodePoolSize`, what
+    /// `gcloud container clusters resize --num-nodes` sends).
+    pub async fn set_node_pool_size(
+        &self,
+        target: &ClusterRef,
+        pool: &str,
+        nodes: i32,
+    ) -> Result<Operation, GkeError> {
+        let name = format!("{}/nodePools/{pool}", target.resource_name());
+        self.call("set node pool size", |c| {
+            c.set_node_pool_size()
+                .set_name(name.clone())
+                .set_node_count(nodes)
+                .send()
+        })
+        .await
+        .map_err(|e| self.error(&e))
+    }
+
     /// An operation of the cluster's location, by its short or full name.
     pub async fn get_operation(
         &self,

@@ -10,6 +10,8 @@
 //! - [`spec`]: the cluster request from [`crate::config::ClusterConfig`].
 //! - [`events`]: [`ProvisionEvent`], what the TUI and `gantry up --wait` show.
 //! - [`provision`]: [`up`] and [`down`], following operations to their end.
+//! - [`cost`]: the configured and the running cluster as the price list sees them.
+//! - [`resize`]: node pools to zero nodes and back (`SetNodePoolSize`).
 //! - [`summary`]: [`ClusterSummary`], the cluster as `gantry status` and the TUI show it.
 //! - [`status`]: [`ClusterStatus`], GKE's status names as an enum.
 //! - [`cluster_client`]: a `kube::Client` for a RUNNING cluster, with a refreshing token.
@@ -18,10 +20,12 @@
 pub mod auth;
 pub mod client;
 pub mod cluster_client;
+pub mod cost;
 pub mod error;
 pub mod events;
 pub mod pacing;
 pub mod provision;
+pub mod resize;
 pub mod spec;
 pub mod status;
 pub mod summary;

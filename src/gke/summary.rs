@@ -27,6 +27,9 @@ pub struct ClusterSummary {
     pub node_pools: Vec<PoolSummary>,
     /// The zones the nodes are in.
     pub locations: Vec<String>,
+    /// When GKE created it; what the cost so far is counted from.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub create_time: Option<jiff::Timestamp>,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -37,10 +40,24 @@ pub struct PoolSummary {
     pub machine_type: String,
     /// Nodes per zone at creation.
     pub initial_node_count: i32,
+    /// Nodes now, in all its zones (see [`pool_node_counts`]).
+    pub node_count: u32,
     pub spot: bool,
+    /// `1 x nvidia-tesla-t4`, as people read it.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub accelerator: Option<String>,
+    /// The GPUs on each node, as GKE names them, for their price.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub accelerator_type: Option<String>,
+    #[serde(skip_serializing_if = "is_zero")]
+    pub accelerator_count: u32,
+    pub disk_type: String,
+    pub disk_size_gb: u32,
     pub version: String,
+}
+
+fn is_zero(n: &u32) -> bool {
+    *n == 0
 }
 
 impl ClusterSummary {
@@ -50,16 +67,21 @@ impl ClusterSummary {
             .iter()
             .map(|p| {
                 let config = p.config.clone().unwrap_or_default();
+                let gpu = config.accelerators.first();
                 PoolSummary {
                     name: p.name.clone(),
                     status: p.status.name().unwrap_or("UNKNOWN").to_string(),
                     machine_type: config.machine_type.clone(),
                     initial_node_count: p.initial_node_count,
+                    node_count: 0,
                     spot: config.spot || config.preemptible,
-                    accelerator: config
-                        .accelerators
-                        .first()
+                    accelerator: gpu
                         .map(|a| format!("{} x {}", a.accelerator_count, a.accelerator_type)),
+                    accelerator_type: gpu.map(|a| a.accelerator_type.clone()),
+                    accelerator_count: gpu
+                        .map_or(0, |a| u32::try_from(a.accelerator_count).unwrap_or(0)),
+                    disk_type: config.disk_type.clone(),
+                    disk_size_gb: u32::try_from(config.disk_size_gb).unwrap_or(0),
                     version: p.version.clone(),
                 }
             })
@@ -72,6 +94,22 @@ impl ClusterSummary {
             .unwrap_or_default();
         #[allow(deprecated)]
         let node_count = u32::try_from(c.current_node_count).unwrap_or(0);
+        let mut pools = pools;
+        let expected = c.node_pools.iter().map(|p| {
+            let zones = if p.locations.is_empty() {
+                c.locations.len()
+            } else {
+                p.locations.len()
+            };
+            u32::try_from(p.initial_node_count).unwrap_or(0)
+                * u32::try_from(zones.max(1)).unwrap_or(1)
+        });
+        for (pool, nodes) in pools
+            .iter_mut()
+            .zip(pool_node_counts(&expected.collect::<Vec<_>>(), node_count))
+        {
+            pool.node_count = nodes;
+        }
         #[allow(deprecated)]
         let node_version = c.current_node_version.clone();
         #[allow(deprecated)]
@@ -97,6 +135,7 @@ impl ClusterSummary {
             node_version,
             node_pools: pools,
             locations: c.locations.clone(),
+            create_time: c.create_time.parse().ok(),
         }
     }
 
@@ -115,10 +154,26 @@ impl ClusterSummary {
             node_version: String::new(),
             node_pools: Vec::new(),
             locations: Vec::new(),
+            create_time: None,
         }
     }
 
     pub fn is_running(&self) -> bool {
         self.status == ClusterStatus::Running
+    }
+}
+
+/// Each pool's nodes now. GKE reports the cluster's nodes now (`currentNodeCount`) but, per pool,
+/// only the nodes per zone it was created with: the pools' counts are those, over their zones,
+/// unless the cluster's total says otherwise — then one pool has the total, and with none up
+/// every pool has none. Pools of a cluster resized by hand, whose total no longer adds up, keep
+/// their creation counts: nothing reported tells them apart.
+pub fn pool_node_counts(expected: &[u32], current: u32) -> Vec<u32> {
+    let sum: u32 = expected.iter().sum();
+    match expected {
+        _ if sum == current => expected.to_vec(),
+        [_] => vec![current],
+        _ if current == 0 => vec![0; expected.len()],
+        _ => expected.to_vec(),
     }
 }

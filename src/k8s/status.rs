@@ -41,6 +41,10 @@ pub struct AttemptSummary {
     pub created: Option<jiff::Timestamp>,
     pub start_time: Option<jiff::Timestamp>,
     pub completion_time: Option<jiff::Timestamp>,
+    /// When it finished, succeeded or failed: Kubernetes sets `completionTime` only on success,
+    /// so a failure's time is its condition's.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub finished_at: Option<jiff::Timestamp>,
     pub deleting: bool,
 }
 
@@ -80,7 +84,12 @@ impl AttemptSummary {
             completions: job.spec.as_ref().and_then(|s| s.completions),
             created: job.metadata.creation_timestamp.as_ref().map(|t| t.0),
             start_time: status.start_time.map(|t| t.0),
-            completion_time: status.completion_time.map(|t| t.0),
+            completion_time: status.completion_time.as_ref().map(|t| t.0),
+            finished_at: status
+                .completion_time
+                .as_ref()
+                .map(|t| t.0)
+                .or_else(|| finished.and_then(|c| c.last_transition_time.as_ref().map(|t| t.0))),
             deleting: job.metadata.deletion_timestamp.is_some(),
         }
     }

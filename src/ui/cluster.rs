@@ -1,5 +1,5 @@
-//! The cluster pane: name, place, status, progress of an operation, pools and endpoint, and what
-//! the nodes use.
+//! The cluster pane: name, place, status, what it costs (per hour, and so far), progress of an
+//! operation, pools and endpoint, and what the nodes use.
 
 use ratatui::Frame;
 use ratatui::layout::Rect;
@@ -12,7 +12,9 @@ use crate::app::App;
 use crate::engine::Model;
 use crate::engine::model::cluster::ClusterPhase;
 use crate::gke::ClusterStatus;
+use crate::gke::cost::{self, RunningCost};
 use crate::keys::Action;
+use crate::pricing::format::usd;
 
 pub fn draw(
     frame: &mut Frame,
@@ -87,6 +89,8 @@ pub fn draw(
         lines.push(Line::from(vec![
             Span::raw(format!("{} nodes", s.node_count)),
             Span::styled("  ·  ", theme.dim()),
+            Span::raw(running_cost(s, now)),
+            Span::styled("  ·  ", theme.dim()),
             Span::raw(pools.join(", ")),
             Span::styled("  ·  ", theme.dim()),
             Span::raw(if s.version.is_empty() {
@@ -139,8 +143,10 @@ pub fn draw(
                     Span::raw("Not created. Press "),
                     Span::styled(keys, theme.key()),
                     Span::raw(format!(
-                        " to create it ({} × {}).",
-                        c.node_count, c.machine_type
+                        " to create it ({} × {}{}).",
+                        c.node_count,
+                        c.machine_type,
+                        configured_cost(c, view.summary.as_ref())
                     )),
                 ]));
             }
@@ -173,4 +179,32 @@ pub fn draw(
         .collect();
     let block = pane(Line::from(title), false, theme);
     frame.render_widget(Paragraph::new(lines).block(block), area);
+}
+
+/// "$0.28/h ($0.64 so far)": what the cluster costs now, and since its creation at that rate.
+fn running_cost(summary: &crate::gke::ClusterSummary, now: jiff::Timestamp) -> String {
+    let cost = RunningCost::of(summary, now);
+    let Some(per_hour) = cost.per_hour.usd() else {
+        return "price unknown".to_string();
+    };
+    let per_hour = format!("{}/h", usd(per_hour));
+    match cost.so_far.as_ref().and_then(|e| e.usd()) {
+        Some(so_far) => format!("{per_hour} ({} so far)", usd(so_far)),
+        None => per_hour,
+    }
+}
+
+/// ", ≈ $0.28/h" for the cluster the config describes, where it would be created; ", price
+/// unknown" when the snapshot lacks a price.
+fn configured_cost(
+    config: &crate::config::ClusterConfig,
+    summary: Option<&crate::gke::ClusterSummary>,
+) -> String {
+    let Some(location) = summary.map(|s| s.location.as_str()) else {
+        return String::new();
+    };
+    match cost::per_hour(&cost::configured_shape(config, location)).usd() {
+        Some(per_hour) => format!(", ≈ {}/h", usd(per_hour)),
+        None => ", price unknown".to_string(),
+    }
 }

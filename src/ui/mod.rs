@@ -120,7 +120,7 @@ pub fn draw(frame: &mut Frame, model: &Model, app: &App, theme: &Theme, now: jif
         metrics::draw(frame, area, model, app, theme);
     }
     events::draw(frame, areas.events, model, app, theme, now);
-    status::draw(frame, areas.status, model, app, theme);
+    status::draw(frame, areas.status, model, app, theme, now);
     match &app.overlay {
         Some(Overlay::Help) => overlay::help(frame, app, theme),
         Some(Overlay::Confirm(dialog)) => overlay::confirm(frame, dialog, theme),

@@ -1,4 +1,5 @@
-//! The status bar: where Gantry works, READ-ONLY, the last notice or error, and key hints.
+//! The status bar: where Gantry works, READ-ONLY, the last notice or error, what an idle cluster
+//! costs (after the config's `idle-reminder`), and key hints.
 
 use ratatui::Frame;
 use ratatui::layout::Rect;
@@ -8,6 +9,7 @@ use ratatui::widgets::Paragraph;
 use super::theme::Theme;
 use super::widgets::fit;
 use crate::app::App;
+use crate::engine::model::idle::{self, IdleSettings};
 use crate::engine::{Level, Model};
 use crate::keys::Action;
 use crate::sanitize::one_line;
@@ -21,7 +23,14 @@ const HINTS: [(Action, &str); 6] = [
     (Action::Quit, "quit"),
 ];
 
-pub fn draw(frame: &mut Frame, area: Rect, model: &Model, app: &App, theme: &Theme) {
+pub fn draw(
+    frame: &mut Frame,
+    area: Rect,
+    model: &Model,
+    app: &App,
+    theme: &Theme,
+    now: jiff::Timestamp,
+) {
     let width = area.width as usize;
     let mut spans = Vec::new();
     if app.read_only {
@@ -44,7 +53,12 @@ pub fn draw(frame: &mut Frame, area: Rect, model: &Model, app: &App, theme: &The
                 Level::Error => theme.bad(),
             },
         )),
-        (None, None) => None,
+        (None, None) => {
+            let settings = IdleSettings::of(&app.config, app.read_only);
+            idle::decide(model, &settings, now)
+                .reminder()
+                .map(|text| Span::styled(text, theme.busy()))
+        }
     };
     let hints: Vec<Span> = HINTS
         .iter()

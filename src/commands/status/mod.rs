@@ -1,6 +1,7 @@
 //! `gantry status [--json]`: the cluster, and the training Job's attempts and pods when the
 //! cluster can answer. `view` lays it out for a person; `--json` is one document for scripts.
 
+mod usage;
 mod view;
 
 use std::path::PathBuf;
@@ -13,10 +14,12 @@ use super::connect::{Prepared, fail, prepare};
 use crate::cli::StatusArgs;
 use crate::config::Config;
 use crate::connect::Target;
-use crate::gke::ClusterSummary;
+use crate::gke::cost::RunningCost;
+use crate::gke::{ClusterStatus, ClusterSummary};
 use crate::k8s::JobStatus;
 use crate::k8s::cluster_info::{ContextStatus, ContextSummary, describe};
 use crate::k8s::logs::logs_dir;
+use crate::pricing::Estimate;
 
 /// `gantry status --json`: one object.
 #[derive(Debug, Serialize)]
@@ -37,27 +40,73 @@ pub struct StatusReport {
 #[derive(Debug, Serialize)]
 #[serde(tag = "kind", rename_all = "lowercase")]
 pub enum ClusterReport {
-    Gke(ClusterSummary),
+    Gke(Box<GkeCluster>),
     Context(ContextSummary),
+}
+
+/// A GKE cluster as GKE reports it, and what it costs: per hour at its present size and since
+/// it was created at that rate, in US dollars; `null` when the price snapshot lacks something it
+/// runs (a machine type, a GPU, a region) or, for the cost so far, when it has not been created.
+#[derive(Debug, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct GkeCluster {
+    #[serde(flatten)]
+    pub summary: ClusterSummary,
+    pub cost_per_hour: Option<f64>,
+    pub cost_so_far: Option<f64>,
+    /// Why a cost is `null`, when it is.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub cost_unknown: Option<String>,
+    #[serde(skip)]
+    pub cost: Option<RunningCost>,
+}
+
+impl GkeCluster {
+    /// The cluster and its cost at `now`; nothing costs anything before it exists.
+    pub fn new(summary: ClusterSummary, now: jiff::Timestamp) -> Self {
+        if summary.status == ClusterStatus::NotFound {
+            return Self {
+                summary,
+                cost_per_hour: None,
+                cost_so_far: None,
+                cost_unknown: None,
+                cost: None,
+            };
+        }
+        let cost = RunningCost::of(&summary, now);
+        let round = |usd: f64| (usd * 1e4).round() / 1e4;
+        let unknown = match &cost.per_hour {
+            Estimate::Unknown(_) => Some(crate::gke::cost::describe(&cost.per_hour)),
+            Estimate::Known(_) => None,
+        };
+        Self {
+            cost_per_hour: cost.per_hour.usd().map(round),
+            cost_so_far: cost.so_far.as_ref().and_then(Estimate::usd).map(round),
+            cost_unknown: unknown,
+            cost: Some(cost),
+            summary,
+        }
+    }
 }
 
 impl ClusterReport {
     /// The name the log directory is kept under: the GKE cluster's, or the context's.
     fn label(&self) -> &str {
         match self {
-            Self::Gke(c) => &c.name,
+            Self::Gke(c) => &c.summary.name,
             Self::Context(c) => &c.name,
         }
     }
 }
 
 pub async fn run(args: StatusArgs, target: &Target) -> i32 {
+    let now = jiff::Timestamp::now();
     let (cluster, config, client) = match &target.context {
         Some(context) => match on_context(target, context).await {
             Ok(found) => found,
             Err(code) => return code,
         },
-        None => match on_gke(target).await {
+        None => match on_gke(target, now).await {
             Ok(found) => found,
             Err(code) => return code,
         },
@@ -82,7 +131,7 @@ pub async fn run(args: StatusArgs, target: &Target) -> i32 {
             Err(e) => return fail(&e, 1),
         }
     } else {
-        for line in render(&report, jiff::Timestamp::now()) {
+        for line in render(&report, now) {
             crate::outln!("{line}");
         }
     }
@@ -92,7 +141,7 @@ pub async fn run(args: StatusArgs, target: &Target) -> i32 {
 /// The cluster, the configuration, and a client for the Job when the cluster can serve it.
 type Found = (ClusterReport, Config, Option<Result<kube::Client, String>>);
 
-async fn on_gke(target: &Target) -> Result<Found, i32> {
+async fn on_gke(target: &Target, now: jiff::Timestamp) -> Result<Found, i32> {
     let Prepared {
         config,
         cluster,
@@ -112,7 +161,11 @@ async fn on_gke(target: &Target) -> Result<Found, i32> {
     } else {
         None
     };
-    Ok((ClusterReport::Gke(summary), config, client))
+    Ok((
+        ClusterReport::Gke(Box::new(GkeCluster::new(summary, now))),
+        config,
+        client,
+    ))
 }
 
 /// A kubeconfig context: no Google Cloud project, location or credentials needed.

@@ -8,8 +8,9 @@ use std::path::Path;
 
 use jiff::Timestamp;
 
-use super::{ClusterReport, StatusReport};
-use crate::gke::{ClusterStatus, ClusterSummary};
+use super::{ClusterReport, GkeCluster, StatusReport};
+use crate::gke::ClusterStatus;
+use crate::gke::cost::RunningCost;
 use crate::k8s::cluster_info::{ContextStatus, ContextSummary};
 use crate::k8s::status::{AttemptPhase, PodSummary};
 use crate::k8s::{AttemptStatus, JobStatus};
@@ -22,20 +23,27 @@ pub const WIDTH: usize = 80;
 /// The report as lines of at most `WIDTH` columns.
 pub fn render(report: &StatusReport, now: Timestamp) -> Vec<String> {
     let mut out = Vec::new();
-    let (name, shows_job) = match &report.cluster {
+    let (name, shows_job, cost) = match &report.cluster {
         ClusterReport::Gke(c) => {
-            cluster(&mut out, c);
-            (c.name.as_str(), c.status != ClusterStatus::NotFound)
+            cluster(&mut out, c, now);
+            let s = &c.summary;
+            let cost = c.cost.as_ref().map(|cost| (s.node_count, cost));
+            (s.name.as_str(), s.status != ClusterStatus::NotFound, cost)
         }
         ClusterReport::Context(c) => {
             context(&mut out, c);
-            (c.name.as_str(), c.status == ContextStatus::Running)
+            (c.name.as_str(), c.status == ContextStatus::Running, None)
         }
     };
     match &report.job {
         Some(job) => {
             out.push(String::new());
-            job_lines(&mut out, job, name, report.logs_dir.as_deref(), now);
+            let place = Place {
+                cluster: name,
+                logs: report.logs_dir.as_deref(),
+                cost,
+            };
+            job_lines(&mut out, job, &place, now);
         }
         None if shows_job => {
             out.push(String::new());
@@ -46,7 +54,16 @@ pub fn render(report: &StatusReport, now: Timestamp) -> Vec<String> {
     out.into_iter().map(|l| fit(&l, WIDTH)).collect()
 }
 
-fn cluster(out: &mut Vec<String>, c: &ClusterSummary) {
+/// Where the Job runs: the cluster's name, where its logs are saved, and what the cluster costs
+/// with how many nodes (GKE only).
+struct Place<'a> {
+    cluster: &'a str,
+    logs: Option<&'a Path>,
+    cost: Option<(u32, &'a RunningCost)>,
+}
+
+fn cluster(out: &mut Vec<String>, gke: &GkeCluster, now: Timestamp) {
+    let c = &gke.summary;
     out.push(format!(
         "cluster   {} ({}/{})",
         c.name, c.project, c.location
@@ -80,6 +97,22 @@ fn cluster(out: &mut Vec<String>, c: &ClusterSummary) {
     if !c.endpoint.is_empty() {
         out.push(format!("endpoint  https://{}", c.endpoint));
     }
+    if let Some(cost) = &gke.cost {
+        out.push(cost_line(cost, c.create_time, now));
+    }
+}
+
+/// "cost      ≈ $0.28/h, $207/month; $0.64 since it was created 2h 15m ago".
+fn cost_line(cost: &RunningCost, created: Option<Timestamp>, now: Timestamp) -> String {
+    let mut line = format!("cost      {}", crate::gke::cost::describe(&cost.per_hour));
+    if let (Some(usd), Some(created)) = (cost.so_far.as_ref().and_then(|e| e.usd()), created) {
+        line.push_str(&format!(
+            "; {} since it was created {} ago",
+            crate::pricing::format::usd(usd),
+            age(Some(created), now)
+        ));
+    }
+    line
 }
 
 fn context(out: &mut Vec<String>, c: &ContextSummary) {
@@ -93,13 +126,7 @@ fn context(out: &mut Vec<String>, c: &ContextSummary) {
     out.push(format!("version   {}", c.version));
 }
 
-fn job_lines(
-    out: &mut Vec<String>,
-    job: &JobStatus,
-    cluster: &str,
-    logs: Option<&Path>,
-    now: Timestamp,
-) {
+fn job_lines(out: &mut Vec<String>, job: &JobStatus, place: &Place, now: Timestamp) {
     let count = match job.attempts.len() {
         1 => "1 attempt".to_string(),
         n => format!("{n} attempts"),
@@ -127,10 +154,14 @@ fn job_lines(
     for a in &job.attempts {
         out.push(attempt_line(a, now));
     }
+    if let Some((nodes, cost)) = place.cost {
+        out.push(String::new());
+        super::usage::attempt_costs(out, &job.attempts, nodes, &cost.per_hour, now);
+    }
     out.push(String::new());
-    pods(out, current, cluster, now);
+    pods(out, current, place.cluster, now);
     out.push(String::new());
-    if let Some(dir) = logs {
+    if let Some(dir) = place.logs {
         out.push(format!("logs      {}", dir.display()));
     }
     out.push(next(current));

@@ -4,6 +4,7 @@
 //! (`app::App`), so a model serves one viewer or sixteen at the same cost.
 
 pub mod cluster;
+pub mod idle;
 pub mod jobs;
 mod log_lines;
 pub mod log_store;

@@ -190,6 +190,7 @@ mod tests {
             node_version: String::new(),
             node_pools: Vec::new(),
             locations: Vec::new(),
+            create_time: None,
         }
     }
 

@@ -25,6 +25,15 @@ pub async fn job_action(shared: Arc<Shared>, command: Command) {
         return;
     };
     let cfg = &shared.session.config.job;
+    if matches!(command, Command::LaunchJob | Command::RetryJob)
+        && let Err(e) = super::scale::back_before_launch(&shared).await
+    {
+        let _ = shared.tx.send(Event::Done {
+            what,
+            result: Err(e),
+        });
+        return;
+    }
     let result = match command {
         Command::LaunchJob => k8s::launch(&client, cfg, shared.session.project())
             .await

@@ -303,6 +303,7 @@ async fn check_context(shared: &Arc<Shared>, client: &kube::Client, name: &str) 
         node_version: String::new(),
         node_pools: Vec::new(),
         locations: Vec::new(),
+        create_time: None,
     };
     let _ = shared.tx.send(Event::Cluster(summary));
     let mut connection = shared.connection.lock().await;

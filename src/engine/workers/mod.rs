@@ -5,6 +5,7 @@ mod actions;
 mod cluster;
 mod logs;
 mod saved_metrics;
+mod scale;
 
 use std::sync::Arc;
 use std::sync::atomic::AtomicBool;
@@ -119,6 +120,9 @@ impl Workers {
             | Command::DeletePod(_) => {
                 tokio::spawn(job_action(shared, command));
             }
+            Command::ScaleNodePools(to) => {
+                tokio::spawn(scale::scale(shared, to));
+            }
             // A viewer's own fetch comes through `fetch`, with its channel.
             Command::FetchLogs { .. } => {}
         }
@@ -144,6 +148,12 @@ impl Workers {
             cancel.clone(),
         );
         self.tail = Some(cancel);
+    }
+
+    /// What the config and the command line say about an idle cluster.
+    pub fn idle_settings(&self) -> crate::engine::model::idle::IdleSettings {
+        let session = &self.shared.session;
+        crate::engine::model::idle::IdleSettings::of(&session.config, session.read_only)
     }
 
     /// Reads an earlier attempt's metrics from its saved logs, for comparison.

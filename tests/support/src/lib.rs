@@ -179,6 +179,7 @@ pub fn engine_options(
         time_scale: 1.0,
         faults: Vec::new(),
         replay_dir: None,
+        read_only: false,
         logs_root: Some(logs_root.to_path_buf()),
     }
 }

@@ -261,11 +261,17 @@ pub fn cluster_summary(status: ClusterStatus) -> ClusterSummary {
             status: if up { "RUNNING" } else { "PROVISIONING" }.into(),
             machine_type: "n1-standard-1".into(),
             initial_node_count: 3,
+            node_count: if up { 3 } else { 0 },
             spot: false,
             accelerator: None,
+            accelerator_type: None,
+            accelerator_count: 0,
+            disk_type: "pd-balanced".into(),
+            disk_size_gb: 100,
             version: "1.33.2-gke.1111000".into(),
         }],
         locations: vec!["us-central1-a".into()],
+        create_time: if up { ago(2 * 3600 + 15 * 60) } else { None },
     }
 }
 
@@ -285,6 +291,7 @@ pub fn context_summary() -> ClusterSummary {
         node_version: String::new(),
         node_pools: Vec::new(),
         locations: Vec::new(),
+        create_time: None,
     }
 }
 
@@ -317,6 +324,7 @@ pub fn attempt(name: &str, number: u32, status: AttemptPhase) -> AttemptSummary 
         created: None,
         start_time: None,
         completion_time: None,
+        finished_at: None,
         deleting: false,
     }
 }
@@ -330,6 +338,7 @@ pub fn failed_attempt() -> AttemptSummary {
         created: ago(30 * 60),
         start_time: ago(30 * 60),
         completion_time: ago(22 * 60),
+        finished_at: ago(22 * 60),
         ..attempt(ATTEMPT_1, 1, AttemptPhase::Failed)
     }
 }

@@ -1,0 +1,50 @@
+use super::*;
+
+#[test]
+fn defaults_are_the_seed() {
+    let c = Config::default();
+    assert_eq!(c.cluster.name, "ml-gke-cluster");
+    assert_eq!(
+        (c.cluster.machine_type.as_str(), c.cluster.node_count),
+        ("n1-standard-1", 3)
+    );
+    assert_eq!(c.cluster.oauth_scopes.len(), 4);
+    assert_eq!(c.job.name, "ml-training-job");
+    assert_eq!(c.job.container, "ml-training-container");
+    assert_eq!(c.job.selector(), "job=ml-training");
+    assert_eq!(c.job.backoff_limit, 2);
+    assert_eq!(c.job.image_for("p"), "gcr.io/p/ml-training-job:latest");
+}
+
+#[test]
+fn the_idle_reminder_is_a_duration_and_half_an_hour_unless_set() {
+    use std::time::Duration;
+    assert_eq!(Config::default().idle_reminder(), Duration::from_secs(1800));
+    let c = Config::parse("idle-reminder = \"1h 30m\"\nscale-to-zero-when-idle = true\n")
+        .unwrap_or_default();
+    assert_eq!(c.idle_reminder(), Duration::from_secs(5400));
+    assert!(c.scale_to_zero_when_idle);
+    let c = Config::parse("idle-reminder = \"2s\"\n").unwrap_or_default();
+    assert_eq!(c.idle_reminder(), Duration::from_secs(2));
+    for bad in ["soon", "-5m", ""] {
+        let e = Config::parse(&format!("idle-reminder = \"{bad}\"\n"))
+            .err()
+            .unwrap_or_default();
+        assert!(
+            e.contains("idle-reminder") && e.contains("30m"),
+            "{bad}: {e}"
+        );
+    }
+}
+
+#[test]
+fn unknown_keys_name_line_and_key() {
+    let e = Config::parse("[cluster]\nname = \"x\"\nnode_cnt = 3\n")
+        .err()
+        .unwrap_or_default();
+    assert!(e.contains("line 3") && e.contains("node_cnt"), "{e}");
+    let e = Config::parse("[cluster]\nnode-count = 0\n")
+        .err()
+        .unwrap_or_default();
+    assert!(e.contains("node-count"), "{e}");
+}

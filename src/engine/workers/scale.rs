@@ -1,0 +1,68 @@
+//! Idle node pools to zero nodes, and back before a launch (`scale-to-zero-when-idle`). The
+//! engine decides when (`model::idle`); this carries it out on GKE, one cluster operation at a
+//! time, as a create or delete would be.
+
+use std::sync::Arc;
+use std::sync::atomic::Ordering;
+
+use super::Shared;
+use crate::engine::Event;
+use crate::engine::session::Backend;
+use crate::gke::ClusterSummary;
+use crate::gke::resize::{self, Scale};
+
+/// Sets every pool of the config to zero nodes or back to its size, and says how it went.
+pub async fn scale(shared: Arc<Shared>, to: Scale) {
+    let what = crate::engine::Command::ScaleNodePools(to).describe();
+    let result = run(&shared, to).await;
+    let result = result.map(|()| match to {
+        Scale::ToZero => {
+            "idle: node pools scaled to zero nodes (the cluster stays; a launch brings them back)"
+                .to_string()
+        }
+        Scale::ToConfig => "node pools back to their configured size".to_string(),
+    });
+    let _ = shared.tx.send(Event::Done { what, result });
+}
+
+/// With `scale-to-zero-when-idle`, a launch first brings back pools left at zero nodes.
+pub async fn back_before_launch(shared: &Arc<Shared>) -> Result<(), String> {
+    let session = &shared.session;
+    if !session.config.scale_to_zero_when_idle || session.read_only {
+        return Ok(());
+    }
+    let Backend::Gke { gke, target, .. } = &session.backend else {
+        return Ok(());
+    };
+    let cluster = gke.get_cluster(target).await.map_err(|e| e.to_string())?;
+    let at_zero = cluster
+        .map(|c| ClusterSummary::from_cluster(target, &c))
+        .is_some_and(|s| s.node_pools.iter().any(|p| p.node_count == 0));
+    if !at_zero {
+        return Ok(());
+    }
+    let _ = shared.tx.send(Event::Done {
+        what: "launch".into(),
+        result: Ok("bringing the node pools back before launching…".into()),
+    });
+    run(shared, Scale::ToConfig).await
+}
+
+async fn run(shared: &Arc<Shared>, to: Scale) -> Result<(), String> {
+    let session = &shared.session;
+    if session.read_only {
+        return Err("read-only: the node pools are left as they are".into());
+    }
+    let Backend::Gke { gke, target, poll } = &session.backend else {
+        return Err("the cluster is not managed by Gantry".into());
+    };
+    // One operation on the cluster at a time: a create, delete or resize already going wins.
+    if shared.operating.swap(true, Ordering::SeqCst) {
+        return Err("another operation on the cluster is running".into());
+    }
+    let sizes = resize::sizes(&session.config.cluster, to);
+    let result = resize::set_pool_sizes(gke, target, &sizes, *poll).await;
+    shared.operating.store(false, Ordering::SeqCst);
+    shared.refresh.notify_one();
+    result.map_err(|e| e.to_string())
+}
