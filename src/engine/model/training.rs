@@ -156,7 +156,8 @@ impl Training {
         let mut alerts = Vec::new();
         for line in lines {
             let mut each = |sample: &Sample<'_>| {
-                let axis = if sample.parsed.step.is_some() {
+                // A line placed at the last step a bar counted is on the step axis too.
+                let axis = if sample.parsed.step.is_some() || sample.progress.step.is_some() {
                     Axis::Step
                 } else if sample.epoch.is_some() {
                     Axis::Epoch
