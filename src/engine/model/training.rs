@@ -52,7 +52,8 @@ pub struct AttemptProgress {
 
 #[derive(Debug, Default)]
 struct PodTraining {
-    stream: MetricStream,
+    /// Let go when the pod's stream ends.
+    stream: Option<MetricStream>,
     progress: Progress,
     /// When its progress last changed, in the order of all pods' updates.
     updated: u64,
@@ -138,8 +139,8 @@ impl Training {
                     .collect();
                 self.store.set_on_screen(number, &kept);
             }
-            if self.pods.len() == MANY_RANKS + 1 {
-                self.store.let_go_off_screen(number);
+            if self.pods.len() > MANY_RANKS {
+                self.store.keep_on_screen_only(number, self.pods.len());
             }
         }
         let Self {
@@ -175,9 +176,10 @@ impl Training {
                 }
                 alerts.extend(store.push_sample(number, pod, sample));
             };
-            p.stream.push(parser, &line.bytes, &mut each);
+            let stream = p.stream.get_or_insert_with(MetricStream::new);
+            stream.push(parser, &line.bytes, &mut each);
             if !line.continues {
-                p.stream.push(parser, b"\n", &mut each);
+                stream.push(parser, b"\n", &mut each);
             }
         }
         // The attempt's progress is as the pod that reported progress last says. Ranks of one
@@ -203,9 +205,11 @@ impl Training {
         };
         let mut alerts = Vec::new();
         let store = &mut self.store;
-        p.stream.finish(&mut self.parser, |sample| {
-            alerts.extend(store.push_sample(number, pod, sample))
-        });
+        if let Some(mut stream) = p.stream.take() {
+            stream.finish(&mut self.parser, |sample| {
+                alerts.extend(store.push_sample(number, pod, sample))
+            });
+        }
         // An ended pod still counts for how far the attempt got.
         p.ended = true;
         if self.pods.values().all(|p| p.ended) {
@@ -219,9 +223,11 @@ impl Training {
         if let Some(number) = self.followed {
             for (pod, mut p) in pods {
                 let store = &mut self.store;
-                p.stream.finish(&mut self.parser, |sample| {
-                    store.push_sample(number, &pod, sample);
-                });
+                if let Some(stream) = p.stream.as_mut() {
+                    stream.finish(&mut self.parser, |sample| {
+                        store.push_sample(number, &pod, sample);
+                    });
+                }
             }
             self.store.flush(number);
         }

@@ -256,11 +256,15 @@ impl Store {
         self.recount_within_budget();
     }
 
-    /// Holds series only for the pods on screen from now on (a Job of many ranks): the others
-    /// keep their latest values, and every rank stays in the band.
-    pub fn let_go_off_screen(&mut self, attempt: u32) {
+    /// Holds only the pods on screen from now on (a Job of many ranks): the others count in
+    /// the band alone. `ranks` says how many report each step.
+    pub fn keep_on_screen_only(&mut self, attempt: u32, ranks: usize) {
         if let Some(a) = self.attempts.get_mut(&attempt) {
             a.let_go_off_screen();
+            a.off_screen_dropped = true;
+            let on_screen = &a.on_screen;
+            a.pods.retain(|name, _| on_screen.contains(name.as_str()));
+            a.ranks = Some(ranks);
         }
         self.bytes = self.recount();
     }
