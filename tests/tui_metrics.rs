@@ -269,3 +269,14 @@ fn an_attempt_not_followed_live_is_read_from_its_saved_logs_for_comparison() {
     });
     assert!(screen(&app, 80, 24).contains("#1 dimmed behind"));
 }
+
+#[test]
+fn with_hundreds_of_ranks_only_the_ranks_kept_are_held_and_the_band_counts_them_all() {
+    let app = training(100, 30, false);
+    let store = &app.model.training.store;
+    assert!(store.pods(2).count() <= 8, "{}", store.pods(2).count());
+    let band = store.band(2, "loss").unwrap();
+    assert!(band.pending().count() + band.mean().summary().count as usize >= 3);
+    let s = screen(&app, 200, 50);
+    assert!(s.contains("100 ranks: min, mean, max"), "{s}");
+}
