@@ -308,6 +308,13 @@ impl Store {
         names
     }
 
+    /// How many ranks report each step of `attempt`: as said, else the pods stored.
+    pub fn ranks(&self, attempt: u32) -> usize {
+        self.attempts
+            .get(&attempt)
+            .map_or(0, |a| a.ranks.unwrap_or(a.pods.len()))
+    }
+
     /// The pods of `attempt` that are stored.
     pub fn pods(&self, attempt: u32) -> impl Iterator<Item = &str> + '_ {
         self.attempts

@@ -75,7 +75,7 @@ pub fn draw(frame: &mut Frame, area: Rect, model: &Model, app: &App, theme: &The
     let short = area.height < SHORT + 2;
     let range = extent.filter(|_| short).map(|e| (e.x0, e.x1));
     let title = title(store, number, metric, &names, theme);
-    let ranks = store.pods(number).count();
+    let ranks = store.ranks(number);
     let bottom = bottom(model, number, previous_drawn, range, theme);
     let mut bottom = bottom;
     if ranks > 1 {
@@ -230,7 +230,7 @@ fn ranks(
     attempt: &str,
 ) -> Vec<Curve> {
     let pods: Vec<&str> = store.pods(number).collect();
-    if pods.len() > RANKS_KEPT {
+    if store.ranks(number).max(pods.len()) > RANKS_KEPT {
         return Vec::new();
     }
     let mut curves = Vec::new();
