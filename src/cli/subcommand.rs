@@ -33,6 +33,12 @@ pub enum Subcommand {
         after_help = "Examples:\n  gantry status\n  gantry status --json | jq .cluster.status"
     )]
     Status(StatusArgs),
+    /// Show what `gantry up` would change: the cluster and each node pool against the config,
+    /// field by field, how each change can be made, and the cost per hour before and after.
+    #[command(
+        after_help = "Examples:\n  gantry plan\n  gantry plan --json | jq '.changes[] | {field, how}'\n  gantry plan --exit-code   (0: nothing to do, 3: changes, 1: error, 2: bad input)"
+    )]
+    Plan(PlanArgs),
     /// Delete the training cluster.
     #[command(after_help = "Examples:\n  gantry down\n  gantry down --yes")]
     Down(YesArgs),
@@ -81,6 +87,7 @@ impl Subcommand {
             Subcommand::Sim(_) => "sim",
             Subcommand::Up(_) => "up",
             Subcommand::Status(_) => "status",
+            Subcommand::Plan(_) => "plan",
             Subcommand::Watch => "watch",
             Subcommand::Serve(_) => "serve",
             Subcommand::Down(_) => "down",
@@ -110,6 +117,7 @@ impl Subcommand {
             }) => Some("delete an attempt (`gantry delete attempt`)"),
             Subcommand::Sim(_)
             | Subcommand::Status(_)
+            | Subcommand::Plan(_)
             | Subcommand::Watch
             | Subcommand::Serve(_)
             | Subcommand::Logs(_)
@@ -155,6 +163,16 @@ pub struct StatusArgs {
     /// One JSON object on stdout.
     #[arg(long)]
     pub json: bool,
+}
+
+#[derive(Debug, Args)]
+pub struct PlanArgs {
+    /// One JSON object on stdout: action, changes, costPerHour.
+    #[arg(long)]
+    pub json: bool,
+    /// Exit 3 when there is anything to do, 0 when nothing (1 and 2 stay errors).
+    #[arg(long)]
+    pub exit_code: bool,
 }
 
 #[derive(Debug, Args)]

@@ -1,5 +1,5 @@
 //! One file per subcommand; each returns the process's exit code
-//! (0 done, 1 the cloud said no or the work failed, 2 bad input).
+//! (0 done, 1 the cloud said no or the work failed, 2 bad input; `plan --exit-code`: 3 changes).
 
 mod connect;
 pub mod delete;
@@ -8,6 +8,7 @@ pub mod launch;
 pub mod logs;
 pub mod metrics;
 pub mod output;
+pub mod plan;
 pub mod retry;
 pub mod serve;
 pub mod show_config;
@@ -28,7 +29,11 @@ pub async fn run(command: Subcommand, target: &Target, read_only: bool, sim: boo
     if sim
         && !matches!(
             command,
-            Subcommand::Config | Subcommand::Watch | Subcommand::Serve(_) | Subcommand::Metrics(_)
+            Subcommand::Config
+                | Subcommand::Watch
+                | Subcommand::Serve(_)
+                | Subcommand::Metrics(_)
+                | Subcommand::Plan(_)
         )
     {
         crate::errln!(
@@ -53,6 +58,7 @@ pub async fn run(command: Subcommand, target: &Target, read_only: bool, sim: boo
         | Subcommand::Serve(_) => Ok(0),
         Subcommand::Up(args) => Ok(up::run(args, target).await),
         Subcommand::Status(args) => Ok(status::run(args, target).await),
+        Subcommand::Plan(args) => Ok(plan::run(args, target, sim).await),
         Subcommand::Down(args) => Ok(down::run(args, target).await),
         Subcommand::Launch(args) => Ok(launch::run(args, target).await),
         Subcommand::Retry(args) => Ok(retry::run(args, target).await),

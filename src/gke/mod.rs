@@ -11,6 +11,7 @@
 //! - [`events`]: [`ProvisionEvent`], what the TUI and `gantry up --wait` show.
 //! - [`provision`]: [`up`] and [`down`], following operations to their end.
 //! - [`cost`]: the configured and the running cluster as the price list sees them.
+//! - [`plan`]: what `up` would change, field by field, and how the Container API allows it.
 //! - [`resize`]: node pools to zero nodes and back (`SetNodePoolSize`).
 //! - [`summary`]: [`ClusterSummary`], the cluster as `gantry status` and the TUI show it.
 //! - [`status`]: [`ClusterStatus`], GKE's status names as an enum.
@@ -24,6 +25,7 @@ pub mod cost;
 pub mod error;
 pub mod events;
 pub mod pacing;
+pub mod plan;
 pub mod provision;
 pub mod resize;
 pub mod spec;

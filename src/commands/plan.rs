@@ -1,0 +1,324 @@
+//! `gantry plan [--json] [--exit-code]`: what `gantry up` would do to the cluster, as `pulumi
+//! preview` shows a program's changes, with what the cluster costs before and after. Reads only:
+//! the comparison is [`crate::gke::plan`]; this finds the cluster as `gantry status` does and
+//! says the result for a person or, with `--json`, for a script.
+
+use std::collections::BTreeMap;
+
+use serde::Serialize;
+use serde_json::Value;
+
+use super::connect::{Prepared, fail, prepare};
+use crate::cli::PlanArgs;
+use crate::connect::Target;
+use crate::gke::plan::{Action, Change, Current, How, Plan, plan};
+use crate::gke::{ClusterRef, ClusterSummary, Gke};
+use crate::pricing::{Catalogue, ClusterShape, Estimate, format};
+
+/// `--exit-code`'s answer when the plan has something to do (0: nothing; 1 and 2 are errors).
+pub const EXIT_CHANGES: i32 = 3;
+
+/// `gantry plan --json`: one object.
+#[derive(Debug, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct PlanReport<'a> {
+    pub action: Action,
+    pub changes: &'a [Change],
+    pub cost_per_hour: CostPerHour,
+}
+
+/// US dollars per hour before and after; `null` where the price snapshot lacks something (or,
+/// for `current`, before the cluster exists). Never 0 for an unknown price.
+#[derive(Debug, Serialize)]
+pub struct CostPerHour {
+    pub current: Option<f64>,
+    pub desired: Option<f64>,
+    pub currency: &'static str,
+}
+
+impl<'a> PlanReport<'a> {
+    pub fn of(plan: &'a Plan) -> Self {
+        let round = |usd: f64| (usd * 1e4).round() / 1e4;
+        Self {
+            action: plan.action,
+            changes: &plan.changes,
+            cost_per_hour: CostPerHour {
+                current: plan.cost_now.as_ref().and_then(Estimate::usd).map(round),
+                desired: plan.cost_after.usd().map(round),
+                currency: "USD",
+            },
+        }
+    }
+}
+
+pub async fn run(args: PlanArgs, target: &Target, sim: bool) -> i32 {
+    if let Some(context) = &target.context {
+        crate::errln!(
+            "gantry: plan compares the config with the GKE cluster it describes; context {context} is not one Gantry manages: drop --context (and give --project and --location), or try it on the simulated cloud with `gantry --sim plan`"
+        );
+        return 2;
+    }
+    let found = if sim {
+        on_sim(target).await
+    } else {
+        on_gke(target).await
+    };
+    let (plan, cluster) = match found {
+        Ok(found) => found,
+        Err(code) => return code,
+    };
+    if args.json {
+        match crate::sanitize::to_json_pretty(&PlanReport::of(&plan)) {
+            Ok(text) => crate::outln!("{text}"),
+            Err(e) => return fail(&e, 1),
+        }
+    } else {
+        for line in render(&plan, &cluster) {
+            crate::outln!("{line}");
+        }
+    }
+    match plan.action {
+        Action::Create | Action::Update if args.exit_code => EXIT_CHANGES,
+        _ => 0,
+    }
+}
+
+async fn on_gke(target: &Target) -> Result<(Plan, ClusterRef), i32> {
+    let Prepared {
+        config,
+        cluster,
+        gke,
+    } = prepare(target).await?;
+    config.validate().map_err(|e| fail(&e, 2))?;
+    let plan = plan_against(&gke, &cluster, &config.cluster).await?;
+    Ok((plan, cluster))
+}
+
+/// The embedded simulated cloud, fresh: what `up` would create there.
+async fn on_sim(target: &Target) -> Result<(Plan, ClusterRef), i32> {
+    let config = crate::connect::load_config(target).map_err(|e| fail(&e, 2))?;
+    config.validate().map_err(|e| fail(&e, 2))?;
+    let options = crate::engine::SessionOptions {
+        target: target.clone(),
+        sim: true,
+        time_scale: 1.0,
+        ..Default::default()
+    };
+    let session = crate::engine::session::open(&options, config)
+        .await
+        .map_err(|e| fail(&format!("{e:#}"), 1))?;
+    let crate::engine::session::Backend::Gke { gke, target, .. } = &session.backend else {
+        return Err(fail(&"the simulated cloud did not open as GKE", 1));
+    };
+    let plan = plan_against(gke, target, &session.config.cluster).await?;
+    Ok((plan, target.clone()))
+}
+
+async fn plan_against(
+    gke: &Gke,
+    cluster: &ClusterRef,
+    config: &crate::config::ClusterConfig,
+) -> Result<Plan, i32> {
+    let found = gke
+        .get_cluster(cluster)
+        .await
+        .map_err(|e| fail(&e, e.exit_code()))?;
+    Ok(match found {
+        None => plan(config, &cluster.location, None),
+        Some(c) => {
+            let summary = ClusterSummary::from_cluster(cluster, &c);
+            let labels: BTreeMap<String, String> = c.resource_labels.into_iter().collect();
+            plan(
+                config,
+                &cluster.location,
+                Some(Current {
+                    summary: &summary,
+                    labels: &labels,
+                }),
+            )
+        }
+    })
+}
+
+/// The plan as a person reads it: a header, one line per change, the cost before and after.
+pub fn render(plan: &Plan, cluster: &ClusterRef) -> Vec<String> {
+    let mut lines = vec![format!("Plan for cluster {cluster}:")];
+    match plan.action {
+        Action::None => lines.push("No changes: the cluster matches the config.".into()),
+        Action::Create => {
+            lines.push(format!(
+                "  + cluster {} in {}",
+                cluster.name, plan.desired.location
+            ));
+            lines.extend(describe_pools(&plan.desired));
+        }
+        Action::Update => lines.extend(plan.changes.iter().map(change_line)),
+    }
+    lines.push(cost_line(plan));
+    lines
+}
+
+fn describe_pools(shape: &ClusterShape) -> impl Iterator<Item = String> + '_ {
+    shape.pools.iter().map(|p| {
+        let gpu = p
+            .accelerator
+            .as_ref()
+            .map(|a| format!(" with {} x {}", a.count, a.kind))
+            .unwrap_or_default();
+        let spot = if p.spot { ", spot" } else { "" };
+        format!(
+            "  + pool {}: {} × {}{gpu}, {} GB {}{spot}",
+            p.name, p.nodes, p.machine_type, p.disk_size_gb, p.disk_type
+        )
+    })
+}
+
+fn change_line(change: &Change) -> String {
+    let how = change.how.describe();
+    let current = value(&change.current);
+    let desired = value(&change.desired);
+    match (change.field.as_str(), &change.pool) {
+        ("nodePool", Some(pool)) if change.current.is_null() => {
+            format!("  + pool {pool}: {desired} ({how})")
+        }
+        ("nodePool", Some(pool)) => format!(
+            "  - pool {pool}: {current}, not in the config (DeleteNodePool would remove it and its nodes, {how})"
+        ),
+        (field, Some(pool)) => format!("  ~ {pool}.{field}: {current} → {desired} ({how})"),
+        (field, None) => {
+            let mark = if change.how == How::NewCluster {
+                '!'
+            } else {
+                '~'
+            };
+            format!("  {mark} {field}: {current} → {desired} ({how})")
+        }
+    }
+}
+
+fn value(v: &Value) -> String {
+    match v {
+        Value::Null => "(none)".into(),
+        Value::String(s) => s.clone(),
+        other => other.to_string(),
+    }
+}
+
+/// "Cost: ≈ $0.05/h → $0.28/h ($37/month → $207/month)"; either side may be "price unknown (…)".
+fn cost_line(plan: &Plan) -> String {
+    let month = Catalogue::embedded().hours_per_month();
+    let after = &plan.cost_after;
+    match (&plan.cost_now, plan.action) {
+        (Some(now), Action::Update) => match (now, after) {
+            (Estimate::Known(a), Estimate::Known(b)) => format!(
+                "Cost: ≈ {}/h → {}/h ({}/month → {}/month)",
+                format::usd(*a),
+                format::usd(*b),
+                format::usd_rounded(a * month),
+                format::usd_rounded(b * month)
+            ),
+            _ => format!(
+                "Cost: {} → {}",
+                format::estimate(now, month),
+                format::estimate(after, month)
+            ),
+        },
+        _ => format!("Cost: {}", format::estimate(after, month)),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used, clippy::expect_used)]
+
+    use super::*;
+    use crate::config::ClusterConfig;
+    use crate::gke::ClusterStatus;
+    use crate::gke::summary::PoolSummary;
+
+    fn cluster() -> ClusterRef {
+        ClusterRef::new("demo-project", "us-central1-a", "ml-gke-cluster")
+    }
+
+    fn hand_made(machine_type: &str, nodes: u32) -> ClusterSummary {
+        ClusterSummary {
+            status: ClusterStatus::Running,
+            node_count: nodes,
+            node_pools: vec![PoolSummary {
+                name: "default-pool".into(),
+                status: "RUNNING".into(),
+                machine_type: machine_type.into(),
+                initial_node_count: 1,
+                node_count: nodes,
+                spot: false,
+                accelerator: None,
+                accelerator_type: None,
+                accelerator_count: 0,
+                disk_type: "pd-balanced".into(),
+                disk_size_gb: 100,
+                version: String::new(),
+            }],
+            ..ClusterSummary::not_found(&cluster(), machine_type)
+        }
+    }
+
+    fn plan_of(summary: Option<&ClusterSummary>) -> Plan {
+        let labels = BTreeMap::new();
+        let current = summary.map(|summary| Current {
+            summary,
+            labels: &labels,
+        });
+        plan(&ClusterConfig::default(), "us-central1-a", current)
+    }
+
+    #[test]
+    fn an_update_reads_as_a_preview_with_the_cost_before_and_after() {
+        let lines = render(&plan_of(Some(&hand_made("e2-medium", 1))), &cluster());
+        assert_eq!(
+            lines[0],
+            "Plan for cluster ml-gke-cluster (demo-project/us-central1-a):"
+        );
+        assert_eq!(lines[1], "  ~ default-pool.nodeCount: 1 → 3 (in place)");
+        assert_eq!(
+            lines[2],
+            "  ~ default-pool.machineType: e2-medium → n1-standard-1 (nodes recreated)"
+        );
+        assert!(lines[3].starts_with("Cost: ≈ $0.1"), "{lines:?}");
+        assert!(lines[3].contains("/h → $0.28/h ("), "{lines:?}");
+        assert!(lines[3].ends_with("→ $207/month)"), "{lines:?}");
+    }
+
+    #[test]
+    fn nothing_to_do_says_so() {
+        let lines = render(&plan_of(Some(&hand_made("n1-standard-1", 3))), &cluster());
+        assert_eq!(lines[1], "No changes: the cluster matches the config.");
+        assert_eq!(lines[2], "Cost: ≈ $0.28/h, $207/month");
+    }
+
+    #[test]
+    fn a_create_lists_what_would_be_made_and_its_cost() {
+        let lines = render(&plan_of(None), &cluster());
+        assert_eq!(lines[1], "  + cluster ml-gke-cluster in us-central1-a");
+        assert_eq!(
+            lines[2],
+            "  + pool default-pool: 3 × n1-standard-1, 100 GB pd-balanced"
+        );
+        assert_eq!(lines[3], "Cost: ≈ $0.28/h, $207/month");
+    }
+
+    #[test]
+    fn an_unpriced_machine_type_is_price_unknown_never_zero() {
+        let plan = plan_of(Some(&hand_made("z9-imaginary-1", 3)));
+        let lines = render(&plan, &cluster());
+        let cost = lines.last().unwrap();
+        assert!(cost.starts_with("Cost: price unknown ("), "{cost}");
+        assert!(cost.contains("z9-imaginary-1"), "{cost}");
+        let json = serde_json::to_value(PlanReport::of(&plan)).unwrap();
+        assert_eq!(json["costPerHour"]["current"], Value::Null);
+        assert!(json["costPerHour"]["desired"].as_f64().unwrap() > 0.0);
+        assert_eq!(json["costPerHour"]["currency"], "USD");
+        assert_eq!(json["action"], "update");
+        assert_eq!(json["changes"][0]["pool"], "default-pool");
+        assert_eq!(json["changes"][0]["how"], "recreate-nodes");
+    }
+}
