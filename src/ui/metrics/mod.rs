@@ -48,26 +48,23 @@ pub fn draw(frame: &mut Frame, area: Rect, model: &Model, app: &App, theme: &The
     };
     let mut curves = Vec::new();
     if let Some(previous) = model.training.previous(number)
-        && let Some(mut points) = aggregate(store, previous, metric)
+        && let Some(points) = aggregate(store, previous, metric)
     {
-        if app.metrics.smooth {
-            scale::smooth(&mut points);
-        }
         curves.push(Curve {
             points,
             style: theme.dim(),
             name: format!("#{previous}"),
         });
     }
+    let previous_drawn = !curves.is_empty();
     let ranks = ranks(model, store, number, metric, theme, &attempt.name);
     let drawn_ranks = ranks.len();
     match ranks {
         ranks if !ranks.is_empty() => curves.extend(ranks),
         _ => curves.extend(band(store, number, metric, theme)),
     }
-    let previous_drawn = curves.first().is_some_and(|c| c.name.starts_with('#'));
-    for c in curves.iter_mut().skip(usize::from(previous_drawn)) {
-        if app.metrics.smooth {
+    if app.metrics.smooth {
+        for c in &mut curves {
             scale::smooth(&mut c.points);
         }
     }
