@@ -4,19 +4,21 @@
 //! a bidirectional override could make a line read as something it is not. One sanitiser, three
 //! modes, chosen by where the text goes:
 //!
-//! - [`Mode::Screen`]: a cell grid Gantry draws (the TUI). Sequences are dropped whole.
+//! - [`Mode::Screen`]: a cell grid Gantry draws (the TUI). Sequences are dropped whole; a log
+//!   line's colours are read out of them first ([`screen_styled`]) and drawn by the TUI itself.
 //! - [`Mode::Terminal`]: a command's output on a terminal. Controls are shown inert and
 //!   visible (`^[`), colours kept only when asked for.
 //! - [`Mode::Raw`]: a pipe or a file. The bytes exactly, as `kubectl logs` gives them.
 
 mod json;
 mod screen;
+pub mod sgr;
 mod terminal;
 
 use std::borrow::Cow;
 
 pub use json::{to_json, to_json_pretty};
-pub use screen::screen;
+pub use screen::{Styled, screen, screen_styled};
 pub use terminal::terminal;
 
 /// Free text from the cluster or the cloud (a message, a reason) for one row of a screen:

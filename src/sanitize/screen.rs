@@ -1,6 +1,7 @@
 //! Screen mode: text for a cell grid Gantry draws itself (the TUI, locally or served). Escape
 //! sequences go whole, so what is left reads as the operator would see it on a terminal.
 
+use super::sgr::{Ink, Run};
 use super::{is_bidi_override, is_c1};
 
 /// Turns raw log bytes into printable text: invalid UTF-8 becomes U+FFFD, escape sequences
@@ -8,26 +9,108 @@ use super::{is_bidi_override, is_c1};
 /// keeps what follows it (as a terminal would show a progress line), tabs become spaces, and any
 /// other control character is shown as `^X`. The result contains no C0 or C1 control character.
 pub fn screen(bytes: &[u8]) -> String {
+    render(bytes, None)
+}
+
+/// A line for the screen with its colours: [`screen`]'s text, and where the container's SGR
+/// sequences change how it looks (empty for a line without any; the first run may start after
+/// byte 0, text before it is plain). Only colour and emphasis are read from the sequences.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Styled {
+    pub text: String,
+    pub runs: Vec<Run>,
+}
+
+pub fn screen_styled(bytes: &[u8]) -> Styled {
+    let mut runs = Vec::new();
+    let text = render(bytes, Some(&mut runs));
+    Styled { text, runs }
+}
+
+/// Where the SGR state is kept while a line is read, and the runs it makes.
+struct Inks<'a> {
+    runs: &'a mut Vec<Run>,
+    ink: Ink,
+    params: String,
+}
+
+impl Inks<'_> {
+    /// The ink changed at byte `at` of the output: a run starts there (or the last one, if
+    /// nothing was written since it began, is changed).
+    fn mark(&mut self, at: usize) {
+        let start = u32::try_from(at).unwrap_or(u32::MAX);
+        if self.runs.last().is_some_and(|r| r.start == start) {
+            self.runs.pop();
+        }
+        let before = self.runs.last().map(|r| r.ink).unwrap_or_default();
+        if before != self.ink {
+            self.runs.push(Run {
+                start,
+                ink: self.ink,
+            });
+        }
+    }
+}
+
+fn render(bytes: &[u8], runs: Option<&mut Vec<Run>>) -> String {
     // The usual line: printable ASCII only, nothing to change.
     if bytes.iter().all(|b| (0x20..0x7f).contains(b)) {
         return String::from_utf8_lossy(bytes).into_owned();
     }
+    let mut inks = runs.map(|runs| Inks {
+        runs,
+        ink: Ink::default(),
+        params: String::new(),
+    });
     let text = String::from_utf8_lossy(bytes);
-    // A carriage return overwrites the line on a terminal: show what the operator would see last.
+    // A carriage return overwrites the line on a terminal: show what the operator would see
+    // last, in the colours set before it.
     let text = match text.rfind('\r') {
-        Some(i) if i + 1 < text.len() => &text[i + 1..],
+        Some(i) if i + 1 < text.len() => {
+            if let Some(inks) = inks.as_mut() {
+                let mut ignored = String::new();
+                walk(&text[..i], &mut ignored, Some(inks));
+                inks.runs.clear();
+            }
+            &text[i + 1..]
+        }
         _ => text.as_ref(),
     };
     let mut out = String::with_capacity(text.len());
+    if let Some(inks) = inks.as_mut() {
+        inks.mark(0);
+    }
+    walk(text, &mut out, inks.as_mut());
+    // A change with nothing after it changes nothing.
+    if let Some(inks) = inks
+        && inks
+            .runs
+            .last()
+            .is_some_and(|r| r.start as usize >= out.len())
+    {
+        inks.runs.pop();
+    }
+    out
+}
+
+/// Writes `text` to `out` as the screen shows it, reading SGR into `inks` when given.
+fn walk(text: &str, out: &mut String, mut inks: Option<&mut Inks<'_>>) {
     // Characters in `out` at the last tab, and `out`'s length in bytes then: tab stops are
     // counted in characters without walking the whole line again at every tab.
     let (mut counted_chars, mut counted_bytes) = (0, 0);
     let mut chars = text.chars().peekable();
     while let Some(c) = chars.next() {
         match c {
-            '\u{1b}' => skip_escape(&mut chars),
+            '\u{1b}' => {
+                if chars.peek() == Some(&'[') {
+                    chars.next();
+                    csi(&mut chars, out.len(), inks.as_deref_mut());
+                } else {
+                    skip_escape(&mut chars);
+                }
+            }
             // C1 introducers have the same power as ESC sequences on some terminals.
-            '\u{9b}' => skip_csi(&mut chars),
+            '\u{9b}' => csi(&mut chars, out.len(), inks.as_deref_mut()),
             '\u{90}' | '\u{98}' | '\u{9d}' | '\u{9e}' | '\u{9f}' => skip_string(&mut chars),
             '\t' => {
                 counted_chars += out[counted_bytes..].chars().count();
@@ -45,7 +128,6 @@ pub fn screen(bytes: &[u8]) -> String {
             c => out.push(c),
         }
     }
-    out
 }
 
 type Chars<'a> = std::iter::Peekable<std::str::Chars<'a>>;
@@ -62,14 +144,39 @@ fn skip_escape(chars: &mut Chars<'_>) {
     }
 }
 
+/// A CSI sequence, dropped; an SGR one read into `inks` first (its ink starts at byte `at`).
+fn csi(chars: &mut Chars<'_>, at: usize, inks: Option<&mut Inks<'_>>) {
+    let Some(inks) = inks else {
+        skip_csi(chars);
+        return;
+    };
+    inks.params.clear();
+    // Parameters only (digits, `;`, `:`, and not without end): a private or intermediate form
+    // is not SGR.
+    let mut sgr = true;
+    for c in chars.by_ref() {
+        if ('@'..='~').contains(&c) {
+            if c == 'm' && sgr {
+                let params = std::mem::take(&mut inks.params);
+                inks.ink.apply(&params);
+                inks.params = params;
+                inks.mark(at);
+            }
+            return;
+        }
+        if sgr && (c.is_ascii_digit() || c == ';' || c == ':') && inks.params.len() < 256 {
+            inks.params.push(c);
+        } else {
+            sgr = false;
+        }
+    }
+}
+
 /// CSI: parameters and intermediates, then one final byte in @..~.
 fn skip_csi(chars: &mut Chars<'_>) {
     for c in chars.by_ref() {
         if ('@'..='~').contains(&c) {
             return;
-        }
-        if (c as u32) < 0x20 && c != '\u{1b}' {
-            continue;
         }
     }
 }
@@ -94,6 +201,7 @@ fn skip_string(chars: &mut Chars<'_>) {
 mod tests {
     use super::*;
     use crate::sanitize::is_inert;
+    use crate::sanitize::sgr::{Tint, marks};
 
     #[test]
     fn strips_every_escape_form() {
@@ -122,6 +230,65 @@ mod tests {
         let out = screen(b"bad \xff\xfe \xc2\x9b31m end");
         assert!(is_inert(&out), "{out:?}");
         assert!(out.starts_with("bad \u{fffd}\u{fffd}"));
+    }
+
+    fn run(start: u32, fg: Tint, marks: u8) -> Run {
+        Run {
+            start,
+            ink: Ink {
+                fg,
+                bg: Tint::Default,
+                marks,
+            },
+        }
+    }
+
+    #[test]
+    fn colours_become_runs_over_the_same_text_screen_gives() {
+        let input = b"\x1b[1;31mERROR\x1b[0m disk \x1b[32mok\x1b[m done\x1b]0;t\x07";
+        let styled = screen_styled(input);
+        assert_eq!(styled.text, screen(input));
+        assert_eq!(styled.text, "ERROR disk ok done");
+        assert_eq!(
+            styled.runs,
+            [
+                run(0, Tint::Indexed(1), marks::BOLD),
+                run(5, Tint::Default, 0),
+                run(11, Tint::Indexed(2), 0),
+                run(13, Tint::Default, 0),
+            ]
+        );
+    }
+
+    #[test]
+    fn a_carriage_return_keeps_the_colour_set_before_it() {
+        let styled = screen_styled(b"\x1b[36m 10%\r100% \x1b[0m");
+        assert_eq!(styled.text, "100% ");
+        assert_eq!(styled.runs, [run(0, Tint::Indexed(6), 0)]);
+    }
+
+    #[test]
+    fn only_colour_and_emphasis_are_read_from_escapes() {
+        for input in [
+            &b"\x1b[?25lhidden cursor"[..],
+            b"\x1b[2J\x1b[Hcleared",
+            b"\x1b[>4;2mmodify keys",
+            b"\x1b[1 mspace intermediate",
+            b"\x1b]52;c;ZWNobw==\x1b\\clip",
+            b"plain",
+            b"\x1b[31m\x1b[0mnothing coloured",
+        ] {
+            let styled = screen_styled(input);
+            assert_eq!(styled.text, screen(input), "{input:?}");
+            assert!(styled.runs.is_empty(), "{input:?}: {:?}", styled.runs);
+            assert!(is_inert(&styled.text));
+        }
+    }
+
+    #[test]
+    fn a_colour_set_and_changed_at_once_makes_one_run() {
+        let styled = screen_styled(b"a\x1b[31m\x1b[32m\x1b[1mb\x1b[0m\x1b[0m");
+        assert_eq!(styled.runs, [run(1, Tint::Indexed(2), marks::BOLD)]);
     }
 
     #[test]

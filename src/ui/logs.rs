@@ -2,6 +2,8 @@
 //! one pod's), or this viewer's own fetch. Only the lines in view are laid out, so a frame costs
 //! the same with ten lines held or a hundred thousand.
 
+use std::ops::Range;
+
 use ratatui::Frame;
 use ratatui::layout::Rect;
 use ratatui::style::Style;
@@ -121,7 +123,7 @@ fn visible_lines<'a>(
                 } else {
                     vec![Span::raw(" ".repeat(used))]
                 };
-                line_spans.extend(highlight(piece, query.as_deref(), theme));
+                line_spans.extend(content(&entry, piece, query.as_deref(), theme));
                 wrapped.push(Line::from(line_spans));
             }
             for line in wrapped.into_iter().rev() {
@@ -130,12 +132,23 @@ fn visible_lines<'a>(
                 }
             }
         } else {
-            let cut = if entry.text.width() > room {
-                fit(entry.text, room)
+            if entry.text.width() > room {
+                // The cut text is the line's beginning, then an ellipsis.
+                let cut = fit(entry.text, room);
+                let kept = cut
+                    .len()
+                    .saturating_sub('…'.len_utf8())
+                    .min(entry.text.len());
+                spans.extend(content(&entry, 0..kept, query.as_deref(), theme));
+                spans.push(Span::raw("…"));
             } else {
-                entry.text.to_string()
-            };
-            spans.extend(highlight(cut, query.as_deref(), theme));
+                spans.extend(content(
+                    &entry,
+                    0..entry.text.len(),
+                    query.as_deref(),
+                    theme,
+                ));
+            }
             out.push(Line::from(spans));
         }
     }
@@ -201,52 +214,95 @@ fn short_pod(pod: &str) -> String {
     format!("…{tail}")
 }
 
-fn wrap(text: &str, width: usize) -> Vec<String> {
+/// The byte ranges of `text` that fill rows of `width` columns in turn.
+fn wrap(text: &str, width: usize) -> Vec<Range<usize>> {
     let mut pieces = Vec::new();
-    let mut current = String::new();
+    let mut start = 0;
     let mut used = 0;
-    for c in text.chars() {
+    for (at, c) in text.char_indices() {
         let w = unicode_width::UnicodeWidthChar::width(c).unwrap_or(0);
-        if used + w > width && !current.is_empty() {
-            pieces.push(std::mem::take(&mut current));
+        if used + w > width && at > start {
+            pieces.push(start..at);
+            start = at;
             used = 0;
         }
-        current.push(c);
         used += w;
     }
-    pieces.push(current);
+    pieces.push(start..text.len());
     pieces
 }
 
-/// Splits text into spans with every (case-insensitive) match of the query highlighted.
-fn highlight<'a>(text: String, query: Option<&str>, theme: &Theme) -> Vec<Span<'a>> {
+/// `range` of a held line as spans: in the container's colours (as the theme lets them
+/// through), with every case-insensitive match of the query highlighted over them.
+fn content<'a>(
+    entry: &HeldLine<'_>,
+    range: Range<usize>,
+    query: Option<&str>,
+    theme: &Theme,
+) -> Vec<Span<'a>> {
+    let Some(text) = entry.text.get(range.clone()) else {
+        return Vec::new();
+    };
+    let matches = matches(text, query);
+    if entry.runs.is_empty() && matches.is_empty() {
+        return vec![Span::raw(text.to_string())];
+    }
+    // Where the style may change: run starts and match ends, relative to `text`.
+    let mut cuts: Vec<usize> = vec![0, text.len()];
+    cuts.extend(
+        entry
+            .runs
+            .iter()
+            .map(|r| r.start as usize)
+            .filter(|s| range.contains(s))
+            .map(|s| s - range.start),
+    );
+    cuts.extend(matches.iter().flat_map(|m| [m.start, m.end]));
+    cuts.sort_unstable();
+    cuts.dedup();
+    let mut spans = Vec::with_capacity(cuts.len());
+    for pair in cuts.windows(2) {
+        let (a, b) = (pair[0], pair[1]);
+        let Some(piece) = text.get(a..b) else {
+            continue;
+        };
+        let ink = entry
+            .runs
+            .iter()
+            .take_while(|r| r.start as usize <= range.start + a)
+            .last()
+            .map_or(Style::new(), |r| theme.ink(r.ink));
+        let lit = matches.iter().any(|m| m.start <= a && b <= m.end);
+        let style = if lit {
+            ink.patch(theme.highlight())
+        } else {
+            ink
+        };
+        spans.push(Span::styled(piece.to_string(), style));
+    }
+    spans
+}
+
+/// Every case-insensitive match of the query in `text`, as byte ranges.
+fn matches(text: &str, query: Option<&str>) -> Vec<Range<usize>> {
     let Some(q) = query else {
-        return vec![Span::raw(text)];
+        return Vec::new();
     };
     let lower = text.to_lowercase();
-    // Lower-casing can change byte lengths (rare scripts): then show the line plain.
+    // Lower-casing can change byte lengths (rare scripts): then nothing is highlighted.
     if lower.len() != text.len() {
-        return vec![Span::raw(text)];
+        return Vec::new();
     }
-    let mut spans = Vec::new();
+    let mut found = Vec::new();
     let mut at = 0;
-    while let Some(found) = lower[at..].find(q) {
-        let start = at + found;
+    while let Some(i) = lower[at..].find(q) {
+        let start = at + i;
         let end = start + q.len();
         if !text.is_char_boundary(start) || !text.is_char_boundary(end) {
             break;
         }
-        if start > at {
-            spans.push(Span::raw(text[at..start].to_string()));
-        }
-        spans.push(Span::styled(
-            text[start..end].to_string(),
-            theme.highlight(),
-        ));
+        found.push(start..end);
         at = end;
     }
-    if at < text.len() {
-        spans.push(Span::styled(text[at..].to_string(), Style::new()));
-    }
-    spans
+    found
 }

@@ -3,6 +3,28 @@
 
 use ratatui::style::{Color, Modifier, Style};
 
+use crate::sanitize::sgr::{Ink, Tint, marks};
+
+/// SGR colours 0–15 (30–37, 90–97) as ratatui names them.
+const BASE: [Color; 16] = [
+    Color::Black,
+    Color::Red,
+    Color::Green,
+    Color::Yellow,
+    Color::Blue,
+    Color::Magenta,
+    Color::Cyan,
+    Color::Gray,
+    Color::DarkGray,
+    Color::LightRed,
+    Color::LightGreen,
+    Color::LightYellow,
+    Color::LightBlue,
+    Color::LightMagenta,
+    Color::LightCyan,
+    Color::White,
+];
+
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Theme {
     color: bool,
@@ -73,6 +95,43 @@ impl Theme {
             Style::new().add_modifier(Modifier::REVERSED | Modifier::BOLD)
         }
     }
+    /// A log line's own colours and emphasis (SGR from the container); only the emphasis
+    /// under `NO_COLOR`.
+    pub fn ink(&self, ink: Ink) -> Style {
+        let tint = |t: Tint| match t {
+            Tint::Default => None,
+            // The sixteen base colours by name: the short form every terminal knows.
+            Tint::Indexed(i) => Some(
+                BASE.get(usize::from(i))
+                    .copied()
+                    .unwrap_or(Color::Indexed(i)),
+            ),
+            Tint::Rgb(r, g, b) => Some(Color::Rgb(r, g, b)),
+        };
+        let mut style = Style::new();
+        if self.color {
+            if let Some(fg) = tint(ink.fg) {
+                style = style.fg(fg);
+            }
+            if let Some(bg) = tint(ink.bg) {
+                style = style.bg(bg);
+            }
+        }
+        for (bit, modifier) in [
+            (marks::BOLD, Modifier::BOLD),
+            (marks::DIM, Modifier::DIM),
+            (marks::ITALIC, Modifier::ITALIC),
+            (marks::UNDERLINE, Modifier::UNDERLINED),
+            (marks::REVERSE, Modifier::REVERSED),
+            (marks::CROSSED, Modifier::CROSSED_OUT),
+        ] {
+            if ink.marks & bit != 0 {
+                style = style.add_modifier(modifier);
+            }
+        }
+        style
+    }
+
     pub fn highlight(&self) -> Style {
         if self.color {
             Style::new().fg(Color::Black).bg(Color::Yellow)

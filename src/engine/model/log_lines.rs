@@ -10,10 +10,14 @@
 
 use std::collections::VecDeque;
 
+use crate::sanitize::sgr::Run;
+
 /// Bytes of text per block: many lines each, and any line the pane keeps fits in one.
 const BLOCK_BYTES: usize = 64 * 1024;
 /// `Slot::ts` of a line the server gave no time for.
 const NO_TIME: i64 = i64::MIN;
+/// In `Slot::pod`: the line has colours of its own, kept in `LineBuffer::styles`.
+const STYLED: u32 = 1 << 31;
 
 /// One line held, as drawn and searched.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -25,6 +29,8 @@ pub struct Line<'a> {
     pub ts: Option<i64>,
     /// Sanitised text: safe to draw.
     pub text: &'a str,
+    /// Its colours, as the container set them (most lines have none).
+    pub runs: &'a [Run],
 }
 
 #[derive(Debug, Clone, Copy)]
@@ -32,6 +38,7 @@ struct Slot {
     ts: i64,
     /// Number of the block holding the text (wrapping; see `LineBuffer::first_block`).
     block: u32,
+    /// With [`STYLED`] set when the line has runs.
     pod: u32,
     start: u32,
     len: u32,
@@ -51,6 +58,11 @@ pub struct LineBuffer {
     /// The number of `blocks[0]`; block numbers only grow (wrapping), so `block - first_block`
     /// is a block's place in `blocks`.
     first_block: u32,
+    /// The colours of the few lines that have any, by line number, oldest first: a plain line
+    /// costs nothing for them.
+    styles: VecDeque<(u64, Box<[Run]>)>,
+    /// The number of `slots[0]`: lines ever dropped from the front.
+    dropped: u64,
 }
 
 impl LineBuffer {
@@ -67,6 +79,8 @@ impl LineBuffer {
         self.slots.clear();
         self.blocks.clear();
         self.first_block = 0;
+        self.styles.clear();
+        self.dropped = 0;
     }
 
     /// Room for `lines` without growing (the bookkeeping only: text blocks come as needed).
@@ -75,20 +89,36 @@ impl LineBuffer {
     }
 
     pub fn get(&self, index: usize) -> Option<Line<'_>> {
-        self.slots.get(index).map(|slot| self.line(slot))
+        self.slots.get(index).map(|slot| self.styled(index, slot))
     }
 
     pub fn iter(&self) -> impl DoubleEndedIterator<Item = Line<'_>> + ExactSizeIterator {
-        self.slots.iter().map(|slot| self.line(slot))
+        self.slots
+            .iter()
+            .enumerate()
+            .map(|(index, slot)| self.styled(index, slot))
     }
 
-    /// Adds a line at the end.
-    pub fn push_back(&mut self, pod: u32, ts: Option<i64>, text: &str) {
+    fn styled(&self, index: usize, slot: &Slot) -> Line<'_> {
+        let mut line = self.line(slot);
+        if slot.pod & STYLED != 0 {
+            line.runs = self.runs(index);
+        }
+        line
+    }
+
+    /// Adds a line at the end, with its colours (runs within `text`).
+    pub fn push_back(&mut self, pod: u32, ts: Option<i64>, text: &str, runs: &[Run]) {
         let (block, start) = self.store(text);
+        let runs = within(runs, text.len());
+        if !runs.is_empty() {
+            let number = self.dropped + self.slots.len() as u64;
+            self.styles.push_back((number, runs.into()));
+        }
         self.slots.push_back(Slot {
             ts: ts.unwrap_or(NO_TIME),
             block,
-            pod,
+            pod: (pod & !STYLED) | if runs.is_empty() { 0 } else { STYLED },
             start,
             len: text.len() as u32,
         });
@@ -99,14 +129,19 @@ impl LineBuffer {
         while self.slots.len() > keep {
             if let Some(slot) = self.slots.pop_front() {
                 self.release(slot.block);
+                self.dropped += 1;
             }
+        }
+        while self.styles.front().is_some_and(|(n, _)| *n < self.dropped) {
+            self.styles.pop_front();
         }
         self.free_front_blocks();
     }
 
-    /// Appends `piece` to line `index` (None: no such line).
-    pub fn extend(&mut self, index: usize, piece: &str) -> Option<()> {
+    /// Appends `piece` to line `index`, with its colours (None: no such line).
+    pub fn extend(&mut self, index: usize, piece: &str, runs: &[Run]) -> Option<()> {
         let slot = *self.slots.get(index)?;
+        self.extend_runs(index, slot.len, within(runs, piece.len()));
         let last = self.blocks.len().checked_sub(1)?;
         let in_last_block = self.place(slot.block) == Some(last);
         if let Some(block) = self.blocks.get_mut(last)
@@ -133,6 +168,39 @@ impl LineBuffer {
         Some(())
     }
 
+    /// Adds a grown line's new runs after its own (the piece's offsets moved by `len`, the
+    /// line's length before).
+    fn extend_runs(&mut self, index: usize, len: u32, runs: &[Run]) {
+        if runs.is_empty() {
+            return;
+        }
+        let shifted = runs.iter().map(|r| Run {
+            start: r.start.saturating_add(len),
+            ink: r.ink,
+        });
+        let number = self.dropped + index as u64;
+        match self.styles.binary_search_by_key(&number, |(n, _)| *n) {
+            Ok(at) => {
+                let (_, held) = &mut self.styles[at];
+                *held = held.iter().copied().chain(shifted).collect();
+            }
+            Err(at) => {
+                self.styles.insert(at, (number, shifted.collect()));
+                if let Some(slot) = self.slots.get_mut(index) {
+                    slot.pod |= STYLED;
+                }
+            }
+        }
+    }
+
+    fn runs(&self, index: usize) -> &[Run] {
+        let number = self.dropped + index as u64;
+        match self.styles.binary_search_by_key(&number, |(n, _)| *n) {
+            Ok(at) => &self.styles[at].1,
+            Err(_) => &[],
+        }
+    }
+
     fn line(&self, slot: &Slot) -> Line<'_> {
         let text = self
             .place(slot.block)
@@ -143,9 +211,10 @@ impl LineBuffer {
             })
             .unwrap_or("");
         Line {
-            pod: slot.pod,
+            pod: slot.pod & !STYLED,
             ts: (slot.ts != NO_TIME).then_some(slot.ts),
             text,
+            runs: &[],
         }
     }
 
@@ -204,154 +273,12 @@ impl LineBuffer {
     }
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn texts(buffer: &LineBuffer) -> Vec<&str> {
-        buffer.iter().map(|l| l.text).collect()
-    }
-
-    #[test]
-    fn lines_come_back_as_written_with_their_pod_and_time() {
-        let mut buffer = LineBuffer::default();
-        buffer.push_back(3, Some(42), "first");
-        buffer.push_back(1, None, "");
-        buffer.push_back(0, Some(NO_TIME + 1), "thïrd ✓");
-        assert_eq!(texts(&buffer), ["first", "", "thïrd ✓"]);
-        assert_eq!(
-            buffer.get(0),
-            Some(Line {
-                pod: 3,
-                ts: Some(42),
-                text: "first"
-            })
-        );
-        assert_eq!(buffer.get(1).map(|l| (l.pod, l.ts)), Some((1, None)));
-        assert_eq!(buffer.get(3), None);
-    }
-
-    #[test]
-    fn blocks_are_freed_as_the_oldest_lines_leave() {
-        let mut buffer = LineBuffer::default();
-        let line = "x".repeat(1000);
-        for i in 0..1000 {
-            buffer.push_back(i, None, &line);
-            buffer.keep_newest(100);
-        }
-        assert_eq!(buffer.len(), 100);
-        // 100 lines of 1,000 bytes span two or three 64 KiB blocks, never all sixteen written.
-        assert!(buffer.blocks.len() <= 3, "{}", buffer.blocks.len());
-        assert_eq!(buffer.get(0).map(|l| l.pod), Some(900));
-        assert!(buffer.iter().all(|l| l.text == line));
-    }
-
-    #[test]
-    fn a_line_grows_in_place_or_moves_to_the_end() {
-        let mut buffer = LineBuffer::default();
-        buffer.push_back(0, None, "a-start");
-        assert_eq!(buffer.extend(0, "+more"), Some(()));
-        buffer.push_back(1, None, "b");
-        // No longer the last text written: copied to the end.
-        assert_eq!(buffer.extend(0, "+again"), Some(()));
-        assert_eq!(texts(&buffer), ["a-start+more+again", "b"]);
-        assert_eq!(buffer.extend(5, "x"), None);
-        buffer.keep_newest(1);
-        assert_eq!(texts(&buffer), ["b"]);
-    }
-
-    #[test]
-    fn a_moved_line_keeps_its_block_alive() {
-        let mut buffer = LineBuffer::default();
-        let filler = "f".repeat(BLOCK_BYTES / 4);
-        buffer.push_back(0, None, "old");
-        for _ in 0..8 {
-            buffer.push_back(1, None, &filler);
-        }
-        // Line 0 moves into the newest block; the first block must go, the newest stay.
-        buffer.extend(0, "-grown");
-        buffer.keep_newest(9);
-        assert_eq!(buffer.get(0).map(|l| l.text), Some("old-grown"));
-        buffer.keep_newest(1);
-        assert_eq!(texts(&buffer), [filler.as_str()]);
-        assert_eq!(buffer.blocks.len(), 1);
-        buffer.clear();
-        assert!(buffer.is_empty() && buffer.blocks.is_empty());
-        buffer.push_back(2, None, "again");
-        assert_eq!(texts(&buffer), ["again"]);
-    }
-
-    #[test]
-    fn an_emptied_newest_block_goes_without_taking_older_lines() {
-        let mut buffer = LineBuffer::default();
-        let big = "b".repeat(60_000);
-        buffer.push_back(0, None, "old");
-        buffer.push_back(1, None, &big);
-        // Line 0 grows past the block's room: moved into a second block.
-        buffer.extend(0, &"g".repeat(10_000));
-        // It leaves; the second block is empty, the first still holds the big line.
-        buffer.keep_newest(1);
-        buffer.push_back(2, None, &big);
-        assert_eq!(texts(&buffer), [big.as_str(), big.as_str()]);
-        let live: u32 = buffer.blocks.iter().map(|b| b.live).sum();
-        assert_eq!(live, 2);
-    }
-
-    #[derive(Debug, Clone)]
-    enum Op {
-        Push(u32, String),
-        Extend(usize, String),
-        Keep(usize),
-    }
-
-    fn op() -> impl proptest::strategy::Strategy<Value = Op> {
-        use proptest::prelude::*;
-        // Lengths up to a few blocks' worth in total, so blocks fill, move and leave.
-        let text = prop_oneof![
-            "[a-zé✓]{0,40}".boxed(),
-            (1000usize..20_000).prop_map(|n| "x".repeat(n)).boxed(),
-        ];
-        prop_oneof![
-            6 => (0u32..4, text.clone()).prop_map(|(p, t)| Op::Push(p, t)),
-            2 => (0usize..64, text).prop_map(|(i, t)| Op::Extend(i, t)),
-            1 => (0usize..40).prop_map(Op::Keep),
-        ]
-    }
-
-    proptest::proptest! {
-        /// Whatever is pushed, grown and dropped, the buffer reads as a plain list of strings
-        /// would, and never keeps a block no line needs (beyond the one being written).
-        #[test]
-        fn reads_as_a_list_of_strings(ops in proptest::collection::vec(op(), 1..120)) {
-            let mut buffer = LineBuffer::default();
-            let mut model: VecDeque<(u32, String)> = VecDeque::new();
-            for op in ops {
-                match op {
-                    Op::Push(pod, text) => {
-                        buffer.push_back(pod, None, &text);
-                        model.push_back((pod, text));
-                    }
-                    Op::Extend(i, text) => {
-                        let done = buffer.extend(i, &text);
-                        proptest::prop_assert_eq!(done.is_some(), i < model.len());
-                        if let Some((_, line)) = model.get_mut(i) {
-                            line.push_str(&text);
-                        }
-                    }
-                    Op::Keep(n) => {
-                        buffer.keep_newest(n);
-                        while model.len() > n {
-                            model.pop_front();
-                        }
-                    }
-                }
-                let held: Vec<(u32, &str)> = buffer.iter().map(|l| (l.pod, l.text)).collect();
-                let want: Vec<(u32, &str)> = model.iter().map(|(p, t)| (*p, t.as_str())).collect();
-                proptest::prop_assert_eq!(held, want);
-                let live: u32 = buffer.blocks.iter().map(|b| b.live).sum();
-                proptest::prop_assert_eq!(live as usize, buffer.len());
-                proptest::prop_assert!(buffer.blocks.front().is_none_or(|b| b.live > 0 || buffer.blocks.len() == 1));
-            }
-        }
-    }
+/// The runs that start inside a text of `len` bytes (a cut line loses the rest).
+fn within(runs: &[Run], len: usize) -> &[Run] {
+    let keep = runs.partition_point(|r| (r.start as usize) < len);
+    &runs[..keep]
 }
+
+#[cfg(test)]
+#[path = "log_lines_tests.rs"]
+mod tests;

@@ -122,12 +122,13 @@ impl LogStore {
                     let room = DISPLAY_CHARS.saturating_sub(held);
                     // A line already at its display length takes no more (the file has it all).
                     if room > 0 {
-                        let piece = sanitize::screen(&line.bytes);
-                        self.lines.extend(at, truncate_chars(&piece, room));
+                        let piece = sanitize::screen_styled(&line.bytes);
+                        let text = truncate_chars(&piece.text, room);
+                        self.lines.extend(at, text, &piece.runs);
                     }
                 }
                 None => {
-                    let piece = sanitize::screen(&line.bytes);
+                    let piece = sanitize::screen_styled(&line.bytes);
                     if self.lines.is_empty() {
                         // Untouched pages cost nothing: one allocation instead of regrowing.
                         self.lines.reserve(self.capacity);
@@ -135,7 +136,8 @@ impl LogStore {
                     self.lines.push_back(
                         index,
                         line.ts.and_then(|t| i64::try_from(t).ok()),
-                        truncate_chars(&piece, DISPLAY_CHARS),
+                        truncate_chars(&piece.text, DISPLAY_CHARS),
+                        &piece.runs,
                     );
                     self.received += 1;
                     if let Some(n) = self.received_of.get_mut(index as usize) {
