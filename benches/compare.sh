@@ -9,6 +9,7 @@
 #   tui_idle_cpu_percent                 the same TUI, 30 s with nothing changing
 #   tui_idle_terminal_bytes_per_s
 #   tui_rss_mb_5000_pods_100k_lines      peak RSS (VmHWM) of the TUI following 5,000 pods
+#   tui_idle_rss_mb_20_pods              RSS of the TUI (100x32) idle with 20 finished pods shown
 #   frame_render_ms_p99                  from the `tui` benchmark's percentile loop
 #   serve_cpu_percent_{1,8,16}_viewers   `gantry serve` with 1, 8, 16 SSH clients (100x32) following
 #   serve_rss_mb_{1,8,16}_viewers        1,000 lines/s, once 100,000 lines are held; and
@@ -17,7 +18,7 @@
 # Everything runs on 127.0.0.1 in a temporary directory and is stopped on exit.
 # Needs: cargo, kubectl, tmux, jq, curl, ssh, ssh-keygen. Takes a few minutes.
 # Knobs (environment): RUNS (5), LINES_PER_POD (150000), IDLE_SECS (30), BIG_PODS (5000),
-# SECTIONS ("throughput tui rss serve frames": the parts to run), TUI_WRAPPER (a profiler to run the
+# SECTIONS ("throughput tui rss idle serve frames": the parts to run), TUI_WRAPPER (a profiler to run the
 # TUI under, e.g. "heaptrack -o /tmp/gantry-tui"; its figures are then not the TUI's).
 
 set -euo pipefail
@@ -27,7 +28,7 @@ RUNS=${RUNS:-5}
 LINES_PER_POD=${LINES_PER_POD:-150000}
 IDLE_SECS=${IDLE_SECS:-30}
 BIG_PODS=${BIG_PODS:-5000}
-SECTIONS=${SECTIONS:-throughput tui rss serve frames}
+SECTIONS=${SECTIONS:-throughput tui rss idle serve frames}
 want() { [[ " $SECTIONS " == *" $1 "* ]]; }
 
 log() { echo "# $*" >&2; }
@@ -249,6 +250,24 @@ awk -v k="$hwm" 'BEGIN { printf "tui_rss_mb_5000_pods_100k_lines: %.1f\n", k / 1
 tmux -L "$TMUX_SOCKET" send-keys -t big q
 sleep 1
 
+fi
+
+if want idle; then
+log "TUI idle with 20 finished pods on screen (100x32)"
+clean_jobs
+rm -rf "$XDG_STATE_HOME/gantry/logs"
+launch 20 --env SIM_LINES_PER_SECOND=10 --env SIM_LOG_LINES=50
+kubectl wait --for=condition=complete job -l job=ml-training --timeout=120s >/dev/null 2>&1 || true
+tmux -L "$TMUX_SOCKET" new-session -d -s idle -x 100 -y 32 \
+    "exec env TERM=xterm-256color ${TUI_WRAPPER:-} $(printf '%q ' "${G[@]}") 2>$WORK/idle.err"
+TUI=$(tmux -L "$TMUX_SOCKET" display -p -t idle '#{pane_pid}')
+for _ in $(seq 300); do screen_has idle "Succeeded" && break; sleep 0.1; done
+sleep "$IDLE_SECS"
+rss=$(awk '/VmRSS/ {print $2}' "/proc/$TUI/status")
+log "now: $(grep -E '^(Rss|Pss_Anon|Pss_File):' "/proc/$TUI/smaps_rollup" | tr -s ' ' | paste -sd' ')"
+awk -v k="$rss" 'BEGIN { printf "tui_idle_rss_mb_20_pods: %.1f\n", k / 1024 }'
+tmux -L "$TMUX_SOCKET" send-keys -t idle q
+sleep 1
 fi
 
 if want serve; then
