@@ -47,6 +47,26 @@ impl Pieces {
         self.keep(&piece[start..]);
     }
 
+    /// As `push(line)` then `push(b"\n")`, without copying a line that arrives whole (the
+    /// usual case: nothing pending, so its updates are read where they are).
+    pub fn push_line(&mut self, line: &[u8], mut each: impl FnMut(&[u8])) {
+        if !self.pending.is_empty() {
+            self.push(line, &mut each);
+            self.push(b"\n", each);
+            return;
+        }
+        let mut start = 0;
+        for end in memchr2_iter(b'\r', b'\n', line) {
+            if end > start {
+                each(&line[start..end]);
+            }
+            start = end + 1;
+        }
+        if start < line.len() {
+            each(&line[start..]);
+        }
+    }
+
     /// Calls `each` with what is left at the end of the stream, an update without terminator.
     pub fn finish(&mut self, mut each: impl FnMut(&[u8])) {
         if !self.pending.is_empty() {
@@ -106,15 +126,20 @@ impl MetricStream {
         });
     }
 
-    /// Feeds one line that has lost its `\n` (a saved log read line by line).
+    /// Feeds one whole line that has lost its `\n` (as the kubelet's lines and saved logs
+    /// come).
     pub fn push_line(
         &mut self,
         parser: &mut LineParser,
         line: &[u8],
         mut each: impl FnMut(&Sample<'_>),
     ) {
-        self.push(parser, line, &mut each);
-        self.push(parser, b"\n", &mut each);
+        let Self { pieces, context } = self;
+        pieces.push_line(line, |update| {
+            if let Some(sample) = context.place(parser.parse(update)) {
+                each(&sample);
+            }
+        });
     }
 
     /// Ends the stream: an unterminated last update is read too.

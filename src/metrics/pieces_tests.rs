@@ -160,3 +160,26 @@ proptest! {
         prop_assert_eq!(updates(&pieces), updates(&[bytes]));
     }
 }
+
+proptest! {
+    /// Reading a whole line in place gives what pushing it and its newline gives, whatever
+    /// was pending before it.
+    #[test]
+    fn a_whole_line_read_in_place_gives_the_same_updates(
+        before in "[a-z=0-9 \r\n]{0,40}",
+        lines in proptest::collection::vec("[a-z=0-9 \r]{0,40}", 0..6),
+    ) {
+        let (mut whole, mut pushed) = (Pieces::new(), Pieces::new());
+        let (mut got, mut want) = (Vec::new(), Vec::new());
+        whole.push(before.as_bytes(), |u| got.push(u.to_vec()));
+        pushed.push(before.as_bytes(), |u| want.push(u.to_vec()));
+        for line in &lines {
+            whole.push_line(line.as_bytes(), |u| got.push(u.to_vec()));
+            pushed.push(line.as_bytes(), |u| want.push(u.to_vec()));
+            pushed.push(b"\n", |u| want.push(u.to_vec()));
+        }
+        whole.finish(|u| got.push(u.to_vec()));
+        pushed.finish(|u| want.push(u.to_vec()));
+        prop_assert_eq!(got, want);
+    }
+}

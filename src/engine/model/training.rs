@@ -177,9 +177,10 @@ impl Training {
                 alerts.extend(store.push_sample(number, pod, sample));
             };
             let stream = p.stream.get_or_insert_with(MetricStream::new);
-            stream.push(parser, &line.bytes, &mut each);
-            if !line.continues {
-                stream.push(parser, b"\n", &mut each);
+            if line.continues {
+                stream.push(parser, &line.bytes, &mut each);
+            } else {
+                stream.push_line(parser, &line.bytes, &mut each);
             }
         }
         // The attempt's progress is as the pod that reported progress last says. Ranks of one
