@@ -5,11 +5,13 @@
 /// Bounds and ticks covering `lo..=hi` with at most `most` ticks, at multiples of a round step;
 /// the bounds are the first and last tick. With room for fewer than four, round ticks would
 /// squash the curve into a corner of a short chart: the two ends of the range then, barely
-/// padded.
+/// padded. Padding never takes a range of values that are all zero or more below zero (a
+/// learning rate, an accuracy, a loss are never negative).
 pub fn ticks(lo: f64, hi: f64, most: usize) -> Vec<f64> {
+    let below = |pad: f64| if lo >= 0.0 { (lo - pad).max(0.0) } else { lo - pad };
     if most < 4 && lo.is_finite() && hi.is_finite() && hi > lo {
         let pad = (hi - lo) * 0.05;
-        return vec![lo - pad, hi + pad];
+        return vec![below(pad), hi + pad];
     }
     let most = most.max(2);
     let (lo, hi) = if !(lo.is_finite() && hi.is_finite()) {
@@ -17,7 +19,7 @@ pub fn ticks(lo: f64, hi: f64, most: usize) -> Vec<f64> {
     } else if hi - lo <= f64::EPSILON * lo.abs().max(1.0) {
         // A flat line: a band around it.
         let pad = if lo == 0.0 { 1.0 } else { lo.abs() * 0.1 };
-        (lo - pad, hi + pad)
+        (below(pad), hi + pad)
     } else {
         (lo, hi)
     };
@@ -166,7 +168,21 @@ mod tests {
         let t = ticks(2.0, 2.0, 3);
         assert!(t[0] < 2.0 && *t.last().unwrap() > 2.0, "{t:?}");
         let t = ticks(0.0, 0.0, 3);
-        assert!(t[0] < 0.0 && *t.last().unwrap() > 0.0, "{t:?}");
+        assert!(t[0] <= 0.0 && *t.last().unwrap() > 0.0, "{t:?}");
+        let t = ticks(-1.0, -1.0, 3);
+        assert!(t[0] < -1.0 && *t.last().unwrap() > -1.0, "{t:?}");
+    }
+
+    #[test]
+    fn values_never_below_zero_are_not_padded_below_zero() {
+        for most in [2, 3, 5] {
+            let t = ticks(1e-6, 3e-4, most);
+            assert!(t[0] >= 0.0, "{most}: {t:?}");
+            let t = ticks(0.0, 0.0, most);
+            assert!(t[0] >= 0.0, "{most}: {t:?}");
+        }
+        let t = ticks(-0.5, 0.5, 2);
+        assert!(t[0] < -0.5, "{t:?}");
     }
 
     #[test]
