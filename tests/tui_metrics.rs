@@ -200,6 +200,46 @@ fn a_loss_going_nan_is_told_in_the_status_line_once() {
 }
 
 #[test]
+fn a_bar_that_does_not_say_how_many_epochs_shows_its_epoch_and_that_the_rest_is_the_epochs() {
+    let mut app = training(1, 10, false);
+    let pod = format!("{ATTEMPT_2}-0-x7k2p");
+    // Lightning's bar: the epoch's number, its steps, never how many epochs there are.
+    let bar = |n: u32| {
+        format!(
+            "Epoch 3:  {:>3}%|#####     | {n}/1330 [00:17<00:15, 40.00it/s, loss=0.5, v_num=1]",
+            n * 100 / 1330
+        )
+    };
+    tail_lines(
+        &mut app,
+        &pod,
+        vec![stamped(&bar(600), 20), stamped(&bar(1330), 2)],
+    );
+    let s = screen(&app, 200, 50);
+    assert!(s.contains("epoch 3 · step 1,330/1,330 · 100% · ETA"), "{s}");
+    assert!(s.contains("(epoch)"), "{s}");
+}
+
+#[test]
+fn a_bar_that_counts_the_whole_run_is_not_taken_for_an_epochs() {
+    let mut app = training(1, 10, false);
+    let pod = format!("{ATTEMPT_2}-0-x7k2p");
+    // Hugging Face's Trainer: its bar counts every step of the run; its dicts say a fractional
+    // epoch between the bar's updates.
+    tail_lines(
+        &mut app,
+        &pod,
+        vec![
+            stamped("{'loss': 0.61, 'learning_rate': 4.9e-05, 'epoch': 0.5}", 20),
+            stamped(" 50%|█████     | 500/1000 [00:10<00:10, 50.00it/s]", 2),
+        ],
+    );
+    let s = screen(&app, 200, 50);
+    assert!(s.contains("step 500/1,000 · 50%"), "{s}");
+    assert!(!s.contains("(epoch)") && !s.contains("epoch 0"), "{s}");
+}
+
+#[test]
 fn a_bar_left_without_a_newline_is_read_when_the_pod_ends() {
     let mut app = training(1, 10, false);
     let pod = format!("{ATTEMPT_2}-0-x7k2p");

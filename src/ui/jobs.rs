@@ -153,18 +153,30 @@ fn progress_line<'a>(
             super::metrics::scale::x_value(c.total)
         )
     };
+    // Without a count of epochs the counter, the share and the time left are the epoch's.
+    let of_epoch = if shown.epoch.is_some() {
+        " (epoch)"
+    } else {
+        ""
+    };
     let eta = (!a.status.is_finished())
         .then_some(shown.remaining)
         .flatten()
-        .map(|left| format!("ETA {}", crate::metrics::eta::format_secs(left)));
+        .map(|left| format!("ETA {}{of_epoch}", crate::metrics::eta::format_secs(left)));
     let percent = shown.fraction.map(|f| format!("{:.0}%", f * 100.0));
-    let counters: Vec<String> = [
-        ("epoch", shown.progress.epoch),
-        ("step", shown.progress.step),
-    ]
-    .into_iter()
-    .filter_map(|(word, c)| Some(counter(word, c?)))
-    .collect();
+    let counters: Vec<String> = shown
+        .epoch
+        .map(|e| format!("epoch {}", super::metrics::scale::x_value(e)))
+        .into_iter()
+        .chain(
+            [
+                ("epoch", shown.progress.epoch),
+                ("step", shown.progress.step),
+            ]
+            .into_iter()
+            .filter_map(|(word, c)| Some(counter(word, c?))),
+        )
+        .collect();
     // The widest that fits: the percentage goes first, then the words before the counters.
     let full: Vec<String> = counters
         .iter()

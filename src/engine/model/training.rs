@@ -48,6 +48,9 @@ pub struct AttemptProgress {
     pub fraction: Option<f64>,
     /// Seconds left at the recent rate, as of the newest line.
     pub remaining: Option<f64>,
+    /// The epoch a bar is in when no line says how many there are (Lightning's `Epoch 3:`):
+    /// the step counter, the share and the time left are then the epoch's.
+    pub epoch: Option<f64>,
 }
 
 #[derive(Debug, Default)]
@@ -55,6 +58,8 @@ struct PodTraining {
     /// Let go when the pod's stream ends.
     stream: Option<MetricStream>,
     progress: Progress,
+    /// The epoch its latest progress was in, as far as the stream knows.
+    epoch: Option<f64>,
     /// When its progress last changed, in the order of all pods' updates.
     updated: u64,
     ended: bool,
@@ -168,6 +173,12 @@ impl Training {
                 a.axis = a.axis.max(axis);
                 if !sample.progress.is_empty() {
                     p.progress = sample.progress;
+                    // The epoch a bar itself names (`Epoch 3: 45%|…`), not a fractional one
+                    // from the lines between its updates (Hugging Face's bar counts the run).
+                    p.epoch = sample
+                        .parsed
+                        .epoch
+                        .filter(|_| !sample.parsed.progress.is_empty());
                     *updates += 1;
                     p.updated = *updates;
                     if let (Some(ts), Some(f)) = (line.ts, sample.progress.fraction()) {
@@ -191,6 +202,7 @@ impl Training {
                 progress: p.progress,
                 fraction: p.progress.fraction(),
                 remaining: a.eta.remaining(),
+                epoch: p.epoch.filter(|_| p.progress.epoch.is_none()),
             });
         }
         self.untold(number, alerts)

@@ -8,7 +8,13 @@
 /// padded. Padding never takes a range of values that are all zero or more below zero (a
 /// learning rate, an accuracy, a loss are never negative).
 pub fn ticks(lo: f64, hi: f64, most: usize) -> Vec<f64> {
-    let below = |pad: f64| if lo >= 0.0 { (lo - pad).max(0.0) } else { lo - pad };
+    let below = |pad: f64| {
+        if lo >= 0.0 {
+            (lo - pad).max(0.0)
+        } else {
+            lo - pad
+        }
+    };
     if most < 4 && lo.is_finite() && hi.is_finite() && hi > lo {
         let pad = (hi - lo) * 0.05;
         return vec![below(pad), hi + pad];
