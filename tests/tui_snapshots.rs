@@ -253,3 +253,18 @@ fn an_idle_cluster_says_what_it_costs_on_the_status_line() {
     // Created 2h 15m ago, no attempt since: past the default idle reminder of 30m.
     snapshot("idle_reminder", &mut common_tui::running(false));
 }
+
+#[test]
+fn the_idle_reminder_takes_the_place_of_old_news_but_not_of_a_warning() {
+    use gantry::engine::model::Level;
+    let mut app = common_tui::running(false);
+    app.notify(Level::Info, "cluster ml-gke-cluster is running (created)");
+    let screen = render(&app, 80, 24).backend().to_string();
+    assert!(screen.contains("no attempt running"), "{screen}");
+    app.notify(Level::Warning, "launch refused: read-only");
+    let screen = render(&app, 80, 24).backend().to_string();
+    assert!(
+        screen.contains("launch refused") && !screen.contains("no attempt running"),
+        "{screen}"
+    );
+}

@@ -229,7 +229,11 @@ impl Owner {
     /// (checked as events come; the cluster follower polls GKE at least every 30 s).
     fn act_on_idle(&mut self, idle: &model::idle::Idle) {
         match idle {
-            model::idle::Idle::ScaleToZero { .. } if !self.scaled_while_idle => {
+            // Not while an operation (the create that made the cluster) is still being
+            // followed to its end: the next batch (its end) decides again.
+            model::idle::Idle::ScaleToZero { .. }
+                if !self.scaled_while_idle && !self.workers.operating() =>
+            {
                 self.scaled_while_idle = true;
                 self.workers
                     .run(Command::ScaleNodePools(crate::gke::resize::Scale::ToZero));

@@ -37,7 +37,15 @@ pub fn draw(
         spans.push(Span::styled(" READ-ONLY ", theme.badge()));
         spans.push(Span::raw(" "));
     }
-    let message = match (model.trouble(), &app.notice) {
+    let reminder = idle::decide(model, &IdleSettings::of(&app.config, app.read_only), now)
+        .reminder()
+        .map(|text| Span::styled(text, theme.busy()));
+    // What an idle cluster costs matters more than news of how it came to be there.
+    let notice = app
+        .notice
+        .as_ref()
+        .filter(|n| n.level != Level::Info || reminder.is_none());
+    let message = match (model.trouble(), notice) {
         (Some(t), _) => Some(Span::styled(
             match model.troubles.len() {
                 1 => format!("⚠ {}", one_line(t)),
@@ -53,12 +61,7 @@ pub fn draw(
                 Level::Error => theme.bad(),
             },
         )),
-        (None, None) => {
-            let settings = IdleSettings::of(&app.config, app.read_only);
-            idle::decide(model, &settings, now)
-                .reminder()
-                .map(|text| Span::styled(text, theme.busy()))
-        }
+        (None, None) => reminder,
     };
     let hints: Vec<Span> = HINTS
         .iter()

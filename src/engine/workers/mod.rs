@@ -150,6 +150,13 @@ impl Workers {
         self.tail = Some(cancel);
     }
 
+    /// Whether a create, delete or resize is being carried out now.
+    pub fn operating(&self) -> bool {
+        self.shared
+            .operating
+            .load(std::sync::atomic::Ordering::SeqCst)
+    }
+
     /// What the config and the command line say about an idle cluster.
     pub fn idle_settings(&self) -> crate::engine::model::idle::IdleSettings {
         let session = &self.shared.session;
