@@ -64,10 +64,7 @@ fn launch_and_retry_keys_use_the_job_manifest() {
         return;
     };
     t.wait_for(&["Job from-manifest", "NOT CREATED"]);
-    t.keys(&["c"]);
-    t.wait_for(&["Create this GKE cluster?"]);
-    t.keys(&["y"]);
-    t.wait_for(&["RUNNING", "No attempt yet"]);
+    t.create_cluster();
     t.keys(&["l"]);
     t.wait_for(&["from-manifest ", "Failed", "BackoffLimitExceeded"]);
     t.keys(&["r"]);

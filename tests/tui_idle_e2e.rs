@@ -9,22 +9,13 @@ use gantry_test_support as common;
 
 use common::tmux::Tmux;
 
-/// Creates the cluster from the first screen and waits until it runs with no attempt.
-fn create(t: &Tmux) {
-    t.wait_for(&["ml-gke-cluster", "NOT CREATED"]);
-    t.keys(&["c"]);
-    t.wait_for(&["Create this GKE cluster?"]);
-    t.keys(&["y"]);
-    t.wait_for(&["RUNNING", "No attempt yet"]);
-}
-
 #[test]
 fn an_idle_cluster_is_named_with_its_cost() {
     let config = "idle-reminder = \"2s\"\n";
     let Some(t) = Tmux::start("idle-remind", "", config) else {
         return;
     };
-    create(&t);
+    t.create_cluster();
     let screen = t.wait_for(&["no attempt running", "/h"]);
     assert!(!screen.contains("scaling the nodes to zero"), "{screen}");
     t.keys(&["q"]);
@@ -38,7 +29,7 @@ fn an_idle_cluster_goes_to_zero_nodes_and_a_launch_brings_them_back() {
     let Some(t) = Tmux::start("idle-zero", "", config) else {
         return;
     };
-    create(&t);
+    t.create_cluster();
     t.wait_for(&["node pools scaled to zero"]);
     let screen = t.wait_for(&["0 nodes", "RUNNING"]);
     assert!(screen.contains("ml-gke-cluster"), "{screen}");

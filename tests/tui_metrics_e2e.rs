@@ -17,11 +17,7 @@ fn job(env: &str) -> String {
 
 /// Creates the cluster and launches the Job from the first screen.
 fn create_and_launch(t: &Tmux) {
-    t.wait_for(&["ml-gke-cluster", "NOT CREATED"]);
-    t.keys(&["c"]);
-    t.wait_for(&["Create this GKE cluster?"]);
-    t.keys(&["y"]);
-    t.wait_for(&["RUNNING", "No attempt yet"]);
+    t.create_cluster();
     t.keys(&["l"]);
 }
 

@@ -13,11 +13,7 @@ fn a_reconciling_cluster_keeps_the_tui_connected_and_launching() {
     let Some(t) = Tmux::start("reconcile", "--fault reconcile=2", job) else {
         return;
     };
-    t.wait_for(&["NOT CREATED"]);
-    t.keys(&["c"]);
-    t.wait_for(&["Create this GKE cluster?"]);
-    t.keys(&["y"]);
-    t.wait_for(&["RUNNING", "No attempt yet"]);
+    t.create_cluster();
     // RUNNING for two seconds, then RECONCILING for two.
     t.wait_for(&["RECONCILING"]);
     t.keys(&["l"]);

@@ -188,6 +188,16 @@ impl Tmux {
     pub fn wait_for(&self, wanted: &[&str]) -> String {
         wait_for_screen(|| self.screen(), wanted)
     }
+
+    /// From the first screen (`NOT CREATED`): `c`, `y` to the question, and waits until the
+    /// cluster runs with no attempt yet.
+    pub fn create_cluster(&self) {
+        self.wait_for(&["NOT CREATED"]);
+        self.keys(&["c"]);
+        self.wait_for(&["Create this GKE cluster?"]);
+        self.keys(&["y"]);
+        self.wait_for(&["RUNNING", "No attempt yet"]);
+    }
 }
 
 impl Drop for Tmux {
