@@ -12,6 +12,7 @@
 //! - [`provision`]: [`up`] and [`down`], following operations to their end.
 //! - [`cost`]: the configured and the running cluster as the price list sees them.
 //! - [`plan`]: what `up` would change, field by field, and how the Container API allows it.
+//! - [`plan_text`]: a plan as people read it: `gantry plan`, the TUI's overlay and pane.
 //! - [`resize`]: node pools to zero nodes and back (`SetNodePoolSize`).
 //! - [`summary`]: [`ClusterSummary`], the cluster as `gantry status` and the TUI show it.
 //! - [`status`]: [`ClusterStatus`], GKE's status names as an enum.
@@ -26,6 +27,7 @@ pub mod error;
 pub mod events;
 pub mod pacing;
 pub mod plan;
+pub mod plan_text;
 pub mod provision;
 pub mod resize;
 pub mod spec;

@@ -15,7 +15,7 @@ use crate::engine::session::Backend;
 use crate::gke::{self, ClusterStatus, ClusterSummary, ProvisionEvent};
 use crate::k8s;
 
-fn forward_provision(tx: &Tx) -> mpsc::UnboundedSender<ProvisionEvent> {
+pub(super) fn forward_provision(tx: &Tx) -> mpsc::UnboundedSender<ProvisionEvent> {
     let (ptx, mut prx) = mpsc::unbounded_channel::<ProvisionEvent>();
     let tx = tx.clone();
     tokio::spawn(async move {
@@ -304,6 +304,7 @@ async fn check_context(shared: &Arc<Shared>, client: &kube::Client, name: &str) 
         node_pools: Vec::new(),
         locations: Vec::new(),
         create_time: None,
+        labels: Default::default(),
     };
     let _ = shared.tx.send(Event::Cluster(summary));
     let mut connection = shared.connection.lock().await;

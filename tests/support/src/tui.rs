@@ -272,6 +272,7 @@ pub fn cluster_summary(status: ClusterStatus) -> ClusterSummary {
         }],
         locations: vec!["us-central1-a".into()],
         create_time: if up { ago(2 * 3600 + 15 * 60) } else { None },
+        labels: Default::default(),
     }
 }
 
@@ -292,6 +293,7 @@ pub fn context_summary() -> ClusterSummary {
         node_pools: Vec::new(),
         locations: Vec::new(),
         create_time: None,
+        labels: Default::default(),
     }
 }
 
