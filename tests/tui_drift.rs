@@ -261,3 +261,19 @@ fn before_gke_answers_there_is_no_plan_yet() {
     assert_eq!(notice(&app), "no cluster yet: press c to create it");
     let _ = ClusterStatus::NotFound;
 }
+
+#[test]
+fn the_overlay_says_what_this_cluster_cannot_take_is_left() {
+    let mut app = running(false);
+    let mut config = app.app.config.cluster.clone();
+    config.spot = true;
+    app.on_event(Event::Desired(Box::new(config)));
+    opened_plan(&mut app);
+    let text = rows(&app, 120, 40).join("\n");
+    assert!(
+        text.contains("default-pool.spot: false → true (new node pool)"),
+        "{text}"
+    );
+    assert!(text.contains("is left as it is"), "{text}");
+    assert!(text.contains("y applies"), "{text}");
+}

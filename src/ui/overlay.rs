@@ -179,9 +179,15 @@ fn plan_footer<'a>(view: &PlanView, model: &Model, app: &App, theme: &Theme) -> 
         );
     }
     let mut lines = Vec::new();
-    if view.plan.changes.iter().any(|c| c.how == How::NewCluster) {
+    // A new pool in place of one (spot) or a new cluster: applying leaves these and says so.
+    if view
+        .plan
+        .changes
+        .iter()
+        .any(|c| c.how == How::NewCluster || (c.how == How::NewPool && !c.current.is_null()))
+    {
         lines.push(Line::styled(
-            "What needs a new cluster is left as it is: that takes gantry down, then up.",
+            "What this cluster cannot take (a new cluster, a pool in place of one) is left as it is.",
             theme.dim(),
         ));
     }
