@@ -112,7 +112,8 @@ async fn on_sim(target: &Target) -> Result<(Plan, ClusterRef), i32> {
     Ok((plan, target.clone()))
 }
 
-async fn plan_against(
+/// The plan for the config's cluster against what GKE reports of it now.
+pub(super) async fn plan_against(
     gke: &Gke,
     cluster: &ClusterRef,
     config: &crate::config::ClusterConfig,

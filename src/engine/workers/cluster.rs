@@ -60,6 +60,10 @@ pub async fn operate(shared: Arc<Shared>, kind: gke::OperationKind) {
         ))
         .await
         .map(|o| format!("cluster {} is RUNNING ({:?})", target.name, o.how).to_lowercase()),
+        // Changes to a running cluster come from a plan, never started here.
+        gke::OperationKind::Update => Err(gke::GkeError::BadInput(
+            "an update is applied from a plan".into(),
+        )),
         gke::OperationKind::Delete => {
             disconnect(&shared).await;
             Box::pin(gke::down(gke, target, *poll, &events))
