@@ -2,7 +2,7 @@
 //! only through events. They hold no model and no view state.
 
 mod actions;
-// TEMP mod apply_plan;
+mod apply_plan;
 mod cluster;
 mod logs;
 mod saved_metrics;
@@ -137,11 +137,7 @@ impl Workers {
     /// Makes the cluster what the config describes, as `plan` says; None: the plan shown has
     /// moved on, and nothing is applied.
     pub fn apply_plan(&self, plan: Option<crate::gke::plan::Plan>) {
-        let _ = plan;
-        let _ = self.shared.tx.send(Event::Done {
-            what: Command::ApplyPlan { generation: 0 }.describe(),
-            result: Err("applying a plan is not in this build yet".into()),
-        });
+        tokio::spawn(apply_plan::apply_plan(self.shared.clone(), plan));
     }
 
     /// Follows every pod of the newest attempt into the model's store, instead of the attempt
