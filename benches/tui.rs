@@ -57,6 +57,7 @@ fn cluster() -> ClusterSummary {
         node_pools: Vec::new(),
         locations: vec!["us-central1-a".into()],
         create_time: None,
+        labels: Default::default(),
     }
 }
 

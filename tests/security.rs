@@ -36,6 +36,7 @@ fn every_command() -> Vec<Command> {
         Command::DeletePod("ml-training-job-0-abcde".into()),
         Command::ScaleNodePools(gantry::gke::resize::Scale::ToZero),
         Command::ScaleNodePools(gantry::gke::resize::Scale::ToConfig),
+        Command::ApplyPlan { generation: 1 },
         Command::FetchLogs {
             attempt: "ml-training-job".into(),
             pod: None,
@@ -68,6 +69,7 @@ fn the_gate_refuses_every_mutating_command() {
             | Command::DeleteAttempt(_)
             | Command::DeletePod(_)
             | Command::ScaleNodePools(_)
+            | Command::ApplyPlan { .. }
             | Command::FetchLogs { .. } => {}
         }
     }

@@ -5,6 +5,7 @@
 pub mod confirm;
 mod log_cursor;
 mod metrics_view;
+mod plan_view;
 mod selection;
 mod update;
 
@@ -12,6 +13,7 @@ use crossterm::event::KeyEvent;
 
 pub use log_cursor::{FETCH_CAPACITY, LogCursor, Shown};
 pub use metrics_view::MetricsView;
+pub use plan_view::PlanView;
 pub use selection::Selection;
 
 use crate::config::Config;
@@ -39,6 +41,8 @@ impl Focus {
 pub enum Overlay {
     Help,
     Confirm(confirm::Confirm),
+    /// The plan, scrollable; `y` applies it, any other key closes.
+    Plan(PlanView),
 }
 
 /// One viewer's state; owned by the viewer's task alone.
@@ -107,6 +111,9 @@ impl App {
                     self.request(command)
                 }
             };
+        }
+        if matches!(self.overlay, Some(Overlay::Plan(_))) {
+            return self.plan_key(key, model);
         }
         if self.logs.typing.is_some() {
             self.type_search(key, model);

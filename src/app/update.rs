@@ -34,6 +34,7 @@ impl App {
             Action::Bottom => self.logs.bottom(),
             Action::CreateCluster => return self.create_cluster(model),
             Action::DeleteCluster => return self.delete_cluster(model),
+            Action::Plan => return self.show_plan(model),
             Action::Launch => return self.launch(model, Command::LaunchJob),
             Action::Retry => return self.launch(model, Command::RetryJob),
             Action::Delete => return self.delete_selected(model),
@@ -107,12 +108,12 @@ impl App {
         Vec::new()
     }
 
-    fn unavailable(&mut self, why: impl Into<String>) -> Vec<Command> {
+    pub(super) fn unavailable(&mut self, why: impl Into<String>) -> Vec<Command> {
         self.notify(Level::Warning, why);
         Vec::new()
     }
 
-    fn unmanaged(&self, model: &Model) -> Option<String> {
+    pub(super) fn unmanaged(&self, model: &Model) -> Option<String> {
         model.target().filter(|t| !t.managed).map(|t| {
             t.unmanaged_reason
                 .clone()

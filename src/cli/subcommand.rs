@@ -105,7 +105,7 @@ impl Subcommand {
     /// only reads.
     pub fn mutation(&self) -> Option<&'static str> {
         match self {
-            Subcommand::Up(_) => Some("create a cluster (`gantry up`)"),
+            Subcommand::Up(_) => Some("create or change the cluster (`gantry up`)"),
             Subcommand::Down(_) => Some("delete the cluster (`gantry down`)"),
             Subcommand::Launch(_) => Some("launch the training Job (`gantry launch`)"),
             Subcommand::Retry(_) => Some("start a new attempt (`gantry retry`)"),
@@ -156,6 +156,9 @@ pub struct UpArgs {
     /// Print progress and exit when the cluster is RUNNING.
     #[arg(long)]
     pub wait: bool,
+    /// Apply the plan to a cluster that differs from the config without asking (for scripts).
+    #[arg(long)]
+    pub yes: bool,
 }
 
 #[derive(Debug, Args)]

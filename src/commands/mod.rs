@@ -16,6 +16,7 @@ pub mod sim;
 pub mod status;
 pub mod stop_signals;
 pub mod up;
+mod up_apply;
 pub mod watch;
 
 use color_eyre::eyre::Result;

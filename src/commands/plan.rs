@@ -3,17 +3,15 @@
 //! the comparison is [`crate::gke::plan`]; this finds the cluster as `gantry status` does and
 //! says the result for a person or, with `--json`, for a script.
 
-use std::collections::BTreeMap;
-
 use serde::Serialize;
-use serde_json::Value;
 
 use super::connect::{Prepared, fail, prepare};
 use crate::cli::PlanArgs;
 use crate::connect::Target;
-use crate::gke::plan::{Action, Change, Current, How, Plan, plan};
+use crate::gke::plan::{Action, Change, Current, Plan, plan};
+pub use crate::gke::plan_text::render;
 use crate::gke::{ClusterRef, ClusterSummary, Gke};
-use crate::pricing::{Catalogue, ClusterShape, Estimate, format};
+use crate::pricing::Estimate;
 
 /// `--exit-code`'s answer when the plan has something to do (0: nothing; 1 and 2 are errors).
 pub const EXIT_CHANGES: i32 = 3;
@@ -114,7 +112,8 @@ async fn on_sim(target: &Target) -> Result<(Plan, ClusterRef), i32> {
     Ok((plan, target.clone()))
 }
 
-async fn plan_against(
+/// The plan for the config's cluster against what GKE reports of it now.
+pub(super) async fn plan_against(
     gke: &Gke,
     cluster: &ClusterRef,
     config: &crate::config::ClusterConfig,
@@ -127,109 +126,25 @@ async fn plan_against(
         None => plan(config, &cluster.location, None),
         Some(c) => {
             let summary = ClusterSummary::from_cluster(cluster, &c);
-            let labels: BTreeMap<String, String> = c.resource_labels.into_iter().collect();
             plan(
                 config,
                 &cluster.location,
                 Some(Current {
                     summary: &summary,
-                    labels: &labels,
+                    labels: &summary.labels,
                 }),
             )
         }
     })
 }
 
-/// The plan as a person reads it: a header, one line per change, the cost before and after.
-pub fn render(plan: &Plan, cluster: &ClusterRef) -> Vec<String> {
-    let mut lines = vec![format!("Plan for cluster {cluster}:")];
-    match plan.action {
-        Action::None => lines.push("No changes: the cluster matches the config.".into()),
-        Action::Create => {
-            lines.push(format!(
-                "  + cluster {} in {}",
-                cluster.name, plan.desired.location
-            ));
-            lines.extend(describe_pools(&plan.desired));
-        }
-        Action::Update => lines.extend(plan.changes.iter().map(change_line)),
-    }
-    lines.push(cost_line(plan));
-    lines
-}
-
-fn describe_pools(shape: &ClusterShape) -> impl Iterator<Item = String> + '_ {
-    shape.pools.iter().map(|p| {
-        let gpu = p
-            .accelerator
-            .as_ref()
-            .map(|a| format!(" with {} x {}", a.count, a.kind))
-            .unwrap_or_default();
-        let spot = if p.spot { ", spot" } else { "" };
-        format!(
-            "  + pool {}: {} × {}{gpu}, {} GB {}{spot}",
-            p.name, p.nodes, p.machine_type, p.disk_size_gb, p.disk_type
-        )
-    })
-}
-
-fn change_line(change: &Change) -> String {
-    let how = change.how.describe();
-    let current = value(&change.current);
-    let desired = value(&change.desired);
-    match (change.field.as_str(), &change.pool) {
-        ("nodePool", Some(pool)) if change.current.is_null() => {
-            format!("  + pool {pool}: {desired} ({how})")
-        }
-        ("nodePool", Some(pool)) => format!(
-            "  - pool {pool}: {current}, not in the config (DeleteNodePool would remove it and its nodes, {how})"
-        ),
-        (field, Some(pool)) => format!("  ~ {pool}.{field}: {current} → {desired} ({how})"),
-        (field, None) => {
-            let mark = if change.how == How::NewCluster {
-                '!'
-            } else {
-                '~'
-            };
-            format!("  {mark} {field}: {current} → {desired} ({how})")
-        }
-    }
-}
-
-fn value(v: &Value) -> String {
-    match v {
-        Value::Null => "(none)".into(),
-        Value::String(s) => s.clone(),
-        other => other.to_string(),
-    }
-}
-
-/// "Cost: ≈ $0.05/h → $0.28/h ($37/month → $207/month)"; either side may be "price unknown (…)".
-fn cost_line(plan: &Plan) -> String {
-    let month = Catalogue::embedded().hours_per_month();
-    let after = &plan.cost_after;
-    match (&plan.cost_now, plan.action) {
-        (Some(now), Action::Update) => match (now, after) {
-            (Estimate::Known(a), Estimate::Known(b)) => format!(
-                "Cost: ≈ {}/h → {}/h ({}/month → {}/month)",
-                format::usd(*a),
-                format::usd(*b),
-                format::usd_rounded(a * month),
-                format::usd_rounded(b * month)
-            ),
-            _ => format!(
-                "Cost: {} → {}",
-                format::estimate(now, month),
-                format::estimate(after, month)
-            ),
-        },
-        _ => format!("Cost: {}", format::estimate(after, month)),
-    }
-}
-
 #[cfg(test)]
 mod tests {
     #![allow(clippy::unwrap_used, clippy::expect_used)]
+
+    use std::collections::BTreeMap;
+
+    use serde_json::Value;
 
     use super::*;
     use crate::config::ClusterConfig;

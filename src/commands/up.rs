@@ -1,5 +1,7 @@
-//! `gantry up [--wait]`: create the training cluster (or adopt the one there), and with `--wait`
-//! print progress lines until it is RUNNING.
+//! `gantry up [--wait] [--yes]`: create the training cluster (or adopt the one there), and with
+//! `--wait` print progress lines until it is RUNNING. A running cluster that differs from the
+//! config is changed to match, once the operator has seen the plan and said yes
+//! ([`super::up_apply`]).
 
 use tokio::sync::mpsc::{UnboundedReceiver, unbounded_channel};
 
@@ -25,7 +27,7 @@ pub(super) async fn print_events(mut rx: UnboundedReceiver<ProvisionEvent>) {
 
 /// Adds the cluster's context to the kubeconfig (unless `--no-kubeconfig`); a failure to write
 /// it is reported but does not undo the cluster.
-fn write_kubeconfig(
+pub(super) fn write_kubeconfig(
     target: &Target,
     cluster: &crate::gke::ClusterRef,
     running: &google_cloud_container_v1::model::Cluster,
@@ -55,6 +57,14 @@ pub async fn run(args: UpArgs, target: &Target) -> i32 {
         Ok(p) => p,
         Err(code) => return code,
     };
+    match super::up_apply::drifted(&gke, &cluster, &config.cluster).await {
+        Err(code) => return code,
+        Ok(Some(plan)) => {
+            return super::up_apply::run(&args, target, gke, &cluster, &config.cluster, &plan)
+                .await;
+        }
+        Ok(None) => {}
+    }
     let (tx, rx) = unbounded_channel();
     let gke = gke.with_events(tx.clone());
     let printer = tokio::spawn(print_events(rx));

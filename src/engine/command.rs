@@ -13,6 +13,11 @@ pub enum Command {
     DeletePod(String),
     /// Every node pool to zero nodes (an idle cluster) or back to the config's size.
     ScaleNodePools(crate::gke::resize::Scale),
+    /// Make the cluster what the config describes, as the plan of this generation says
+    /// (`Drift::generation`): a plan that has moved on since it was shown is not applied.
+    ApplyPlan {
+        generation: u64,
+    },
     /// Logs the engine's store does not hold, for one viewer: an older attempt's, or a
     /// previous container's. Every pod of the attempt, or only the one named.
     FetchLogs {
@@ -44,6 +49,7 @@ impl Command {
             Command::ScaleNodePools(crate::gke::resize::Scale::ToConfig) => {
                 "scale the node pools back".into()
             }
+            Command::ApplyPlan { .. } => "apply the plan".into(),
             Command::FetchLogs { attempt, .. } => format!("read the logs of {attempt}"),
         }
     }

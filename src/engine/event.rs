@@ -9,6 +9,9 @@ use crate::k8s::watch::JobWatchEvent;
 pub enum Event {
     /// Where Gantry is working, for the cluster pane's title.
     Target(TargetInfo),
+    /// The cluster the config describes, for the plan; sent once, only when Gantry manages the
+    /// cluster (GKE).
+    Desired(Box<crate::config::ClusterConfig>),
     /// The cluster as GKE (or the kubeconfig context) describes it now.
     Cluster(ClusterSummary),
     /// Progress of a create or delete.

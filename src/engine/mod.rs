@@ -208,7 +208,7 @@ async fn own_the_model(
                         version += 1;
                         owner.changed.send_replace(version);
                     }
-                    owner.workers.run(command);
+                    owner.run(command);
                 }
                 Some(Request::Fetch { command, to, cancel }) => {
                     owner.workers.fetch(command, to, cancel);
@@ -223,6 +223,17 @@ async fn own_the_model(
 impl Owner {
     fn write(&self) -> std::sync::RwLockWriteGuard<'_, Model> {
         self.model.write().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// Hands a viewer's command to the workers. Applying the plan takes the plan of the
+    /// generation the viewer showed, if it is still the plan (None: the worker refuses).
+    fn run(&mut self, command: Command) {
+        if let Command::ApplyPlan { generation } = command {
+            let plan = self.write().cluster.drift.plan_at(generation).cloned();
+            self.workers.apply_plan(plan);
+            return;
+        }
+        self.workers.run(command);
     }
 
     /// `scale-to-zero-when-idle`: the node pools go to zero nodes once the idle decision says so

@@ -1,10 +1,11 @@
 //! [`Gke`]: the Container API through the official client, every request retried on 429 and 5xx
 //! with jittered back-off, and tried once more with fresh credentials after a 401.
 
+use std::collections::BTreeMap;
 use std::future::Future;
 
 use google_cloud_container_v1::client::ClusterManager;
-use google_cloud_container_v1::model::{Cluster, Operation};
+use google_cloud_container_v1::model::{AcceleratorConfig, Cluster, NodePool, Operation};
 use google_cloud_gax::error::Error as GaxError;
 use google_cloud_gax::retry_policy::NeverRetry;
 use tokio::sync::mpsc::UnboundedSender;
@@ -30,6 +31,22 @@ pub enum Created {
     Started(Box<Operation>),
     /// 409 ALREADY_EXISTS: the cluster is there.
     AlreadyExists,
+}
+
+/// What one `UpdateNodePool` request changes; None: left as it is.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct PoolUpdate {
+    pub machine_type: Option<String>,
+    pub disk_type: Option<String>,
+    pub disk_size_gb: Option<i64>,
+    pub accelerators: Option<Vec<AcceleratorConfig>>,
+}
+
+impl PoolUpdate {
+    /// Whether the request would change anything.
+    pub fn is_empty(&self) -> bool {
+        *self == Self::default()
+    }
 }
 
 impl Gke {
@@ -135,11 +152,92 @@ impl Gke {
         pool: &str,
         nodes: i32,
     ) -> Result<Operation, GkeError> {
-        let name = format!("{}/nodePools/{pool}", target.resource_name());
+        let name = pool_name(target, pool);
         self.call("set node pool size", |c| {
             c.set_node_pool_size()
                 .set_name(name.clone())
                 .set_node_count(nodes)
+                .send()
+        })
+        .await
+        .map_err(|e| self.error(&e))
+    }
+
+    /// Asks GKE to change a node pool's nodes (`UpdateNodePool`): each field given, in one
+    /// request, and the pool's nodes recreated to carry them. Fields left out stay as they are
+    /// (the node version and image type too, as gcloud leaves them out).
+    pub async fn update_node_pool(
+        &self,
+        target: &ClusterRef,
+        pool: &str,
+        update: &PoolUpdate,
+    ) -> Result<Operation, GkeError> {
+        let name = pool_name(target, pool);
+        self.call("update node pool", |c| {
+            let mut request = c.update_node_pool().set_name(name.clone());
+            if let Some(machine_type) = &update.machine_type {
+                request = request.set_machine_type(machine_type);
+            }
+            if let Some(disk_type) = &update.disk_type {
+                request = request.set_disk_type(disk_type);
+            }
+            if let Some(size) = update.disk_size_gb {
+                request = request.set_disk_size_gb(size);
+            }
+            if let Some(accelerators) = &update.accelerators {
+                request = request.set_accelerators(accelerators.clone());
+            }
+            request.send()
+        })
+        .await
+        .map_err(|e| self.error(&e))
+    }
+
+    /// Asks GKE to add a node pool to the cluster (`CreateNodePool`).
+    pub async fn create_node_pool(
+        &self,
+        target: &ClusterRef,
+        pool: &NodePool,
+    ) -> Result<Operation, GkeError> {
+        let parent = target.resource_name();
+        self.call("create node pool", |c| {
+            c.create_node_pool()
+                .set_parent(parent.clone())
+                .set_node_pool(pool.clone())
+                .send()
+        })
+        .await
+        .map_err(|e| self.error(&e))
+    }
+
+    /// Asks GKE to delete a node pool, its nodes with it (`DeleteNodePool`).
+    pub async fn delete_node_pool(
+        &self,
+        target: &ClusterRef,
+        pool: &str,
+    ) -> Result<Operation, GkeError> {
+        let name = pool_name(target, pool);
+        self.call("delete node pool", |c| {
+            c.delete_node_pool().set_name(name.clone()).send()
+        })
+        .await
+        .map_err(|e| self.error(&e))
+    }
+
+    /// Asks GKE to replace the cluster's resource labels (`SetLabels`). `fingerprint` is the
+    /// `labelFingerprint` of the labels read: GKE refuses the request if they changed since.
+    pub async fn set_labels(
+        &self,
+        target: &ClusterRef,
+        labels: &BTreeMap<String, String>,
+        fingerprint: &str,
+    ) -> Result<Operation, GkeError> {
+        let name = target.resource_name();
+        self.call("set labels", |c| {
+            c.set_labels()
+                .set_name(name.clone())
+                .set_resource_labels(labels.clone())
+                .set_label_fingerprint(fingerprint)
                 .send()
         })
         .await
@@ -236,4 +334,9 @@ impl Gke {
             attempt += 1;
         }
     }
+}
+
+/// `projects/P/locations/L/clusters/C/nodePools/POOL`.
+fn pool_name(target: &ClusterRef, pool: &str) -> String {
+    format!("{}/nodePools/{pool}", target.resource_name())
 }

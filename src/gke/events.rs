@@ -7,11 +7,13 @@ use google_cloud_container_v1::model::{Operation, operation};
 
 use super::ClusterSummary;
 
-/// Create or delete.
+/// Create or delete the cluster, or change it (a node pool's size, nodes, a pool added or
+/// removed, its labels: what applying a plan does, one operation at a time).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum OperationKind {
     Create,
     Delete,
+    Update,
 }
 
 impl OperationKind {
@@ -19,6 +21,7 @@ impl OperationKind {
         match self {
             OperationKind::Create => "create",
             OperationKind::Delete => "delete",
+            OperationKind::Update => "update",
         }
     }
 }
@@ -78,7 +81,7 @@ pub enum ProvisionEvent {
         wait: Duration,
         message: String,
     },
-    /// The operation ended and the cluster is RUNNING (create), or gone (delete).
+    /// The operation ended and the cluster is RUNNING (create, update), or gone (delete).
     Finished {
         kind: OperationKind,
         elapsed: Duration,

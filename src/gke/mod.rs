@@ -12,12 +12,15 @@
 //! - [`provision`]: [`up`] and [`down`], following operations to their end.
 //! - [`cost`]: the configured and the running cluster as the price list sees them.
 //! - [`plan`]: what `up` would change, field by field, and how the Container API allows it.
+//! - [`plan_text`]: a plan as people read it: `gantry plan`, the TUI's overlay and pane.
+//! - [`apply`]: making a plan so, one operation at a time; what it cannot make, handed back.
 //! - [`resize`]: node pools to zero nodes and back (`SetNodePoolSize`).
 //! - [`summary`]: [`ClusterSummary`], the cluster as `gantry status` and the TUI show it.
 //! - [`status`]: [`ClusterStatus`], GKE's status names as an enum.
 //! - [`cluster_client`]: a `kube::Client` for a RUNNING cluster, with a refreshing token.
 //! - [`error`]: [`GkeError`], with the exit code and the fix for each failure.
 
+pub mod apply;
 pub mod auth;
 pub mod client;
 pub mod cluster_client;
@@ -26,6 +29,7 @@ pub mod error;
 pub mod events;
 pub mod pacing;
 pub mod plan;
+pub mod plan_text;
 pub mod provision;
 pub mod resize;
 pub mod spec;
@@ -33,6 +37,7 @@ pub mod status;
 pub mod summary;
 pub mod target;
 
+pub use apply::{Applied, apply};
 pub use auth::Auth;
 pub use client::Gke;
 pub use error::GkeError;

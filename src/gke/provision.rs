@@ -65,8 +65,9 @@ pub async fn up(
                     cluster,
                 });
             }
+            // `begin_up` starts or finds a create, never an update.
             Begun::Operation {
-                kind: OperationKind::Create,
+                kind: OperationKind::Create | OperationKind::Update,
                 name,
                 resumed,
             } => {
@@ -248,7 +249,7 @@ pub async fn down(
                 match kind {
                     OperationKind::Delete => return followed.map(|_| DownOutcome::Deleted),
                     // A failed create leaves an ERROR cluster, which is deleted below all the same.
-                    OperationKind::Create => continue,
+                    OperationKind::Create | OperationKind::Update => continue,
                 }
             }
         }
@@ -278,7 +279,7 @@ pub async fn down(
 }
 
 /// Polls an operation (and the cluster) until the operation is DONE, reporting what changes.
-/// Returns the cluster after a create (RUNNING), `None` after a delete.
+/// Returns the cluster after a create or an update (RUNNING), `None` after a delete.
 pub async fn follow(
     gke: &Gke,
     target: &ClusterRef,
@@ -352,19 +353,21 @@ fn finish(
             "the operation ended but the cluster is still there ({})",
             c.status
         ))),
-        (OperationKind::Create, Some(c)) if c.is_running() => {
+        (OperationKind::Create | OperationKind::Update, Some(c)) if c.is_running() => {
             let _ = events.send(ProvisionEvent::Finished {
                 kind,
                 elapsed: started.elapsed(),
             });
             Ok(Some(c))
         }
-        (OperationKind::Create, Some(c)) => Err(failed(if c.status_message.is_empty() {
-            format!("the operation ended with the cluster {}", c.status)
-        } else {
-            c.status_message
-        })),
-        (OperationKind::Create, None) => {
+        (OperationKind::Create | OperationKind::Update, Some(c)) => {
+            Err(failed(if c.status_message.is_empty() {
+                format!("the operation ended with the cluster {}", c.status)
+            } else {
+                c.status_message
+            }))
+        }
+        (OperationKind::Create | OperationKind::Update, None) => {
             Err(failed("the operation ended but the cluster is gone".into()))
         }
     }

@@ -1,5 +1,7 @@
 //! The cluster as Gantry shows it: `gantry status --json`'s `cluster` object and the TUI's pane.
 
+use std::collections::BTreeMap;
+
 use google_cloud_container_v1::model::Cluster;
 use serde::Serialize;
 
@@ -30,6 +32,10 @@ pub struct ClusterSummary {
     /// When GKE created it; what the cost so far is counted from.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub create_time: Option<jiff::Timestamp>,
+    /// The cluster's resource labels, for the plan (labels the config names are drift when
+    /// they differ). Not part of `status --json`.
+    #[serde(skip)]
+    pub labels: BTreeMap<String, String>,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -136,6 +142,11 @@ impl ClusterSummary {
             node_pools: pools,
             locations: c.locations.clone(),
             create_time: c.create_time.parse().ok(),
+            labels: c
+                .resource_labels
+                .iter()
+                .map(|(k, v)| (k.clone(), v.clone()))
+                .collect(),
         }
     }
 
@@ -155,6 +166,7 @@ impl ClusterSummary {
             node_pools: Vec::new(),
             locations: Vec::new(),
             create_time: None,
+            labels: BTreeMap::new(),
         }
     }
 

@@ -17,6 +17,7 @@ pub enum Action {
     Bottom,
     CreateCluster,
     DeleteCluster,
+    Plan,
     Launch,
     Retry,
     Delete,
@@ -37,12 +38,13 @@ pub enum Action {
 
 impl Action {
     /// Every action, in the order the help overlay lists them.
-    pub const ALL: [Action; 29] = [
+    pub const ALL: [Action; 30] = [
         Action::CreateCluster,
         Action::Launch,
         Action::Retry,
         Action::Delete,
         Action::DeleteCluster,
+        Action::Plan,
         Action::FocusNext,
         Action::FocusPrev,
         Action::Up,
@@ -85,6 +87,7 @@ impl Action {
             Action::Bottom => "bottom",
             Action::CreateCluster => "create-cluster",
             Action::DeleteCluster => "delete-cluster",
+            Action::Plan => "plan",
             Action::Launch => "launch",
             Action::Retry => "retry",
             Action::Delete => "delete",
@@ -124,6 +127,7 @@ impl Action {
             Action::Bottom => "last line, follow",
             Action::CreateCluster => "create the cluster (asks)",
             Action::DeleteCluster => "delete cluster (type name)",
+            Action::Plan => "show the plan (y applies)",
             Action::Launch => "launch the training Job",
             Action::Retry => "retry: a new attempt",
             Action::Delete => "delete attempt or pod (asks)",

@@ -98,6 +98,7 @@ fn default_bindings() -> Vec<(Action, &'static [&'static str])> {
         (Action::Retry, &["r"]),
         (Action::Delete, &["d"]),
         (Action::DeleteCluster, &["X"]),
+        (Action::Plan, &["P"]),
         (Action::FocusNext, &["tab"]),
         (Action::FocusPrev, &["shift-tab"]),
         (Action::Up, &["k", "up"]),

@@ -1,5 +1,7 @@
-//! The cluster pane: name, place, status, what it costs (per hour, and so far), progress of an
-//! operation, pools and endpoint, and what the nodes use.
+//! The cluster pane: name, place, status, drift from the config, what it costs (per hour, and
+//! so far), progress of an operation, pools and endpoint, and what the nodes use. Its title
+//! keeps the status and the drift marker, its first line the nodes and the cost, at any width.
+//! The whole plan is behind `P`.
 
 use ratatui::Frame;
 use ratatui::layout::Rect;
@@ -52,6 +54,10 @@ pub fn draw(
         Span::raw(" "),
         Span::styled(format!("{shown_status} "), theme.status(&status)),
     ];
+    let drifted = view.drifted();
+    if drifted.is_some() {
+        title.push(Span::styled("⚠ drift ", theme.warning()));
+    }
     if view.target.as_ref().is_some_and(|t| t.simulated) {
         title.push(Span::styled("(simulated) ", theme.dim()));
     }
@@ -160,6 +166,18 @@ pub fn draw(
             }
             _ => {}
         }
+    }
+    if view.progress.is_none()
+        && lines.len() < 2
+        && let Some(difference) = drifted.and_then(crate::gke::plan_text::difference)
+    {
+        lines.push(Line::from(vec![
+            Span::styled("⚠ ", theme.warning()),
+            Span::raw(crate::sanitize::one_line(&difference)),
+            Span::styled("  ", theme.dim()),
+            Span::styled(app.keymap.keys_for(Action::Plan), theme.key()),
+            Span::styled(" plan", theme.dim()),
+        ]));
     }
     if let Some(e) = &view.last_error
         && lines.len() < 2

@@ -124,6 +124,7 @@ pub fn draw(frame: &mut Frame, model: &Model, app: &App, theme: &Theme, now: jif
     match &app.overlay {
         Some(Overlay::Help) => overlay::help(frame, app, theme),
         Some(Overlay::Confirm(dialog)) => overlay::confirm(frame, dialog, theme),
+        Some(Overlay::Plan(view)) => overlay::plan(frame, view, model, app, theme),
         None => {}
     }
     keep_inert(frame.buffer_mut());

@@ -14,8 +14,9 @@ use crate::engine::{Level, Model};
 use crate::keys::Action;
 use crate::sanitize::one_line;
 
-const HINTS: [(Action, &str); 6] = [
+const HINTS: [(Action, &str); 7] = [
     (Action::CreateCluster, "create"),
+    (Action::Plan, "plan"),
     (Action::Launch, "launch"),
     (Action::Retry, "retry"),
     (Action::Search, "search"),
@@ -67,6 +68,8 @@ pub fn draw(
         .iter()
         .filter(|(a, _)| !(app.read_only && a.mutates()))
         .filter(|(a, _)| model.cluster.managed() || !matches!(a, Action::CreateCluster))
+        // The plan's key is worth the room only while there is something to see in it.
+        .filter(|(a, _)| *a != Action::Plan || model.cluster.drifted().is_some())
         .flat_map(|(a, label)| {
             [
                 Span::styled(app.keymap.keys_for(*a), theme.key()),

@@ -59,6 +59,10 @@ impl Theme {
     pub fn busy(&self) -> Style {
         self.fg(Color::Yellow)
     }
+    /// Something to look at, not yet wrong: the cluster has drifted from the config.
+    pub fn warning(&self) -> Style {
+        self.fg(Color::Yellow).add_modifier(Modifier::BOLD)
+    }
     pub fn bad(&self) -> Style {
         self.fg(Color::Red).add_modifier(Modifier::BOLD)
     }

@@ -1,7 +1,9 @@
-//! The cluster pane's state: what GKE says about the cluster, and the operation in progress.
+//! The cluster pane's state: what GKE says about the cluster, how that differs from the config,
+//! and the operation in progress.
 
 use std::time::Duration;
 
+use super::drift::Drift;
 use crate::engine::TargetInfo;
 use crate::gke::{ClusterStatus, ClusterSummary, OperationKind, ProvisionEvent, Stage};
 
@@ -64,6 +66,8 @@ pub struct ClusterModel {
     /// A create or delete Gantry started and has not seen end.
     pub busy: Option<OperationKind>,
     pub last_error: Option<String>,
+    /// The plan for the cluster as last reported (set only through `set_summary`).
+    pub drift: Drift,
 }
 
 impl ClusterModel {
@@ -99,6 +103,24 @@ impl ClusterModel {
         self.target.as_ref().is_none_or(|t| t.managed)
     }
 
+    /// The cluster as GKE reports it now; the plan is recomputed when that differs from before.
+    pub fn set_summary(&mut self, summary: ClusterSummary) {
+        if self.summary.as_ref() != Some(&summary) {
+            self.drift.recompute(Some(&summary));
+        }
+        self.summary = Some(summary);
+    }
+
+    /// The config's cluster, for the plan.
+    pub fn desire(&mut self, config: crate::config::ClusterConfig) {
+        self.drift.desire(config, self.summary.as_ref());
+    }
+
+    /// The plan, when the cluster has drifted from the config.
+    pub fn drifted(&self) -> Option<&crate::gke::plan::Plan> {
+        self.drift.drifted(self.summary.as_ref())
+    }
+
     pub fn apply(&mut self, event: ProvisionEvent) {
         match event {
             ProvisionEvent::Started { kind, .. } | ProvisionEvent::Resumed { kind, .. } => {
@@ -114,7 +136,7 @@ impl ClusterModel {
                 });
             }
             ProvisionEvent::Adopted { .. } => {}
-            ProvisionEvent::Cluster(summary) => self.summary = Some(summary),
+            ProvisionEvent::Cluster(summary) => self.set_summary(summary),
             ProvisionEvent::Progress {
                 kind,
                 status,

@@ -4,6 +4,7 @@
 //! (`app::App`), so a model serves one viewer or sixteen at the same cost.
 
 pub mod cluster;
+pub mod drift;
 pub mod idle;
 pub mod jobs;
 mod log_lines;
@@ -169,8 +170,9 @@ impl Model {
                 applied
                     .news
                     .extend(News::of_cluster(self.cluster.summary.as_ref(), &summary));
-                self.cluster.summary = Some(summary);
+                self.cluster.set_summary(summary);
             }
+            Event::Desired(config) => self.cluster.desire(*config),
             Event::Provision(e) => {
                 // The operation's follower reports the cluster too: a status change is news
                 // whichever of the two saw it first.

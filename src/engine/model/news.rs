@@ -191,6 +191,7 @@ mod tests {
             node_pools: Vec::new(),
             locations: Vec::new(),
             create_time: None,
+            labels: Default::default(),
         }
     }
 

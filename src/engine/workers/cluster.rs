@@ -15,7 +15,7 @@ use crate::engine::session::Backend;
 use crate::gke::{self, ClusterStatus, ClusterSummary, ProvisionEvent};
 use crate::k8s;
 
-fn forward_provision(tx: &Tx) -> mpsc::UnboundedSender<ProvisionEvent> {
+pub(super) fn forward_provision(tx: &Tx) -> mpsc::UnboundedSender<ProvisionEvent> {
     let (ptx, mut prx) = mpsc::unbounded_channel::<ProvisionEvent>();
     let tx = tx.clone();
     tokio::spawn(async move {
@@ -60,6 +60,10 @@ pub async fn operate(shared: Arc<Shared>, kind: gke::OperationKind) {
         ))
         .await
         .map(|o| format!("cluster {} is RUNNING ({:?})", target.name, o.how).to_lowercase()),
+        // Changes to a running cluster come from a plan, never started here.
+        gke::OperationKind::Update => Err(gke::GkeError::BadInput(
+            "an update is applied from a plan".into(),
+        )),
         gke::OperationKind::Delete => {
             disconnect(&shared).await;
             Box::pin(gke::down(gke, target, *poll, &events))
@@ -304,6 +308,7 @@ async fn check_context(shared: &Arc<Shared>, client: &kube::Client, name: &str) 
         node_pools: Vec::new(),
         locations: Vec::new(),
         create_time: None,
+        labels: Default::default(),
     };
     let _ = shared.tx.send(Event::Cluster(summary));
     let mut connection = shared.connection.lock().await;

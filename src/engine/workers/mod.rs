@@ -2,6 +2,7 @@
 //! only through events. They hold no model and no view state.
 
 mod actions;
+mod apply_plan;
 mod cluster;
 mod logs;
 mod saved_metrics;
@@ -76,6 +77,9 @@ impl Workers {
         usage_shown: tokio::sync::watch::Receiver<usize>,
     ) -> Self {
         let _ = tx.send(Event::Target(session.info.clone()));
+        if let super::session::Backend::Gke { .. } = &session.backend {
+            let _ = tx.send(Event::Desired(Box::new(session.config.cluster.clone())));
+        }
         let shared = Arc::new(Shared {
             session,
             tx,
@@ -123,9 +127,17 @@ impl Workers {
             Command::ScaleNodePools(to) => {
                 tokio::spawn(scale::scale(shared, to));
             }
+            // The engine hands the plan itself over, through `apply_plan`.
+            Command::ApplyPlan { .. } => {}
             // A viewer's own fetch comes through `fetch`, with its channel.
             Command::FetchLogs { .. } => {}
         }
+    }
+
+    /// Makes the cluster what the config describes, as `plan` says; None: the plan shown has
+    /// moved on, and nothing is applied.
+    pub fn apply_plan(&self, plan: Option<crate::gke::plan::Plan>) {
+        tokio::spawn(apply_plan::apply_plan(self.shared.clone(), plan));
     }
 
     /// Follows every pod of the newest attempt into the model's store, instead of the attempt

@@ -272,6 +272,7 @@ pub fn cluster_summary(status: ClusterStatus) -> ClusterSummary {
         }],
         locations: vec!["us-central1-a".into()],
         create_time: if up { ago(2 * 3600 + 15 * 60) } else { None },
+        labels: Default::default(),
     }
 }
 
@@ -292,6 +293,7 @@ pub fn context_summary() -> ClusterSummary {
         node_pools: Vec::new(),
         locations: Vec::new(),
         create_time: None,
+        labels: Default::default(),
     }
 }
 
@@ -608,6 +610,31 @@ pub fn running(read_only: bool) -> Tui {
     let mut app = new_app(read_only);
     app.on_event(Event::Target(target()));
     app.on_event(Event::Cluster(cluster_summary(ClusterStatus::Running)));
+    app.on_event(Event::Connected);
+    app
+}
+
+/// The cluster as made by hand: RUNNING with 1 × e2-medium where the config says
+/// 3 × n1-standard-1.
+pub fn hand_made_summary() -> ClusterSummary {
+    let mut summary = cluster_summary(ClusterStatus::Running);
+    summary.node_count = 1;
+    summary.machine_type = "e2-medium".into();
+    for pool in &mut summary.node_pools {
+        pool.machine_type = "e2-medium".into();
+        pool.initial_node_count = 1;
+        pool.node_count = 1;
+    }
+    summary
+}
+
+/// RUNNING and connected, told the config's cluster (as the workers do for GKE), and made by
+/// hand unlike it: drifted.
+pub fn drifted(read_only: bool) -> Tui {
+    let mut app = new_app(read_only);
+    app.on_event(Event::Target(target()));
+    app.on_event(Event::Desired(Box::new(app.app.config.cluster.clone())));
+    app.on_event(Event::Cluster(hand_made_summary()));
     app.on_event(Event::Connected);
     app
 }

@@ -1,0 +1,141 @@
+//! Drift: how the cluster GKE reports differs from the one the config describes. Derived state,
+//! recomputed when the polled summary (or the config) changes, never polled for itself; each
+//! new plan gets a new generation, so a plan shown to someone is applied only while it is still
+//! the plan.
+
+use crate::config::ClusterConfig;
+use crate::gke::plan::{Action, Current, Plan, plan};
+use crate::gke::{ClusterStatus, ClusterSummary};
+
+#[derive(Debug, Clone, Default)]
+pub struct Drift {
+    /// The cluster the config describes; None when Gantry does not manage the cluster (a
+    /// kubeconfig context): there is no plan then.
+    desired: Option<ClusterConfig>,
+    plan: Option<Plan>,
+    generation: u64,
+}
+
+impl Drift {
+    /// The config's cluster: what every plan from now on compares with.
+    pub fn desire(&mut self, config: ClusterConfig, summary: Option<&ClusterSummary>) {
+        self.desired = Some(config);
+        self.recompute(summary);
+    }
+
+    /// The summary changed (the caller compares): a new plan, and a new generation.
+    pub fn recompute(&mut self, summary: Option<&ClusterSummary>) {
+        let Some(config) = &self.desired else {
+            return;
+        };
+        self.plan = summary.map(|s| {
+            let current = (s.status != ClusterStatus::NotFound).then_some(Current {
+                summary: s,
+                labels: &s.labels,
+            });
+            plan(config, &s.location, current)
+        });
+        self.generation += 1;
+    }
+
+    /// The plan for the cluster as last reported, whatever it says; None before GKE has been
+    /// heard from, or without a config to compare with.
+    pub fn plan(&self) -> Option<&Plan> {
+        self.plan.as_ref()
+    }
+
+    /// Which plan [`Drift::plan`] is: it changes whenever the plan is recomputed.
+    pub fn generation(&self) -> u64 {
+        self.generation
+    }
+
+    /// The plan of that generation, if it is still the plan.
+    pub fn plan_at(&self, generation: u64) -> Option<&Plan> {
+        self.plan.as_ref().filter(|_| generation == self.generation)
+    }
+
+    /// The plan when the cluster has drifted: it exists, is up (RUNNING, or RECONCILING while
+    /// an operation changes it) and differs from the config. A cluster still being created or
+    /// deleted has not drifted, it is on its way.
+    pub fn drifted<'a>(&'a self, summary: Option<&ClusterSummary>) -> Option<&'a Plan> {
+        let up = summary.is_some_and(|s| s.status.serves_api());
+        self.plan
+            .as_ref()
+            .filter(|p| up && p.action == Action::Update)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used, clippy::expect_used)]
+
+    use super::*;
+    use crate::gke::ClusterRef;
+    use crate::gke::summary::PoolSummary;
+
+    fn summary(status: ClusterStatus, machine_type: &str, nodes: u32) -> ClusterSummary {
+        let target = ClusterRef::new("demo-project", "us-central1-a", "ml-gke-cluster");
+        ClusterSummary {
+            status,
+            node_count: nodes,
+            node_pools: vec![PoolSummary {
+                name: "default-pool".into(),
+                status: "RUNNING".into(),
+                machine_type: machine_type.into(),
+                initial_node_count: 1,
+                node_count: nodes,
+                spot: false,
+                accelerator: None,
+                accelerator_type: None,
+                accelerator_count: 0,
+                disk_type: "pd-balanced".into(),
+                disk_size_gb: 100,
+                version: String::new(),
+            }],
+            locations: vec!["us-central1-a".into()],
+            ..ClusterSummary::not_found(&target, machine_type)
+        }
+    }
+
+    #[test]
+    fn a_running_cluster_unlike_the_config_has_drifted() {
+        let mut drift = Drift::default();
+        let hand_made = summary(ClusterStatus::Running, "e2-medium", 1);
+        drift.desire(ClusterConfig::default(), Some(&hand_made));
+        let plan = drift.drifted(Some(&hand_made)).expect("drift");
+        assert_eq!(plan.changes.len(), 2);
+    }
+
+    #[test]
+    fn a_cluster_like_the_config_or_on_its_way_has_not_drifted() {
+        let mut drift = Drift::default();
+        let seed = summary(ClusterStatus::Running, "n1-standard-1", 3);
+        drift.desire(ClusterConfig::default(), Some(&seed));
+        assert_eq!(drift.plan().map(|p| p.action), Some(Action::None));
+        assert!(drift.drifted(Some(&seed)).is_none());
+
+        let creating = summary(ClusterStatus::Provisioning, "n1-standard-1", 0);
+        drift.recompute(Some(&creating));
+        assert!(drift.drifted(Some(&creating)).is_none());
+    }
+
+    #[test]
+    fn without_a_config_there_is_no_plan() {
+        let mut drift = Drift::default();
+        drift.recompute(Some(&summary(ClusterStatus::Running, "e2-medium", 1)));
+        assert!(drift.plan().is_none());
+        assert_eq!(drift.generation(), 0);
+    }
+
+    #[test]
+    fn a_plan_of_an_older_generation_is_not_the_plan() {
+        let mut drift = Drift::default();
+        let hand_made = summary(ClusterStatus::Running, "e2-medium", 1);
+        drift.desire(ClusterConfig::default(), Some(&hand_made));
+        let shown = drift.generation();
+        assert!(drift.plan_at(shown).is_some());
+        drift.recompute(Some(&summary(ClusterStatus::Running, "e2-medium", 2)));
+        assert!(drift.plan_at(shown).is_none());
+        assert!(drift.plan_at(drift.generation()).is_some());
+    }
+}
