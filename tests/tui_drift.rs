@@ -44,7 +44,10 @@ fn snapshot(name: &str, app: &mut Tui) {
 fn as_configured() -> Tui {
     let mut app = running(false);
     let config = app.app.config.cluster.clone();
-    app.on_event(Event::Desired(Box::new(config)));
+    app.on_event(Event::Desired {
+        cluster: Box::new(config),
+        scale_to_zero_when_idle: false,
+    });
     app
 }
 
@@ -252,7 +255,10 @@ fn before_gke_answers_there_is_no_plan_yet() {
     let mut app = new_app(false);
     app.on_event(Event::Target(target()));
     let config = app.app.config.cluster.clone();
-    app.on_event(Event::Desired(Box::new(config)));
+    app.on_event(Event::Desired {
+        cluster: Box::new(config),
+        scale_to_zero_when_idle: false,
+    });
     assert!(refused(&mut app, key('P')).contains("no plan yet"));
     // Not created: the plan is the create, which c makes.
     app.on_event(Event::Cluster(not_found_summary()));
@@ -267,7 +273,10 @@ fn the_overlay_says_what_this_cluster_cannot_take_is_left() {
     let mut app = running(false);
     let mut config = app.app.config.cluster.clone();
     config.spot = true;
-    app.on_event(Event::Desired(Box::new(config)));
+    app.on_event(Event::Desired {
+        cluster: Box::new(config),
+        scale_to_zero_when_idle: false,
+    });
     opened_plan(&mut app);
     let text = rows(&app, 120, 40).join("\n");
     assert!(

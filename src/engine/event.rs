@@ -11,7 +11,11 @@ pub enum Event {
     Target(TargetInfo),
     /// The cluster the config describes, for the plan; sent once, only when Gantry manages the
     /// cluster (GKE).
-    Desired(Box<crate::config::ClusterConfig>),
+    Desired {
+        cluster: Box<crate::config::ClusterConfig>,
+        /// Pools at zero nodes are then Gantry's own doing, not drift.
+        scale_to_zero_when_idle: bool,
+    },
     /// The cluster as GKE (or the kubeconfig context) describes it now.
     Cluster(ClusterSummary),
     /// Progress of a create or delete.

@@ -112,8 +112,9 @@ impl ClusterModel {
     }
 
     /// The config's cluster, for the plan.
-    pub fn desire(&mut self, config: crate::config::ClusterConfig) {
-        self.drift.desire(config, self.summary.as_ref());
+    pub fn desire(&mut self, config: crate::config::ClusterConfig, scale_to_zero_when_idle: bool) {
+        self.drift
+            .desire(config, scale_to_zero_when_idle, self.summary.as_ref());
     }
 
     /// The plan, when the cluster has drifted from the config.

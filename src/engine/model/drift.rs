@@ -12,14 +12,22 @@ pub struct Drift {
     /// The cluster the config describes; None when Gantry does not manage the cluster (a
     /// kubeconfig context): there is no plan then.
     desired: Option<ClusterConfig>,
+    /// `scale-to-zero-when-idle`: pools Gantry set to zero nodes are not drift.
+    idle_zero: bool,
     plan: Option<Plan>,
     generation: u64,
 }
 
 impl Drift {
     /// The config's cluster: what every plan from now on compares with.
-    pub fn desire(&mut self, config: ClusterConfig, summary: Option<&ClusterSummary>) {
+    pub fn desire(
+        &mut self,
+        config: ClusterConfig,
+        scale_to_zero_when_idle: bool,
+        summary: Option<&ClusterSummary>,
+    ) {
         self.desired = Some(config);
+        self.idle_zero = scale_to_zero_when_idle;
         self.recompute(summary);
     }
 
@@ -56,12 +64,19 @@ impl Drift {
 
     /// The plan when the cluster has drifted: it exists, is up (RUNNING, or RECONCILING while
     /// an operation changes it) and differs from the config. A cluster still being created or
-    /// deleted has not drifted, it is on its way.
+    /// deleted has not drifted, it is on its way; nor has one whose pools idled to zero nodes
+    /// with `scale-to-zero-when-idle` (a launch brings them back; `P` still shows the plan).
     pub fn drifted<'a>(&'a self, summary: Option<&ClusterSummary>) -> Option<&'a Plan> {
         let up = summary.is_some_and(|s| s.status.serves_api());
+        let idled = |p: &Plan| {
+            self.idle_zero
+                && p.changes
+                    .iter()
+                    .all(|c| c.field == "nodeCount" && c.current == serde_json::json!(0))
+        };
         self.plan
             .as_ref()
-            .filter(|p| up && p.action == Action::Update)
+            .filter(|p| up && p.action == Action::Update && !idled(p))
     }
 }
 
@@ -101,7 +116,7 @@ mod tests {
     fn a_running_cluster_unlike_the_config_has_drifted() {
         let mut drift = Drift::default();
         let hand_made = summary(ClusterStatus::Running, "e2-medium", 1);
-        drift.desire(ClusterConfig::default(), Some(&hand_made));
+        drift.desire(ClusterConfig::default(), false, Some(&hand_made));
         let plan = drift.drifted(Some(&hand_made)).expect("drift");
         assert_eq!(plan.changes.len(), 2);
     }
@@ -110,13 +125,25 @@ mod tests {
     fn a_cluster_like_the_config_or_on_its_way_has_not_drifted() {
         let mut drift = Drift::default();
         let seed = summary(ClusterStatus::Running, "n1-standard-1", 3);
-        drift.desire(ClusterConfig::default(), Some(&seed));
+        drift.desire(ClusterConfig::default(), false, Some(&seed));
         assert_eq!(drift.plan().map(|p| p.action), Some(Action::None));
         assert!(drift.drifted(Some(&seed)).is_none());
 
         let creating = summary(ClusterStatus::Provisioning, "n1-standard-1", 0);
         drift.recompute(Some(&creating));
         assert!(drift.drifted(Some(&creating)).is_none());
+    }
+
+    #[test]
+    fn pools_idled_to_zero_nodes_are_not_drift_when_gantry_idles_them() {
+        let mut drift = Drift::default();
+        let idled = summary(ClusterStatus::Running, "n1-standard-1", 0);
+        drift.desire(ClusterConfig::default(), true, Some(&idled));
+        assert!(drift.drifted(Some(&idled)).is_none());
+        // The plan is still there to be applied by hand.
+        assert_eq!(drift.plan().map(|p| p.action), Some(Action::Update));
+        drift.desire(ClusterConfig::default(), false, Some(&idled));
+        assert!(drift.drifted(Some(&idled)).is_some());
     }
 
     #[test]
@@ -131,7 +158,7 @@ mod tests {
     fn a_plan_of_an_older_generation_is_not_the_plan() {
         let mut drift = Drift::default();
         let hand_made = summary(ClusterStatus::Running, "e2-medium", 1);
-        drift.desire(ClusterConfig::default(), Some(&hand_made));
+        drift.desire(ClusterConfig::default(), false, Some(&hand_made));
         let shown = drift.generation();
         assert!(drift.plan_at(shown).is_some());
         drift.recompute(Some(&summary(ClusterStatus::Running, "e2-medium", 2)));

@@ -172,7 +172,10 @@ impl Model {
                     .extend(News::of_cluster(self.cluster.summary.as_ref(), &summary));
                 self.cluster.set_summary(summary);
             }
-            Event::Desired(config) => self.cluster.desire(*config),
+            Event::Desired {
+                cluster,
+                scale_to_zero_when_idle,
+            } => self.cluster.desire(*cluster, scale_to_zero_when_idle),
             Event::Provision(e) => {
                 // The operation's follower reports the cluster too: a status change is news
                 // whichever of the two saw it first.

@@ -78,7 +78,10 @@ impl Workers {
     ) -> Self {
         let _ = tx.send(Event::Target(session.info.clone()));
         if let super::session::Backend::Gke { .. } = &session.backend {
-            let _ = tx.send(Event::Desired(Box::new(session.config.cluster.clone())));
+            let _ = tx.send(Event::Desired {
+                cluster: Box::new(session.config.cluster.clone()),
+                scale_to_zero_when_idle: session.config.scale_to_zero_when_idle,
+            });
         }
         let shared = Arc::new(Shared {
             session,

@@ -633,7 +633,10 @@ pub fn hand_made_summary() -> ClusterSummary {
 pub fn drifted(read_only: bool) -> Tui {
     let mut app = new_app(read_only);
     app.on_event(Event::Target(target()));
-    app.on_event(Event::Desired(Box::new(app.app.config.cluster.clone())));
+    app.on_event(Event::Desired {
+        cluster: Box::new(app.app.config.cluster.clone()),
+        scale_to_zero_when_idle: false,
+    });
     app.on_event(Event::Cluster(hand_made_summary()));
     app.on_event(Event::Connected);
     app
