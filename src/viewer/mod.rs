@@ -4,8 +4,11 @@
 //! frames that only new lines caused at most `max_fps` a second; nothing while nothing changed
 //! but the ages' tick.
 
+mod ansi;
 mod memory;
 mod pacing;
+pub mod screen;
+mod scroll;
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -13,14 +16,13 @@ use std::time::Duration;
 
 use crossterm::event::KeyEvent;
 use futures::{Stream, StreamExt};
-use ratatui::Terminal;
-use ratatui::backend::Backend;
 use ratatui::layout::Rect;
 use tokio::sync::Notify;
 use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
 
 pub use pacing::{Pacing, default_max_fps, local_terminal_is_remote};
+pub use screen::Screen;
 
 use crate::app::App;
 use crate::engine::{Command, EngineHandle, Fetch};
@@ -75,13 +77,13 @@ fn send(viewer: &Viewer, fetch: &mut Option<Fetch>, commands: Vec<Command>) {
 
 /// Runs the viewer until it quits (its App says so), its input ends, or `stop` is cancelled.
 /// `size` is the screen's size to begin with.
-pub async fn run<B: Backend>(
-    terminal: &mut Terminal<B>,
+pub async fn run<W: std::io::Write>(
+    screen: &mut Screen<W>,
     mut app: App,
     viewer: Viewer,
     mut input: impl Stream<Item = Input> + Unpin,
     size: Rect,
-) -> Result<(), B::Error> {
+) -> std::io::Result<()> {
     let engine = &viewer.engine;
     let mut changed = engine.changed();
     // Every layout shows usage (the cluster pane's nodes, the pods pane's columns).
@@ -98,13 +100,16 @@ pub async fn run<B: Backend>(
         let due = viewer.pacing.next_frame(last_frame, urgent);
         if app.dirty && Instant::now() >= due && size.width > 0 && size.height > 0 {
             if viewer.delivery.lost.swap(false, Ordering::AcqRel) {
-                terminal.clear()?;
+                screen.redraw_whole();
             }
             app.log_rows = ui::log_rows(size.width, size.height, app.metrics.shown);
+            let band = ui::full_width_log_rows(size.width, size.height, app.metrics.shown);
             let now = jiff::Timestamp::now();
             {
                 let model = engine.model();
-                terminal.draw(|frame| ui::draw(frame, &model, &app, &viewer.theme, now))?;
+                screen.draw(band, |frame| {
+                    ui::draw(frame, &model, &app, &viewer.theme, now);
+                })?;
             }
             app.dirty = false;
             urgent = false;
@@ -130,7 +135,7 @@ pub async fn run<B: Backend>(
                 }
                 Some(Input::Resize(width, height)) => {
                     size = Rect::new(0, 0, width, height);
-                    terminal.resize(size)?;
+                    screen.resize(size)?;
                     app.dirty = true;
                     urgent = true;
                 }
