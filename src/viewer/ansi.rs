@@ -80,7 +80,11 @@ impl Pen {
     /// the bottom blank in the default colours. The cursor ends at the top left, where
     /// setting and resetting the scroll region put it.
     pub fn scroll_up(&mut self, out: &mut Vec<u8>, top: u16, bottom: u16, k: u16) {
-        if self.style != Some(CellStyle::plain()) {
+        // Rows entering are erased with the pen's background (and, in some terminals, its
+        // reverse video); a foreground or bold does not show on a blank.
+        let blank_safe = matches!(self.style, Some(s)
+            if s.bg == Color::Reset && !s.modifier.contains(Modifier::REVERSED));
+        if !blank_safe {
             out.extend_from_slice(b"\x1b[m");
             self.style = Some(CellStyle::plain());
         }
@@ -110,6 +114,11 @@ impl Pen {
             out.extend_from_slice(b"\x1b[m");
             self.style = Some(CellStyle::plain());
         }
+    }
+
+    /// Bytes of a forward move by `n` columns.
+    pub fn forward_cost(n: u16) -> usize {
+        if n == 1 { 3 } else { 3 + n.to_string().len() }
     }
 
     fn move_to(&mut self, out: &mut Vec<u8>, x: u16, y: u16) {

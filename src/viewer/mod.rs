@@ -9,6 +9,7 @@ mod memory;
 mod pacing;
 pub mod screen;
 mod scroll;
+mod wide;
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};

@@ -10,12 +10,13 @@
 use std::io::{self, Write};
 
 use ratatui::backend::{Backend, ClearType, WindowSize};
-use ratatui::buffer::{Buffer, Cell};
+use ratatui::buffer::{Buffer, Cell, CellDiffOption};
 use ratatui::layout::{Position, Rect, Size};
 use ratatui::{Frame, Terminal, TerminalOptions, Viewport};
+use unicode_width::UnicodeWidthStr;
 
-use super::ansi::Pen;
-use super::scroll;
+use super::ansi::{CellStyle, Pen};
+use super::{scroll, wide};
 
 /// What a frame cost on the wire.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
@@ -68,7 +69,13 @@ impl<W: Write> Screen<W> {
         band: Option<(u16, u16)>,
         render: impl FnOnce(&mut Frame),
     ) -> io::Result<Written> {
-        let next = self.renderer.draw(render)?.buffer;
+        let next = self
+            .renderer
+            .draw(|frame| {
+                render(frame);
+                wide::settle(frame.buffer_mut());
+            })?
+            .buffer;
         let (bytes, pen, written) = encode(&self.shown, &self.pen, next, band, self.whole);
         if self.shown.area == next.area {
             self.shown.content.clone_from_slice(&next.content);
@@ -150,7 +157,28 @@ pub fn encode(
 }
 
 fn write_diff(out: &mut Vec<u8>, pen: &mut Pen, from: &Buffer, to: &Buffer, width: u16) {
+    let marked = wide::mark_erasures(from, to);
+    let from = marked.as_ref().unwrap_or(from);
     for (x, y, cell) in from.diff(to) {
+        // A short run of unchanged cells in the pen's style costs less written again than
+        // stepped over.
+        if let Some((cx, cy)) = pen.at
+            && cy == y
+            && x > cx
+        {
+            let gap: Vec<&Cell> = (cx..x).map(|gx| &to[(gx, y)]).collect();
+            let bytes: usize = gap.iter().map(|c| c.symbol().len()).sum();
+            let fits = gap.iter().all(|c| {
+                c.diff_option == CellDiffOption::None
+                    && c.symbol().width() == 1
+                    && pen.style == Some(CellStyle::of(c))
+            });
+            if fits && bytes <= Pen::forward_cost(x - cx) {
+                for (gx, c) in (cx..x).zip(gap) {
+                    pen.cell(out, gx, y, c, width);
+                }
+            }
+        }
         pen.cell(out, x, y, cell, width);
     }
 }
