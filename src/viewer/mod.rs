@@ -97,6 +97,10 @@ pub async fn run<W: std::io::Write>(
     // A key (or a resize) is answered in the next frame, whatever the pacing.
     let mut urgent = true;
     app.dirty = true;
+    // For `GANTRY_LOG=gantry::frames=debug`: how long a key, and the model's news, waited for
+    // the frame that showed them.
+    let mut key_at: Option<Instant> = None;
+    let mut news_at: Option<Instant> = None;
     loop {
         let due = viewer.pacing.next_frame(last_frame, urgent);
         if app.dirty && Instant::now() >= due && size.width > 0 && size.height > 0 {
@@ -108,9 +112,18 @@ pub async fn run<W: std::io::Write>(
             let now = jiff::Timestamp::now();
             {
                 let model = engine.model();
-                screen.draw(band, |frame| {
+                let written = screen.draw(band, |frame| {
                     ui::draw(frame, &model, &app, &viewer.theme, now);
                 })?;
+                let flushed = Instant::now();
+                tracing::debug!(
+                    target: "gantry::frames",
+                    bytes = written.bytes,
+                    scrolled = written.scrolled,
+                    key_to_frame_us = key_at.take().map(|t| (flushed - t).as_micros() as u64),
+                    news_to_frame_us = news_at.take().map(|t| (flushed - t).as_micros() as u64),
+                    "frame"
+                );
             }
             app.dirty = false;
             urgent = false;
@@ -131,8 +144,12 @@ pub async fn run<W: std::io::Write>(
             _ = viewer.stop.cancelled() => break,
             input = input.next() => match input {
                 Some(Input::Key(k)) => {
+                    let arrived = Instant::now();
                     commands.extend(app.on_key(k, &engine.model()));
                     urgent = true;
+                    if app.dirty {
+                        key_at.get_or_insert(arrived);
+                    }
                 }
                 Some(Input::Resize(width, height)) => {
                     size = Rect::new(0, 0, width, height);
@@ -147,6 +164,9 @@ pub async fn run<W: std::io::Write>(
                     break;
                 }
                 app.on_model(&engine.model());
+                if app.dirty {
+                    news_at.get_or_insert_with(Instant::now);
+                }
             }
             fetched = async { fetch.as_mut()?.lines.recv().await }, if fetch.is_some() => {
                 match fetched {

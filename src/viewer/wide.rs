@@ -68,8 +68,9 @@ pub fn mark_erasures(from: &Buffer, to: &Buffer) -> Option<Buffer> {
             if now < 2 || old[x] == new[x] {
                 continue;
             }
-            for p in x + 1..(x + now).min(width) {
-                let was = old[p].symbol().width();
+            let end = (x + now).min(width);
+            for (p, cell) in old.iter().enumerate().take(end).skip(x + 1) {
+                let was = cell.symbol().width();
                 for gone in x + now..(p + was).min(width) {
                     let buffer = marked.get_or_insert_with(|| from.clone());
                     buffer.content[y * width + gone] = erased();
