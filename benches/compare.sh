@@ -11,6 +11,13 @@
 #   tui_rss_mb_5000_pods_100k_lines      peak RSS (VmHWM) of the TUI following 5,000 pods
 #   tui_idle_rss_mb_20_pods              RSS of the TUI (100x32) idle with 20 finished pods shown
 #   frame_render_ms_p99                  from the `tui` benchmark's percentile loop
+#   tui_bytes_per_line_{5,1000}_lps      (SECTIONS=wire) the TUI in a 100x32 tmux pane under SSH
+#   tui_newest_line_lag_ms_p99           pacing (SSH_CONNECTION set: 4 frames/s), following one
+#   tui_key_to_frame_ms_p99              pod at 5 and at 1,000 lines/s for 20 s each: bytes to
+#                                        the terminal per line received; from the model's news
+#                                        to the frame showing it (worse of both rates); from a
+#                                        key's arrival to its frame's flush while 1,000 lines/s
+#                                        arrive (both in-process: GANTRY_LOG=gantry::frames=debug)
 #   serve_cpu_percent_{1,8,16}_viewers   `gantry serve` with 1, 8, 16 SSH clients (100x32) following
 #   serve_rss_mb_{1,8,16}_viewers        1,000 lines/s, once 100,000 lines are held; and
 #   serve_mb_per_added_viewer            (RSS at 16 - RSS at 1) / 15
@@ -18,7 +25,7 @@
 # Everything runs on 127.0.0.1 in a temporary directory and is stopped on exit.
 # Needs: cargo, kubectl, tmux, jq, curl, ssh, ssh-keygen. Takes a few minutes.
 # Knobs (environment): RUNS (5), LINES_PER_POD (150000), IDLE_SECS (30), BIG_PODS (5000),
-# SECTIONS ("throughput tui rss idle serve frames": the parts to run), TUI_WRAPPER (a profiler to run the
+# SECTIONS ("throughput tui rss idle serve frames wire": the parts to run), TUI_WRAPPER (a profiler to run the
 # TUI under, e.g. "heaptrack -o /tmp/gantry-tui"; its figures are then not the TUI's).
 
 set -euo pipefail
@@ -28,7 +35,7 @@ RUNS=${RUNS:-5}
 LINES_PER_POD=${LINES_PER_POD:-150000}
 IDLE_SECS=${IDLE_SECS:-30}
 BIG_PODS=${BIG_PODS:-5000}
-SECTIONS=${SECTIONS:-throughput tui rss idle serve frames}
+SECTIONS=${SECTIONS:-throughput tui rss idle serve frames wire}
 want() { [[ " $SECTIONS " == *" $1 "* ]]; }
 
 log() { echo "# $*" >&2; }
@@ -315,4 +322,59 @@ GANTRY_BENCH_PERCENTILES_ONLY=1 cargo bench --quiet --bench tui >"$WORK/bench.ou
     { echo "compare.sh: cargo bench --bench tui failed:" >&2; tail -20 "$WORK/bench.err" >&2; exit 1; }
 grep -E '^\[tui\]' "$WORK/bench.out" | sed 's/^/# /' >&2 || true
 grep -E '^frame_render_ms_p99:' "$WORK/bench.out"
+fi
+
+# ---------------------------------------------------------------------------------------------
+# The bytes an SSH link carries: the TUI at 100x32 (the compact layout, logs pane full width)
+# with SSH pacing, following one pod.
+
+p99() { sort -n | awk '{v[NR]=$1} END { if (NR == 0) { print "nan"; exit } i = int(NR * 0.99 + 0.999); if (i > NR) i = NR; printf "%.1f\n", v[i] / 1000 }'; }
+frame_field() { grep -o "$2=[0-9]*" "$1" | cut -d= -f2 || true; }
+
+if want wire; then
+WIRE_SECS=${WIRE_SECS:-20}
+lags=()
+for lps in 5 1000; do
+    name="wire$lps"
+    log "TUI at 100x32 under SSH pacing following one pod at $lps lines/s for $WIRE_SECS s"
+    clean_jobs
+    rm -rf "$XDG_STATE_HOME/gantry/logs"
+    # Simulated lines/s are wall lines/s / 100 at --time-scale 0.01; enough lines for the
+    # warm-up, the measurement and the keys after it.
+    launch 1 --env "SIM_LINES_PER_SECOND=$(awk -v r="$lps" 'BEGIN{print r / 100}')" \
+        --env "SIM_LOG_LINES=$((lps * (WIRE_SECS + 30)))"
+    wait_running 1
+    tmux -L "$TMUX_SOCKET" new-session -d -s "$name" -x 100 -y 32 \
+        "exec env TERM=xterm-256color SSH_CONNECTION='127.0.0.1 50000 127.0.0.1 22' GANTRY_LOG=gantry::frames=debug $(printf '%q ' "${G[@]}") --log-file $WORK/$name.log 2>$WORK/$name.err"
+    tmux -L "$TMUX_SOCKET" pipe-pane -o -t "$name" "cat >>$WORK/$name.tty"
+    sleep 5
+    : >"$WORK/$name.log"
+    b0=$(tty_bytes "$name"); l0=$(saved_lines); t0=$(now_ns)
+    sleep "$WIRE_SECS"
+    b1=$(tty_bytes "$name"); l1=$(saved_lines); t1=$(now_ns)
+    cp "$WORK/$name.log" "$WORK/$name.window.log"
+    awk -v b=$((b1 - b0)) -v l=$((l1 - l0)) -v t=$((t1 - t0)) -v r="$lps" 'BEGIN {
+        printf "# %d bytes to the terminal for %d lines in %.1f s (%.0f lines/s, %.0f bytes/s)\n", b, l, t / 1e9, l / (t / 1e9), b / (t / 1e9) > "/dev/stderr"
+        printf "tui_bytes_per_line_%d_lps: %.1f\n", r, (l > 0) ? b / l : -1 }'
+    frames=$(grep -c ' frame ' "$WORK/$name.window.log" || true)
+    scrolled=$(grep -c 'scrolled=[1-9]' "$WORK/$name.window.log" || true)
+    log "$frames frames in the window, $scrolled of them scrolled the logs with the terminal"
+    lag=$(frame_field "$WORK/$name.window.log" news_to_frame_us | p99)
+    log "newest line lag p99 at $lps lines/s: $lag ms"
+    lags+=("$lag")
+    if [ "$lps" = 1000 ]; then
+        # Keys while the lines keep coming: the logs pane's focus and back, 40 times.
+        : >"$WORK/$name.log"
+        for _ in $(seq 40); do
+            tmux -L "$TMUX_SOCKET" send-keys -t "$name" Tab
+            sleep 0.25
+        done
+        keys=$(frame_field "$WORK/$name.log" key_to_frame_us | wc -l)
+        log "$keys frames answered a key"
+        echo "tui_key_to_frame_ms_p99: $(frame_field "$WORK/$name.log" key_to_frame_us | p99)"
+    fi
+    tmux -L "$TMUX_SOCKET" send-keys -t "$name" q
+    sleep 1
+done
+printf '%s\n' "${lags[@]}" | sort -g | tail -1 | sed 's/^/tui_newest_line_lag_ms_p99: /'
 fi

@@ -7,9 +7,7 @@ use std::sync::Arc;
 use std::sync::atomic::Ordering;
 
 use futures::Stream;
-use ratatui::backend::CrosstermBackend;
 use ratatui::layout::Rect;
-use ratatui::{Terminal, TerminalOptions, Viewport};
 use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 
@@ -19,7 +17,7 @@ use super::output::{self, FrameWriter};
 use super::{Shared, ViewerSlot};
 use crate::app::App;
 use crate::ui::theme::Theme;
-use crate::viewer::{self, Delivery, Input, Viewer};
+use crate::viewer::{self, Delivery, Input, Screen, Viewer};
 
 /// What the connection hands a session's task: the client's bytes, and its new sizes.
 #[derive(Debug)]
@@ -57,13 +55,7 @@ pub async fn run(
         crossterm::terminal::EnterAlternateScreen,
         crossterm::cursor::Hide
     );
-    let backend = CrosstermBackend::new(writer);
-    let Ok(mut terminal) = Terminal::with_options(
-        backend,
-        TerminalOptions {
-            viewport: Viewport::Fixed(area),
-        },
-    ) else {
+    let Ok(mut screen) = Screen::new(writer, area) else {
         return;
     };
     let read_only = shared.read_only || start.standing == Standing::Viewer;
@@ -81,11 +73,11 @@ pub async fn run(
         stop: start.stop.clone(),
         delivery,
     };
-    let ended = viewer::run(&mut terminal, app, viewer, input(from_client), area).await;
+    let ended = viewer::run(&mut screen, app, viewer, input(from_client), area).await;
     if let Err(e) = ended {
         tracing::info!(who = %start.who, error = %e, "viewer ended");
     }
-    let writer: &mut FrameWriter = terminal.backend_mut().writer_mut();
+    let writer: &mut FrameWriter = screen.writer_mut();
     let _ = crossterm::queue!(
         writer,
         crossterm::style::ResetColor,
@@ -93,7 +85,7 @@ pub async fn run(
         crossterm::terminal::LeaveAlternateScreen
     );
     writer.finish().await;
-    drop(terminal);
+    drop(screen);
     let _ = task.await;
     tracing::info!(
         who = %start.who,

@@ -60,7 +60,19 @@ pub async fn run(options: TuiOptions) -> Result<i32> {
     let config_max_fps = config.max_fps;
     let app = App::new(config, keymap, read_only);
     let stop = stop_on_signals()?;
-    let mut terminal = ratatui::try_init().map_err(|e| eyre!("cannot use this terminal: {e}"))?;
+    // ratatui sets the terminal up (raw mode, the alternate screen, a panic hook that restores
+    // it); the frames are written by the viewer's own screen.
+    let terminal = ratatui::try_init().map_err(|e| eyre!("cannot use this terminal: {e}"))?;
+    let size = terminal.size();
+    drop(terminal);
+    let size = match size {
+        Ok(size) => Rect::new(0, 0, size.width, size.height),
+        Err(e) => {
+            ratatui::restore();
+            return Err(eyre!("cannot use this terminal: {e}"));
+        }
+    };
+    let mut screen = viewer::Screen::new(std::io::stdout(), size)?;
     let viewer = Viewer {
         engine: engine.handle(),
         theme: Theme::from_env(),
@@ -74,16 +86,10 @@ pub async fn run(options: TuiOptions) -> Result<i32> {
         stop: stop.clone(),
         delivery: Default::default(),
     };
-    let size = terminal.size()?;
-    let result = viewer::run(
-        &mut terminal,
-        app,
-        viewer,
-        terminal_input(),
-        Rect::new(0, 0, size.width, size.height),
-    )
-    .await
-    .map_err(|e| eyre!("writing to the terminal: {e}"));
+    let result = viewer::run(&mut screen, app, viewer, terminal_input(), size)
+        .await
+        .map_err(|e| eyre!("writing to the terminal: {e}"));
+    let _ = screen.finish();
     ratatui::restore();
     stop.cancel();
     engine.stop().await;

@@ -149,3 +149,10 @@ pub fn log_rows(width: u16, height: u16, metrics_shown: bool) -> usize {
         .height
         .saturating_sub(2) as usize
 }
+
+/// The rows that hold the logs pane's lines when the pane spans the screen's whole width (rows
+/// `top..bottom` a terminal can scroll as a band), if it does.
+pub fn full_width_log_rows(width: u16, height: u16, metrics_shown: bool) -> Option<(u16, u16)> {
+    let logs = layout(Rect::new(0, 0, width, height), metrics_shown).logs;
+    (logs.x == 0 && logs.width == width && logs.height > 3).then(|| (logs.y + 1, logs.bottom() - 1))
+}

@@ -4,8 +4,12 @@
 //! frames that only new lines caused at most `max_fps` a second; nothing while nothing changed
 //! but the ages' tick.
 
+mod ansi;
 mod memory;
 mod pacing;
+pub mod screen;
+mod scroll;
+mod wide;
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -13,14 +17,13 @@ use std::time::Duration;
 
 use crossterm::event::KeyEvent;
 use futures::{Stream, StreamExt};
-use ratatui::Terminal;
-use ratatui::backend::Backend;
 use ratatui::layout::Rect;
 use tokio::sync::Notify;
 use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
 
 pub use pacing::{Pacing, default_max_fps, local_terminal_is_remote};
+pub use screen::Screen;
 
 use crate::app::App;
 use crate::engine::{Command, EngineHandle, Fetch};
@@ -75,13 +78,13 @@ fn send(viewer: &Viewer, fetch: &mut Option<Fetch>, commands: Vec<Command>) {
 
 /// Runs the viewer until it quits (its App says so), its input ends, or `stop` is cancelled.
 /// `size` is the screen's size to begin with.
-pub async fn run<B: Backend>(
-    terminal: &mut Terminal<B>,
+pub async fn run<W: std::io::Write>(
+    screen: &mut Screen<W>,
     mut app: App,
     viewer: Viewer,
     mut input: impl Stream<Item = Input> + Unpin,
     size: Rect,
-) -> Result<(), B::Error> {
+) -> std::io::Result<()> {
     let engine = &viewer.engine;
     let mut changed = engine.changed();
     // Every layout shows usage (the cluster pane's nodes, the pods pane's columns).
@@ -94,17 +97,33 @@ pub async fn run<B: Backend>(
     // A key (or a resize) is answered in the next frame, whatever the pacing.
     let mut urgent = true;
     app.dirty = true;
+    // For `GANTRY_LOG=gantry::frames=debug`: how long a key, and the model's news, waited for
+    // the frame that showed them.
+    let mut key_at: Option<Instant> = None;
+    let mut news_at: Option<Instant> = None;
     loop {
         let due = viewer.pacing.next_frame(last_frame, urgent);
         if app.dirty && Instant::now() >= due && size.width > 0 && size.height > 0 {
             if viewer.delivery.lost.swap(false, Ordering::AcqRel) {
-                terminal.clear()?;
+                screen.redraw_whole();
             }
             app.log_rows = ui::log_rows(size.width, size.height, app.metrics.shown);
+            let band = ui::full_width_log_rows(size.width, size.height, app.metrics.shown);
             let now = jiff::Timestamp::now();
             {
                 let model = engine.model();
-                terminal.draw(|frame| ui::draw(frame, &model, &app, &viewer.theme, now))?;
+                let written = screen.draw(band, |frame| {
+                    ui::draw(frame, &model, &app, &viewer.theme, now);
+                })?;
+                let flushed = Instant::now();
+                tracing::debug!(
+                    target: "gantry::frames",
+                    bytes = written.bytes,
+                    scrolled = written.scrolled,
+                    key_to_frame_us = key_at.take().map(|t| (flushed - t).as_micros() as u64),
+                    news_to_frame_us = news_at.take().map(|t| (flushed - t).as_micros() as u64),
+                    "frame"
+                );
             }
             app.dirty = false;
             urgent = false;
@@ -125,12 +144,16 @@ pub async fn run<B: Backend>(
             _ = viewer.stop.cancelled() => break,
             input = input.next() => match input {
                 Some(Input::Key(k)) => {
+                    let arrived = Instant::now();
                     commands.extend(app.on_key(k, &engine.model()));
                     urgent = true;
+                    if app.dirty {
+                        key_at.get_or_insert(arrived);
+                    }
                 }
                 Some(Input::Resize(width, height)) => {
                     size = Rect::new(0, 0, width, height);
-                    terminal.resize(size)?;
+                    screen.resize(size)?;
                     app.dirty = true;
                     urgent = true;
                 }
@@ -141,6 +164,9 @@ pub async fn run<B: Backend>(
                     break;
                 }
                 app.on_model(&engine.model());
+                if app.dirty {
+                    news_at.get_or_insert_with(Instant::now);
+                }
             }
             fetched = async { fetch.as_mut()?.lines.recv().await }, if fetch.is_some() => {
                 match fetched {
