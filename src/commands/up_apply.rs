@@ -71,7 +71,15 @@ pub(super) async fn run(
     // The client reports its retries on the channel: it goes with the channel, so the printer ends.
     let reporting = gke.clone().with_events(tx.clone());
     let printer = tokio::spawn(print_events(rx));
-    let result = gke::apply(&reporting, cluster, config, plan, PollPolicy::default(), &tx).await;
+    let result = gke::apply(
+        &reporting,
+        cluster,
+        config,
+        plan,
+        PollPolicy::default(),
+        &tx,
+    )
+    .await;
     drop((tx, reporting));
     let _ = printer.await;
     let applied = match result {
