@@ -68,10 +68,19 @@ pub(super) async fn run(
         }
     }
     let (tx, rx) = unbounded_channel();
-    let gke = gke.with_events(tx.clone());
+    // The client reports its retries on the channel: it goes with the channel, so the printer ends.
+    let reporting = gke.clone().with_events(tx.clone());
     let printer = tokio::spawn(print_events(rx));
-    let result = gke::apply(&gke, cluster, config, plan, PollPolicy::default(), &tx).await;
-    drop(tx);
+    let result = gke::apply(
+        &reporting,
+        cluster,
+        config,
+        plan,
+        PollPolicy::default(),
+        &tx,
+    )
+    .await;
+    drop((tx, reporting));
     let _ = printer.await;
     let applied = match result {
         Ok(applied) => applied,
