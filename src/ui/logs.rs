@@ -94,7 +94,11 @@ fn visible_lines<'a>(
         };
         return vec![Line::styled(text, theme.dim())];
     };
-    let merged = shown.only.is_none() && store.source.as_ref().is_some_and(|s| s.pod.is_none());
+    // Every pod's lines together carry each line's pod; one pod's lines need no tag (a Job of
+    // one pod, the usual case, keeps its lines' full width, and a new line costs less to send).
+    let merged = shown.only.is_none()
+        && store.source.as_ref().is_some_and(|s| s.pod.is_none())
+        && store.pods.len() > 1;
     let query = view
         .search
         .as_ref()
