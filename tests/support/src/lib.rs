@@ -6,6 +6,7 @@
 
 pub mod cases;
 pub mod fixtures;
+pub mod gke_cli;
 pub mod serve;
 pub mod tmux;
 pub mod tui;
