@@ -172,6 +172,7 @@ mod tests {
                 disk_type: "pd-balanced".into(),
                 disk_size_gb: 100,
                 version: String::new(),
+                autoscaling: None,
             }],
             ..ClusterSummary::not_found(&cluster(), machine_type)
         }

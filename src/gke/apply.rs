@@ -142,6 +142,11 @@ enum Step {
     UpdatePool { pool: String, update: PoolUpdate },
     /// `SetNodePoolSize`: nodes per zone.
     Resize { pool: String, nodes: i32 },
+    /// `SetNodePoolAutoscaling`: on within these bounds (nodes per zone), or off (None).
+    Autoscaling {
+        pool: String,
+        bounds: Option<(i32, i32)>,
+    },
     /// `SetLabels`: these labels set, the cluster's others kept.
     Labels(BTreeMap<String, String>),
     /// `DeleteNodePool`.
@@ -192,11 +197,25 @@ fn steps(config: &ClusterConfig, plan: &Plan) -> Result<Steps, GkeError> {
     for (name, changes) in pools {
         let pool = configured(name);
         let resize = changes.iter().find(|c| c.field == "nodeCount");
+        let autoscaling = changes.iter().find(|c| c.field == "autoscaling").map(|c| {
+            let bound = |key: &str| c.desired[key].as_u64().and_then(|n| i32::try_from(n).ok());
+            let bounds = bound("minNodes").zip(bound("maxNodes"));
+            (
+                Step::Autoscaling {
+                    pool: name.into(),
+                    bounds,
+                },
+                vec![(*c).clone()],
+            )
+        });
         let shrinking = resize.is_some_and(|c| c.desired.as_u64() < c.current.as_u64());
         let mut update = PoolUpdate::default();
         let mut updated = Vec::new();
         let config = pool.and_then(|p| p.config.as_ref());
-        for change in changes.iter().filter(|c| c.field != "nodeCount") {
+        for change in changes
+            .iter()
+            .filter(|c| c.field != "nodeCount" && c.field != "autoscaling")
+        {
             let Some(config) = config else {
                 out.left.push((*change).clone());
                 continue;
@@ -245,7 +264,9 @@ fn steps(config: &ClusterConfig, plan: &Plan) -> Result<Steps, GkeError> {
         } else {
             (update, resize)
         };
-        out.steps.extend(first.into_iter().chain(second));
+        // The autoscaler's bounds last: the count it starts from is then the one planned.
+        out.steps
+            .extend(first.into_iter().chain(second).chain(autoscaling));
     }
     if !labels.is_empty() {
         let wanted = labels
@@ -270,6 +291,9 @@ async fn send(gke: &Gke, target: &ClusterRef, step: &Step) -> Result<Operation, 
         Step::CreatePool(pool) => gke.create_node_pool(target, pool).await,
         Step::UpdatePool { pool, update } => gke.update_node_pool(target, pool, update).await,
         Step::Resize { pool, nodes } => gke.set_node_pool_size(target, pool, *nodes).await,
+        Step::Autoscaling { pool, bounds } => {
+            gke.set_node_pool_autoscaling(target, pool, *bounds).await
+        }
         Step::DeletePool(pool) => gke.delete_node_pool(target, pool).await,
         Step::Labels(wanted) => {
             // SetLabels replaces them all: the cluster's own (other tools', Gantry's) are kept,

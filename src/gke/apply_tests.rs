@@ -80,6 +80,39 @@ fn a_growing_pool_gets_its_new_machines_before_it_grows_so_fewer_nodes_are_recre
 }
 
 #[test]
+fn the_autoscalers_bounds_are_set_after_the_pool_is_sized_and_off_turns_it_off() {
+    let mut changes = grow_and_retype();
+    changes.push(change(
+        Some("default-pool"),
+        "autoscaling",
+        Value::Null,
+        json!({"minNodes": 1, "maxNodes": 5}),
+        How::InPlace,
+    ));
+    let (steps, left) = requests(&ClusterConfig::default(), changes);
+    assert!(left.is_empty(), "{left:?}");
+    assert!(matches!(
+        steps.last(),
+        Some(Step::Autoscaling {
+            bounds: Some((1, 5)),
+            ..
+        })
+    ));
+    let off = vec![change(
+        Some("default-pool"),
+        "autoscaling",
+        json!({"minNodes": 1, "maxNodes": 5}),
+        Value::Null,
+        How::InPlace,
+    )];
+    let (steps, _) = requests(&ClusterConfig::default(), off);
+    assert!(matches!(
+        steps[..],
+        [Step::Autoscaling { bounds: None, .. }]
+    ));
+}
+
+#[test]
 fn a_shrinking_pool_is_shrunk_before_its_nodes_are_recreated() {
     let config = ClusterConfig {
         node_count: 1,

@@ -5,7 +5,9 @@ use std::collections::BTreeMap;
 use std::future::Future;
 
 use google_cloud_container_v1::client::ClusterManager;
-use google_cloud_container_v1::model::{AcceleratorConfig, Cluster, NodePool, Operation};
+use google_cloud_container_v1::model::{
+    AcceleratorConfig, Cluster, NodePool, NodePoolAutoscaling, Operation,
+};
 use google_cloud_gax::error::Error as GaxError;
 use google_cloud_gax::retry_policy::NeverRetry;
 use tokio::sync::mpsc::UnboundedSender;
@@ -157,6 +159,31 @@ impl Gke {
             c.set_node_pool_size()
                 .set_name(name.clone())
                 .set_node_count(nodes)
+                .send()
+        })
+        .await
+        .map_err(|e| self.error(&e))
+    }
+
+    /// Turns a node pool's autoscaler on within `bounds` (nodes per zone), or off (None).
+    pub async fn set_node_pool_autoscaling(
+        &self,
+        target: &ClusterRef,
+        pool: &str,
+        bounds: Option<(i32, i32)>,
+    ) -> Result<Operation, GkeError> {
+        let name = pool_name(target, pool);
+        let autoscaling = match bounds {
+            Some((min, max)) => NodePoolAutoscaling::new()
+                .set_enabled(true)
+                .set_min_node_count(min)
+                .set_max_node_count(max),
+            None => NodePoolAutoscaling::new().set_enabled(false),
+        };
+        self.call("set node pool autoscaling", |c| {
+            c.set_node_pool_autoscaling()
+                .set_name(name.clone())
+                .set_autoscaling(autoscaling.clone())
                 .send()
         })
         .await

@@ -104,6 +104,7 @@ fn running(nodes: u32) -> ClusterSummary {
             disk_type: "pd-balanced".into(),
             disk_size_gb: 100,
             version: String::new(),
+            autoscaling: None,
         }],
         create_time: "2026-01-01T10:00:00Z".parse().ok(),
         ..ClusterSummary::not_found(&target, "n1-standard-1")

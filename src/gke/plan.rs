@@ -5,6 +5,7 @@
 //!
 //! How each difference can be made (the Container API's update requests):
 //! - a pool's node count: `SetNodePoolSize`, in place;
+//! - a pool's autoscaling (on, off, its bounds): `SetNodePoolAutoscaling`, in place;
 //! - a pool's machine type, disk type, disk size, accelerators: `UpdateNodePool` takes each, and
 //!   recreates the pool's nodes to apply it;
 //! - a pool the config has and the cluster lacks: `CreateNodePool`;
@@ -284,6 +285,20 @@ fn pool_changes(wanted: &WantedPool, pool: &PoolSummary, zones: u32) -> Vec<Chan
             "nodeCount",
             json!(per_zone),
             json!(wanted.node_count),
+            How::InPlace,
+        );
+    }
+    if pool.autoscaling != wanted.autoscaling {
+        let bounds = |b: Option<(u32, u32)>| {
+            b.map_or(
+                Value::Null,
+                |(min, max)| json!({"minNodes": min, "maxNodes": max}),
+            )
+        };
+        add(
+            "autoscaling",
+            bounds(pool.autoscaling),
+            bounds(wanted.autoscaling),
             How::InPlace,
         );
     }

@@ -32,6 +32,7 @@ fn pool(name: &str, machine_type: &str, nodes: u32) -> PoolSummary {
         disk_type: "pd-balanced".into(),
         disk_size_gb: 100,
         version: String::new(),
+        autoscaling: None,
     }
 }
 
@@ -238,6 +239,36 @@ fn a_regional_pool_is_counted_per_zone_as_the_config_counts_it() {
 }
 
 #[test]
+fn autoscaling_turned_on_off_or_rebounded_is_an_in_place_change() {
+    let config = ClusterConfig {
+        autoscaling: Some(Autoscaling {
+            min_nodes: 1,
+            max_nodes: 5,
+        }),
+        ..ClusterConfig::default()
+    };
+    let mut summary = seed_cluster();
+    let plan = plan_for(&config, &summary);
+    assert_eq!(
+        fields(&plan),
+        [(Some("default-pool"), "autoscaling", How::InPlace)]
+    );
+    assert_eq!(plan.changes[0].current, Value::Null);
+    assert_eq!(
+        plan.changes[0].desired,
+        json!({"minNodes": 1, "maxNodes": 5})
+    );
+    summary.node_pools[0].autoscaling = Some((2, 5));
+    assert_eq!(
+        fields(&plan_for(&config, &summary)),
+        [(Some("default-pool"), "autoscaling", How::InPlace)]
+    );
+    let plan = plan_for(&ClusterConfig::default(), &summary);
+    assert_eq!(plan.changes[0].field, "autoscaling");
+    assert_eq!(plan.changes[0].desired, Value::Null);
+}
+
+#[test]
 fn with_autoscaling_any_count_within_its_bounds_is_the_configs() {
     let config = ClusterConfig {
         autoscaling: Some(Autoscaling {
@@ -247,6 +278,7 @@ fn with_autoscaling_any_count_within_its_bounds_is_the_configs() {
         ..ClusterConfig::default()
     };
     let mut summary = seed_cluster();
+    summary.node_pools[0].autoscaling = Some((1, 5));
     summary.node_pools[0].node_count = 5;
     assert_eq!(plan_for(&config, &summary).action, Action::None);
     summary.node_pools[0].node_count = 0;

@@ -35,6 +35,7 @@ fn pool(name: &str, machine_type: &str, nodes: u32) -> PoolSummary {
         disk_type: "pd-balanced".into(),
         disk_size_gb: 100,
         version: String::new(),
+        autoscaling: None,
     }
 }
 

@@ -60,6 +60,9 @@ pub struct PoolSummary {
     pub disk_type: String,
     pub disk_size_gb: u32,
     pub version: String,
+    /// The autoscaler's bounds, nodes per zone, when it is on (for the plan).
+    #[serde(skip)]
+    pub autoscaling: Option<(u32, u32)>,
 }
 
 fn is_zero(n: &u32) -> bool {
@@ -89,6 +92,12 @@ impl ClusterSummary {
                     disk_type: config.disk_type.clone(),
                     disk_size_gb: u32::try_from(config.disk_size_gb).unwrap_or(0),
                     version: p.version.clone(),
+                    autoscaling: p.autoscaling.as_ref().filter(|a| a.enabled).map(|a| {
+                        (
+                            u32::try_from(a.min_node_count).unwrap_or(0),
+                            u32::try_from(a.max_node_count).unwrap_or(0),
+                        )
+                    }),
                 }
             })
             .collect();

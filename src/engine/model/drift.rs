@@ -106,6 +106,7 @@ mod tests {
                 disk_type: "pd-balanced".into(),
                 disk_size_gb: 100,
                 version: String::new(),
+                autoscaling: None,
             }],
             locations: vec!["us-central1-a".into()],
             ..ClusterSummary::not_found(&target, machine_type)

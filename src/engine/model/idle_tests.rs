@@ -35,6 +35,7 @@ fn cluster(status: ClusterStatus, nodes: u32) -> ClusterSummary {
             disk_type: "pd-balanced".into(),
             disk_size_gb: 100,
             version: String::new(),
+            autoscaling: None,
         }],
         create_time: Some(at(0)),
         ..ClusterSummary::not_found(&target, "n1-standard-1")

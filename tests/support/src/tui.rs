@@ -269,6 +269,7 @@ pub fn cluster_summary(status: ClusterStatus) -> ClusterSummary {
             disk_type: "pd-balanced".into(),
             disk_size_gb: 100,
             version: "1.33.2-gke.1111000".into(),
+            autoscaling: None,
         }],
         locations: vec!["us-central1-a".into()],
         create_time: if up { ago(2 * 3600 + 15 * 60) } else { None },
