@@ -160,19 +160,8 @@ mod tests {
             status: ClusterStatus::Running,
             node_count: nodes,
             node_pools: vec![PoolSummary {
-                name: "default-pool".into(),
-                status: "RUNNING".into(),
-                machine_type: machine_type.into(),
                 initial_node_count: 1,
-                node_count: nodes,
-                spot: false,
-                accelerator: None,
-                accelerator_type: None,
-                accelerator_count: 0,
-                disk_type: "pd-balanced".into(),
-                disk_size_gb: 100,
-                version: String::new(),
-                autoscaling: None,
+                ..PoolSummary::running("default-pool", machine_type, nodes)
             }],
             ..ClusterSummary::not_found(&cluster(), machine_type)
         }

@@ -19,21 +19,7 @@ fn seed_cluster() -> ClusterSummary {
 }
 
 fn pool(name: &str, machine_type: &str, nodes: u32) -> PoolSummary {
-    PoolSummary {
-        name: name.into(),
-        status: "RUNNING".into(),
-        machine_type: machine_type.into(),
-        initial_node_count: i32::try_from(nodes).unwrap(),
-        node_count: nodes,
-        spot: false,
-        accelerator: None,
-        accelerator_type: None,
-        accelerator_count: 0,
-        disk_type: "pd-balanced".into(),
-        disk_size_gb: 100,
-        version: String::new(),
-        autoscaling: None,
-    }
+    PoolSummary::running(name, machine_type, nodes)
 }
 
 fn managed() -> BTreeMap<String, String> {

@@ -65,6 +65,29 @@ pub struct PoolSummary {
     pub autoscaling: Option<(u32, u32)>,
 }
 
+/// A running pool of `nodes` × `machine_type` as GKE makes one by default (no GPUs, not spot,
+/// 100 GB pd-balanced, no autoscaling): what the unit tests plan, price and idle against.
+#[cfg(test)]
+impl PoolSummary {
+    pub(crate) fn running(name: &str, machine_type: &str, nodes: u32) -> Self {
+        Self {
+            name: name.into(),
+            status: "RUNNING".into(),
+            machine_type: machine_type.into(),
+            initial_node_count: i32::try_from(nodes).unwrap_or(0),
+            node_count: nodes,
+            spot: false,
+            accelerator: None,
+            accelerator_type: None,
+            accelerator_count: 0,
+            disk_type: "pd-balanced".into(),
+            disk_size_gb: 100,
+            version: String::new(),
+            autoscaling: None,
+        }
+    }
+}
+
 fn is_zero(n: &u32) -> bool {
     *n == 0
 }

@@ -23,19 +23,8 @@ fn cluster(status: ClusterStatus, nodes: u32) -> ClusterSummary {
         status,
         node_count: nodes,
         node_pools: vec![PoolSummary {
-            name: "default-pool".into(),
-            status: "RUNNING".into(),
-            machine_type: "n1-standard-1".into(),
             initial_node_count: 3,
-            node_count: nodes,
-            spot: false,
-            accelerator: None,
-            accelerator_type: None,
-            accelerator_count: 0,
-            disk_type: "pd-balanced".into(),
-            disk_size_gb: 100,
-            version: String::new(),
-            autoscaling: None,
+            ..PoolSummary::running("default-pool", "n1-standard-1", nodes)
         }],
         create_time: Some(at(0)),
         ..ClusterSummary::not_found(&target, "n1-standard-1")
