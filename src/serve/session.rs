@@ -77,6 +77,7 @@ pub async fn run(
     if let Err(e) = ended {
         tracing::info!(who = %start.who, error = %e, "viewer ended");
     }
+    let _ = screen.finish();
     let writer: &mut FrameWriter = screen.writer_mut();
     let _ = crossterm::queue!(
         writer,

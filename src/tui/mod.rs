@@ -63,6 +63,7 @@ pub async fn run(options: TuiOptions) -> Result<i32> {
     // ratatui sets the terminal up (raw mode, the alternate screen, a panic hook that restores
     // it); the frames are written by the viewer's own screen.
     let terminal = ratatui::try_init().map_err(|e| eyre!("cannot use this terminal: {e}"))?;
+    whole_scroll_region_on_panic();
     let size = terminal.size();
     drop(terminal);
     let size = match size {
@@ -94,6 +95,19 @@ pub async fn run(options: TuiOptions) -> Result<i32> {
     stop.cancel();
     engine.stop().await;
     result.map(|()| 0)
+}
+
+/// The screen leaves a scroll region set between frames; a panic must not leave the shell
+/// scrolling only part of the terminal. Runs before ratatui's own hook, which restores the rest.
+fn whole_scroll_region_on_panic() {
+    let restore = std::panic::take_hook();
+    std::panic::set_hook(Box::new(move |info| {
+        use std::io::Write;
+        let mut out = std::io::stdout();
+        let _ = out.write_all(b"\x1b[r");
+        let _ = out.flush();
+        restore(info);
+    }));
 }
 
 /// The local terminal's keys and sizes, as a viewer's input.

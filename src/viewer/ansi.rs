@@ -2,7 +2,10 @@
 //! are is remembered between frames, so a cell costs only what changes: no cursor move when the
 //! cursor is already there, no style when the pen already has it, a short move where one does.
 //! Anything this cannot be sure of (after a wide character, after the last column) is forgotten,
-//! and the next cell moves the cursor explicitly.
+//! and the next cell moves the cursor explicitly. The scroll region set to scroll the logs is
+//! left set from one frame to the next (nothing written relies on the whole screen scrolling:
+//! every cell is placed, and nothing is printed past a last column), and set back to the whole
+//! screen before a whole frame and when the viewer leaves.
 
 use std::io::Write;
 
@@ -17,7 +20,13 @@ pub struct Pen {
     pub at: Option<(u16, u16)>,
     /// None: unknown (before the first reset).
     pub style: Option<CellStyle>,
+    /// The terminal's scroll region, rows `top..bottom` (0-based, bottom exclusive); None:
+    /// unknown. The whole screen is `Some((0, u16::MAX))`.
+    pub region: Option<(u16, u16)>,
 }
+
+/// The scroll region of a terminal that was told `ESC[r`.
+const WHOLE: (u16, u16) = (0, u16::MAX);
 
 /// A cell's look, everything a terminal's SGR sets.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -65,20 +74,32 @@ impl Pen {
         Self {
             at: None,
             style: None,
+            region: None,
         }
     }
 
     /// Clears the screen with the default colours (after a reset: erasing fills with the pen's
-    /// background), hides the cursor.
+    /// background), hides the cursor, and makes the whole screen the scroll region.
     pub fn clear_screen(&mut self, out: &mut Vec<u8>) {
+        self.whole_region(out);
         out.extend_from_slice(b"\x1b[m\x1b[?25l\x1b[2J");
         self.style = Some(CellStyle::plain());
         self.at = None;
     }
 
+    /// Makes the whole screen the scroll region again, if it might not be (the cursor goes to
+    /// the top left, as setting any region puts it).
+    pub fn whole_region(&mut self, out: &mut Vec<u8>) {
+        if self.region != Some(WHOLE) {
+            out.extend_from_slice(b"\x1b[r");
+            self.region = Some(WHOLE);
+            self.at = Some((0, 0));
+        }
+    }
+
     /// Scrolls rows `top..bottom` (0-based, bottom exclusive) up by `k`, the rows entering at
-    /// the bottom blank in the default colours. The cursor ends at the top left, where
-    /// setting and resetting the scroll region put it.
+    /// the bottom blank in the default colours. The region stays set for the next frame's
+    /// scroll; setting it puts the cursor at the top left, scrolling does not move it.
     pub fn scroll_up(&mut self, out: &mut Vec<u8>, top: u16, bottom: u16, k: u16) {
         // Rows entering are erased with the pen's background (and, in some terminals, its
         // reverse video); a foreground or bold does not show on a blank.
@@ -88,14 +109,16 @@ impl Pen {
             out.extend_from_slice(b"\x1b[m");
             self.style = Some(CellStyle::plain());
         }
-        let _ = write!(out, "\x1b[{};{}r", top + 1, bottom);
+        if self.region != Some((top, bottom)) {
+            let _ = write!(out, "\x1b[{};{}r", top + 1, bottom);
+            self.region = Some((top, bottom));
+            self.at = Some((0, 0));
+        }
         if k == 1 {
             out.extend_from_slice(b"\x1b[S");
         } else {
             let _ = write!(out, "\x1b[{k}S");
         }
-        out.extend_from_slice(b"\x1b[r");
-        self.at = Some((0, 0));
     }
 
     /// Writes one cell at (x, y) of a screen `width` columns wide.
@@ -251,6 +274,7 @@ mod tests {
         let mut pen = Pen {
             at: Some((0, 0)),
             style: Some(CellStyle::plain()),
+            region: Some(WHOLE),
         };
         let mut out = Vec::new();
         f(&mut pen, &mut out);
@@ -308,6 +332,36 @@ mod tests {
             });
             pen.scroll_up(out, 5, 20, 3);
         });
-        assert_eq!(s, "\x1b[m\x1b[6;20r\x1b[3S\x1b[r");
+        assert_eq!(s, "\x1b[m\x1b[6;20r\x1b[3S");
+    }
+
+    #[test]
+    fn the_region_stays_set_so_the_next_scroll_of_it_costs_only_the_scroll() {
+        let s = written(|pen, out| {
+            pen.scroll_up(out, 5, 20, 1);
+            pen.cell(out, 0, 19, &Cell::new("a"), 80);
+            pen.scroll_up(out, 5, 20, 1);
+            pen.scroll_up(out, 2, 20, 1);
+        });
+        assert_eq!(s, "\x1b[6;20r\x1b[S\x1b[20Ha\x1b[S\x1b[3;20r\x1b[S");
+    }
+
+    #[test]
+    fn a_whole_frame_and_leaving_set_the_whole_screen_as_region_once() {
+        let s = written(|pen, out| {
+            pen.whole_region(out);
+            pen.scroll_up(out, 5, 20, 1);
+            pen.clear_screen(out);
+            pen.whole_region(out);
+        });
+        assert_eq!(s, "\x1b[6;20r\x1b[S\x1b[r\x1b[m\x1b[?25l\x1b[2J");
+    }
+
+    #[test]
+    fn a_pen_that_knows_nothing_sets_the_whole_region_before_clearing() {
+        let mut pen = Pen::unknown();
+        let mut out = Vec::new();
+        pen.clear_screen(&mut out);
+        assert!(out.starts_with(b"\x1b[r"));
     }
 }

@@ -54,12 +54,15 @@ impl<W: Write> Screen<W> {
         self.renderer = renderer(size)?;
         self.shown = Buffer::empty(size);
         self.whole = true;
+        // Terminals differ on what a resize does to the scroll region: set it again.
+        self.pen.region = None;
         Ok(())
     }
 
     /// What the terminal shows is not known any more (a frame was lost): draw the next whole.
     pub fn redraw_whole(&mut self) {
         self.whole = true;
+        self.pen.region = None;
     }
 
     /// Renders a frame and writes what changed. `band` is where rows may have scrolled (rows
@@ -93,9 +96,11 @@ impl<W: Write> Screen<W> {
         Ok(written)
     }
 
-    /// Leaves the terminal's style plain and its cursor shown, for whoever writes next.
+    /// Leaves the terminal's scroll region whole, its style plain and its cursor shown, for
+    /// whoever writes next.
     pub fn finish(&mut self) -> io::Result<()> {
         let mut out = Vec::new();
+        self.pen.whole_region(&mut out);
         self.pen.reset(&mut out);
         out.extend_from_slice(b"\x1b[?25h");
         self.out.write_all(&out)?;
