@@ -2,8 +2,8 @@
 //!
 //! A terminal UI that sits idle for hours is judged by its resident memory, and most of it is
 //! the binary's own code: the kernel maps code around each page it faults in (64 KiB at a
-//! time), and the few megabytes of functions a session runs are spread over the whole 30 MB of
-//! code, so nearly two thirds of it ends up resident. `assets/code-order.txt` lists those
+//! time), and the few megabytes of functions a session runs were spread over all 27 MB of
+//! code, so nearly two thirds of it ended up resident. `assets/code-order.txt` lists those
 //! functions (recorded by `scripts/refresh-code-order`); the linker puts them first, next to
 //! one another, and the rest is only mapped when something calls it. A name the build no
 //! longer has is skipped, so a stale list costs memory, never correctness.
