@@ -170,6 +170,29 @@ fn the_job_pane_shows_the_attempts_progress_and_eta() {
 }
 
 #[test]
+fn a_run_that_succeeded_is_shown_done_whatever_its_last_counter_said() {
+    let mut app = training(1, 500, false);
+    let pod = format!("{ATTEMPT_2}-0-x7k2p");
+    tail_lines(
+        &mut app,
+        &pod,
+        vec![line("epoch 3/3 done: val_loss=0.2024")],
+    );
+    assert!(screen(&app, 200, 50).contains("epoch 3/3 · 67%"));
+    app.on_event(job_event(Change::Applied(
+        gantry::k8s::status::AttemptSummary {
+            status: AttemptPhase::Succeeded,
+            active: 0,
+            succeeded: 1,
+            ..running_attempt_2()
+        },
+    )));
+    let s = screen(&app, 200, 50);
+    assert!(s.contains("epoch 3/3 · 100%"), "{s}");
+    assert!(!s.contains("ETA"), "{s}");
+}
+
+#[test]
 fn the_keys_are_in_the_help() {
     let mut app = training(1, 10, false);
     app.on_key(key('?'));

@@ -163,7 +163,13 @@ fn progress_line<'a>(
         .then_some(shown.remaining)
         .flatten()
         .map(|left| format!("ETA {}{of_epoch}", crate::metrics::eta::format_secs(left)));
-    let percent = shown.fraction.map(|f| format!("{:.0}%", f * 100.0));
+    // A run that succeeded is done, whatever its last counter said (`epoch 3/3 done` reads
+    // as the start of the third epoch).
+    let fraction = match a.status {
+        crate::k8s::status::AttemptPhase::Succeeded => Some(1.0),
+        _ => shown.fraction,
+    };
+    let percent = fraction.map(|f| format!("{:.0}%", f * 100.0));
     let counters: Vec<String> = shown
         .epoch
         .map(|e| format!("epoch {}", super::metrics::scale::x_value(e)))
