@@ -77,14 +77,10 @@ pub async fn run(
     if let Err(e) = ended {
         tracing::info!(who = %start.who, error = %e, "viewer ended");
     }
+    // The scroll region whole, the style plain, the cursor shown; then the client's own screen.
     let _ = screen.finish();
     let writer: &mut FrameWriter = screen.writer_mut();
-    let _ = crossterm::queue!(
-        writer,
-        crossterm::style::ResetColor,
-        crossterm::cursor::Show,
-        crossterm::terminal::LeaveAlternateScreen
-    );
+    let _ = crossterm::queue!(writer, crossterm::terminal::LeaveAlternateScreen);
     writer.finish().await;
     drop(screen);
     let _ = task.await;

@@ -104,7 +104,7 @@ fn whole_scroll_region_on_panic() {
     std::panic::set_hook(Box::new(move |info| {
         use std::io::Write;
         let mut out = std::io::stdout();
-        let _ = out.write_all(b"\x1b[r");
+        let _ = out.write_all(viewer::WHOLE_REGION);
         let _ = out.flush();
         restore(info);
     }));

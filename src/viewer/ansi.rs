@@ -25,8 +25,11 @@ pub struct Pen {
     pub region: Option<(u16, u16)>,
 }
 
-/// The scroll region of a terminal that was told `ESC[r`.
+/// The scroll region of a terminal that was told [`WHOLE_REGION`].
 const WHOLE: (u16, u16) = (0, u16::MAX);
+
+/// Makes the whole screen the scroll region (DECSTBM without rows).
+pub const WHOLE_REGION: &[u8] = b"\x1b[r";
 
 /// A cell's look, everything a terminal's SGR sets.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -91,7 +94,7 @@ impl Pen {
     /// the top left, as setting any region puts it).
     pub fn whole_region(&mut self, out: &mut Vec<u8>) {
         if self.region != Some(WHOLE) {
-            out.extend_from_slice(b"\x1b[r");
+            out.extend_from_slice(WHOLE_REGION);
             self.region = Some(WHOLE);
             self.at = Some((0, 0));
         }

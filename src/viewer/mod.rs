@@ -22,6 +22,7 @@ use tokio::sync::Notify;
 use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
 
+pub use ansi::WHOLE_REGION;
 pub use pacing::{Pacing, default_max_fps, local_terminal_is_remote};
 pub use screen::Screen;
 
