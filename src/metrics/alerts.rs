@@ -33,7 +33,7 @@ pub fn check(metric: &str, previous: Option<f64>, value: f64) -> Option<AlertKin
             .then_some(AlertKind::NonFinite { value });
     }
     let from = previous.filter(|p| p.is_finite() && *p > 0.0)?;
-    (is_loss(metric) && value >= from * JUMP_FACTOR).then_some(AlertKind::Jump { from, to: value })
+    (value >= from * JUMP_FACTOR && is_loss(metric)).then_some(AlertKind::Jump { from, to: value })
 }
 
 /// `loss`, `train_loss`, `eval/loss`, `val_loss_epoch`, `Loss`.

@@ -12,7 +12,7 @@
 
 use memchr::memchr2_iter;
 
-use super::parse::{Counter, LineParser, ParsedRef, Progress};
+use super::parse::{Counter, LineParser, ParsedRef, Progress, Shape};
 
 /// Longest update kept: the rest of a longer one (a 1 MiB line of base64) is dropped.
 pub const MAX_UPDATE: usize = 64 * 1024;
@@ -104,6 +104,8 @@ impl<'a> Sample<'a> {
 pub struct MetricStream {
     pieces: Pieces,
     context: Context,
+    /// The shape of its last plain line: most lines of a run are read by it.
+    shape: Shape,
 }
 
 impl MetricStream {
@@ -118,9 +120,13 @@ impl MetricStream {
         piece: &[u8],
         mut each: impl FnMut(&Sample<'_>),
     ) {
-        let Self { pieces, context } = self;
+        let Self {
+            pieces,
+            context,
+            shape,
+        } = self;
         pieces.push(piece, |update| {
-            if let Some(sample) = context.place(parser.parse(update)) {
+            if let Some(sample) = context.place(parser.parse_shaped(update, shape)) {
                 each(&sample);
             }
         });
@@ -134,9 +140,13 @@ impl MetricStream {
         line: &[u8],
         mut each: impl FnMut(&Sample<'_>),
     ) {
-        let Self { pieces, context } = self;
+        let Self {
+            pieces,
+            context,
+            shape,
+        } = self;
         pieces.push_line(line, |update| {
-            if let Some(sample) = context.place(parser.parse(update)) {
+            if let Some(sample) = context.place(parser.parse_shaped(update, shape)) {
                 each(&sample);
             }
         });
@@ -144,9 +154,13 @@ impl MetricStream {
 
     /// Ends the stream: an unterminated last update is read too.
     pub fn finish(&mut self, parser: &mut LineParser, mut each: impl FnMut(&Sample<'_>)) {
-        let Self { pieces, context } = self;
+        let Self {
+            pieces,
+            context,
+            shape,
+        } = self;
         pieces.finish(|update| {
-            if let Some(sample) = context.place(parser.parse(update)) {
+            if let Some(sample) = context.place(parser.parse_shaped(update, shape)) {
                 each(&sample);
             }
         });

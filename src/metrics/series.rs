@@ -86,14 +86,15 @@ impl Series {
         }
     }
 
-    pub fn push(&mut self, x: f64, y: f64) {
+    /// Adds a point; how many bytes the series grew by (its buckets' allocation).
+    pub fn push(&mut self, x: f64, y: f64) -> usize {
         let point = Point { x, y };
         let s = &mut self.summary;
         s.count += 1;
         s.latest = Some(point);
         if !(x.is_finite() && y.is_finite()) {
             s.non_finite += 1;
-            return;
+            return 0;
         }
         if s.min.is_none_or(|m| y < m.y) {
             s.min = Some(point);
@@ -109,23 +110,33 @@ impl Series {
             count: 1,
         };
         match self.buckets.last_mut() {
-            Some(last) if last.count < self.per_bucket => *last = last.merge(bucket),
+            Some(last) if last.count < self.per_bucket => {
+                *last = last.merge(bucket);
+                0
+            }
             _ => {
                 if self.buckets.len() == self.limit {
                     self.halve();
                 }
-                if self.buckets.len() == self.buckets.capacity() {
-                    let grow = self.buckets.capacity().max(MIN_BUCKETS);
+                let before = self.buckets.capacity();
+                if self.buckets.len() == before {
+                    let grow = before.max(MIN_BUCKETS);
                     self.buckets
                         .reserve_exact(grow.min(self.limit - self.buckets.len()));
                 }
                 self.buckets.push(bucket);
+                (self.buckets.capacity() - before) * size_of::<Bucket>()
             }
         }
     }
 
     pub fn summary(&self) -> Summary {
         self.summary
+    }
+
+    /// The newest point pushed, finite or not.
+    pub fn latest(&self) -> Option<Point> {
+        self.summary.latest
     }
 
     /// The points to draw, in arrival order: the first point, each bucket's low and high in x

@@ -1,6 +1,8 @@
 //! Screen mode: text for a cell grid Gantry draws itself (the TUI, locally or served). Escape
 //! sequences go whole, so what is left reads as the operator would see it on a terminal.
 
+use std::borrow::Cow;
+
 use super::sgr::{Ink, Run};
 use super::{is_bidi_override, is_c1};
 
@@ -9,19 +11,20 @@ use super::{is_bidi_override, is_c1};
 /// keeps what follows it (as a terminal would show a progress line), tabs become spaces, and any
 /// other control character is shown as `^X`. The result contains no C0 or C1 control character.
 pub fn screen(bytes: &[u8]) -> String {
-    render(bytes, None)
+    render(bytes, None).into_owned()
 }
 
 /// A line for the screen with its colours: [`screen`]'s text, and where the container's SGR
 /// sequences change how it looks (empty for a line without any; the first run may start after
 /// byte 0, text before it is plain). Only colour and emphasis are read from the sequences.
 #[derive(Debug, Clone, Default, PartialEq)]
-pub struct Styled {
-    pub text: String,
+pub struct Styled<'a> {
+    /// The bytes themselves when they are printable ASCII already (the usual line).
+    pub text: Cow<'a, str>,
     pub runs: Vec<Run>,
 }
 
-pub fn screen_styled(bytes: &[u8]) -> Styled {
+pub fn screen_styled(bytes: &[u8]) -> Styled<'_> {
     let mut runs = Vec::new();
     let text = render(bytes, Some(&mut runs));
     Styled { text, runs }
@@ -52,10 +55,14 @@ impl Inks<'_> {
     }
 }
 
-fn render(bytes: &[u8], runs: Option<&mut Vec<Run>>) -> String {
-    // The usual line: printable ASCII only, nothing to change.
-    if bytes.iter().all(|b| (0x20..0x7f).contains(b)) {
-        return String::from_utf8_lossy(bytes).into_owned();
+fn render<'a>(bytes: &'a [u8], runs: Option<&mut Vec<Run>>) -> Cow<'a, str> {
+    // The usual line: printable ASCII only, nothing to change (checked without stopping early,
+    // which compiles to a few wide comparisons instead of one branch per byte).
+    let printable = bytes
+        .iter()
+        .fold(true, |all, &b| all & (0x20..0x7f).contains(&b));
+    if printable && let Ok(text) = std::str::from_utf8(bytes) {
+        return Cow::Borrowed(text);
     }
     let mut inks = runs.map(|runs| Inks {
         runs,
@@ -90,7 +97,7 @@ fn render(bytes: &[u8], runs: Option<&mut Vec<Run>>) -> String {
     {
         inks.runs.pop();
     }
-    out
+    Cow::Owned(out)
 }
 
 /// Writes `text` to `out` as the screen shows it, reading SGR into `inks` when given.

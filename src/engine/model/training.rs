@@ -160,40 +160,42 @@ impl Training {
             return Vec::new();
         };
         let mut alerts = Vec::new();
-        for line in lines {
-            let mut each = |sample: &Sample<'_>| {
-                // A line placed at the last step a bar counted is on the step axis too.
-                let axis = if sample.parsed.step.is_some() || sample.progress.step.is_some() {
-                    Axis::Step
-                } else if sample.epoch.is_some() {
-                    Axis::Epoch
-                } else {
-                    Axis::Line
-                };
-                a.axis = a.axis.max(axis);
-                if !sample.progress.is_empty() {
-                    p.progress = sample.progress;
-                    // The epoch a bar itself names (`Epoch 3: 45%|…`), not a fractional one
-                    // from the lines between its updates (Hugging Face's bar counts the run).
-                    p.epoch = sample
-                        .parsed
-                        .epoch
-                        .filter(|_| !sample.parsed.progress.is_empty());
-                    *updates += 1;
-                    p.updated = *updates;
-                    if let (Some(ts), Some(f)) = (line.ts, sample.progress.fraction()) {
-                        a.eta.observe(ts as f64 / 1e9, f);
+        store.with_pod(number, pod, |samples| {
+            for line in lines {
+                let mut each = |sample: &Sample<'_>| {
+                    // A line placed at the last step a bar counted is on the step axis too.
+                    let axis = if sample.parsed.step.is_some() || sample.progress.step.is_some() {
+                        Axis::Step
+                    } else if sample.epoch.is_some() {
+                        Axis::Epoch
+                    } else {
+                        Axis::Line
+                    };
+                    a.axis = a.axis.max(axis);
+                    if !sample.progress.is_empty() {
+                        p.progress = sample.progress;
+                        // The epoch a bar itself names (`Epoch 3: 45%|…`), not a fractional one
+                        // from the lines between its updates (Hugging Face's bar counts the run).
+                        p.epoch = sample
+                            .parsed
+                            .epoch
+                            .filter(|_| !sample.parsed.progress.is_empty());
+                        *updates += 1;
+                        p.updated = *updates;
+                        if let (Some(ts), Some(f)) = (line.ts, sample.progress.fraction()) {
+                            a.eta.observe(ts as f64 / 1e9, f);
+                        }
                     }
+                    alerts.extend(samples.push_sample(sample));
+                };
+                let stream = p.stream.get_or_insert_with(MetricStream::new);
+                if line.continues {
+                    stream.push(parser, &line.bytes, &mut each);
+                } else {
+                    stream.push_line(parser, &line.bytes, &mut each);
                 }
-                alerts.extend(store.push_sample(number, pod, sample));
-            };
-            let stream = p.stream.get_or_insert_with(MetricStream::new);
-            if line.continues {
-                stream.push(parser, &line.bytes, &mut each);
-            } else {
-                stream.push_line(parser, &line.bytes, &mut each);
             }
-        }
+        });
         // The attempt's progress is as the pod that reported progress last says. Ranks of one
         // run move in step; a pod that failed stops where it was, and the one that replaces it
         // starts again, so the newest word is the true one.

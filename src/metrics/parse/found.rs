@@ -10,28 +10,99 @@ pub(crate) const MAX_METRICS: usize = 64;
 /// Longest metric name kept.
 pub(crate) const MAX_NAME: usize = 64;
 
-/// Where a metric's name is: in the line's text, or (unescaped JSON keys) in the arena.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum NameRef {
-    Text(usize, usize),
-    Arena(usize, usize),
+/// Names judged once are not judged again: more than this many and the list starts over.
+const MAX_JUDGED: usize = 256;
+
+/// Every name the parser has judged, with what it stands for. A run prints the same keys on
+/// every line in the same order, so a name is looked for first where the one before it was
+/// followed, and a metric's name is kept here as text once instead of taken out of every line.
+#[derive(Debug, Default)]
+pub(crate) struct Names {
+    judged: Vec<Judged>,
+    /// Counts the times the list started over: ids from before are not valid in another.
+    generation: u64,
+    /// Where the next name of the line is most likely to be.
+    next: usize,
 }
 
-impl NameRef {
-    pub(crate) fn resolve<'a>(&self, text: &'a [u8], arena: &'a str) -> Option<&'a str> {
-        match *self {
-            NameRef::Text(a, b) => std::str::from_utf8(text.get(a..b)?).ok(),
-            NameRef::Arena(a, b) => arena.get(a..b),
+#[derive(Debug)]
+enum Judged {
+    Metric(Box<str>),
+    Other(Box<[u8]>, Role),
+}
+
+impl Judged {
+    fn bytes(&self) -> &[u8] {
+        match self {
+            Judged::Metric(name) => name.as_bytes(),
+            Judged::Other(name, _) => name,
         }
+    }
+}
+
+impl Names {
+    pub(crate) fn generation(&self) -> u64 {
+        self.generation
+    }
+
+    /// A metric's name by the id [`Found::record`] gave it.
+    pub(crate) fn get(&self, id: u32) -> &str {
+        match self.judged.get(id as usize) {
+            Some(Judged::Metric(name)) => name,
+            _ => "",
+        }
+    }
+
+    /// The id and role of `name`, judging it when it is new. Only a metric's name that is kept
+    /// (short and printable) is a metric; any other is ignored.
+    fn judge(&mut self, name: &[u8]) -> (u32, Role) {
+        let at = match self.judged.get(self.next) {
+            Some(j) if j.bytes() == name => Some(self.next),
+            _ => self.judged.iter().position(|j| j.bytes() == name),
+        };
+        let id = match at {
+            Some(id) => id,
+            None => {
+                let judged = match role(name) {
+                    Role::Metric if name.len() <= MAX_NAME && printable(name) => {
+                        match std::str::from_utf8(name) {
+                            Ok(text) => Judged::Metric(text.into()),
+                            Err(_) => Judged::Other(name.into(), Role::Ignored),
+                        }
+                    }
+                    Role::Metric => Judged::Other(name.into(), Role::Ignored),
+                    other => Judged::Other(name.into(), other),
+                };
+                self.judged.push(judged);
+                self.judged.len() - 1
+            }
+        };
+        self.next = id + 1;
+        let role = match &self.judged[id] {
+            Judged::Metric(_) => Role::Metric,
+            Judged::Other(_, role) => *role,
+        };
+        (id as u32, role)
+    }
+
+    /// At the start of a line: the list starts over when output with ever new names filled it.
+    fn start_line(&mut self) {
+        if self.judged.len() > MAX_JUDGED {
+            self.judged.clear();
+            self.generation += 1;
+        }
+        self.next = 0;
     }
 }
 
 #[derive(Debug, Default)]
 pub(crate) struct Found {
-    pub(crate) metrics: Vec<(NameRef, f64)>,
+    /// Metric ids (in `names`) and values, in the line's order.
+    pub(crate) metrics: Vec<(u32, f64)>,
     pub(crate) step: Option<f64>,
     pub(crate) epoch: Option<f64>,
     pub(crate) progress: Progress,
+    pub(crate) names: Names,
 }
 
 /// What a name stands for.
@@ -46,6 +117,7 @@ pub(crate) enum Role {
 impl Found {
     pub(crate) fn clear(&mut self) {
         self.metrics.clear();
+        self.names.start_line();
         self.step = None;
         self.epoch = None;
         self.progress = Progress::default();
@@ -58,21 +130,25 @@ impl Found {
             && self.progress.is_empty()
     }
 
-    /// `name = value`, the name given by where it is; `name` is its text, for its role.
-    pub(crate) fn record(&mut self, name: &[u8], at: NameRef, value: f64) {
-        match role(name) {
+    /// `name = value`.
+    /// `name = value`; the name's id and role.
+    pub(crate) fn record(&mut self, name: &[u8], value: f64) -> (u32, Role) {
+        let (id, role) = self.names.judge(name);
+        self.record_judged(id, role, value);
+        (id, role)
+    }
+
+    /// `name = value`, the name judged already.
+    pub(crate) fn record_judged(&mut self, id: u32, role: Role, value: f64) {
+        match role {
             Role::Step if value.is_finite() => {
                 self.step.get_or_insert(value);
             }
             Role::Epoch if value.is_finite() => {
                 self.epoch.get_or_insert(value);
             }
-            Role::Metric
-                if self.metrics.len() < MAX_METRICS
-                    && name.len() <= MAX_NAME
-                    && printable(name) =>
-            {
-                self.metrics.push((at, value));
+            Role::Metric if self.metrics.len() < MAX_METRICS => {
+                self.metrics.push((id, value));
             }
             _ => {}
         }
@@ -176,9 +252,46 @@ mod tests {
     fn names_that_would_act_on_a_terminal_are_left_out() {
         let mut found = Found::default();
         for name in ["a\x1b[2Jb", "x\u{202e}y", "bell\x07", "ok name", "损失"] {
-            found.record(name.as_bytes(), NameRef::Text(0, 0), 1.0);
+            found.record(name.as_bytes(), 1.0);
         }
-        assert_eq!(found.metrics.len(), 2);
+        let kept: Vec<&str> = found
+            .metrics
+            .iter()
+            .map(|(id, _)| found.names.get(*id))
+            .collect();
+        assert_eq!(kept, ["ok name", "损失"]);
+    }
+
+    #[test]
+    fn a_name_met_again_keeps_its_id_in_any_order() {
+        let mut found = Found::default();
+        found.record(b"loss", 1.0);
+        found.record(b"step", 3.0);
+        found.record(b"acc", 0.5);
+        found.clear();
+        found.record(b"acc", 0.6);
+        found.record(b"loss", 0.9);
+        found.record(b"step", 4.0);
+        let named: Vec<(&str, f64)> = found
+            .metrics
+            .iter()
+            .map(|(id, v)| (found.names.get(*id), *v))
+            .collect();
+        assert_eq!(named, [("acc", 0.6), ("loss", 0.9)]);
+        assert_eq!(found.step, Some(4.0));
+        assert_eq!(found.names.judged.len(), 3);
+    }
+
+    #[test]
+    fn output_with_ever_new_names_does_not_grow_the_names_without_end() {
+        let mut found = Found::default();
+        for i in 0..10 * MAX_JUDGED {
+            found.clear();
+            found.record(format!("metric_{i}").as_bytes(), 1.0);
+            let (id, _) = found.metrics[0];
+            assert_eq!(found.names.get(id), format!("metric_{i}"));
+        }
+        assert!(found.names.judged.len() <= MAX_JUDGED + 1);
     }
 
     #[test]

@@ -8,10 +8,14 @@
 //! `iter`, `it`; a fractional `epoch`) and the progress counters it shows (`epoch 1/3`,
 //! `step 10/1000`, a bar's `4/18` and its percentage). What a stream implies across lines (the
 //! epoch a Keras bar belongs to, the x of a line without one) is for [`super::pieces`].
+//!
+//! A stream's plain lines mostly share one shape, the same text with other numbers: such a
+//! line is read by the shape of the one before ([`shape`]), giving what the full read would.
 
 mod bars;
 mod found;
 mod object;
+mod shape;
 mod tokens;
 
 #[cfg(test)]
@@ -19,8 +23,10 @@ mod tests;
 
 use memchr::{memchr, memchr3};
 
-use found::NameRef;
+use found::Names;
 pub(crate) use found::{Found, MAX_NAME};
+pub use shape::Shape;
+use tokens::Read;
 
 use super::strip::strip_escapes;
 
@@ -90,18 +96,17 @@ pub struct ParsedRef<'a> {
     pub step: Option<f64>,
     pub epoch: Option<f64>,
     pub progress: Progress,
-    text: &'a [u8],
-    arena: &'a str,
-    metrics: &'a [(NameRef, f64)],
+    names: &'a Names,
+    metrics: &'a [(u32, f64)],
 }
 
 impl<'a> ParsedRef<'a> {
     /// The metrics in the order the line gives them.
     pub fn metrics(&self) -> impl Iterator<Item = (&'a str, f64)> + 'a {
-        let (text, arena) = (self.text, self.arena);
+        let names = self.names;
         self.metrics
             .iter()
-            .filter_map(move |(name, value)| Some((name.resolve(text, arena)?, *value)))
+            .map(move |(id, value)| (names.get(*id), *value))
     }
 
     pub fn to_owned(&self) -> Parsed {
@@ -118,9 +123,13 @@ impl<'a> ParsedRef<'a> {
 /// A reusable parser: its buffers are kept from one line to the next.
 #[derive(Debug, Default)]
 pub struct LineParser {
+    /// A line without its escape codes, when it had some.
     scratch: Vec<u8>,
+    /// A JSON key's whole name (`train/loss` for `{"train": {"loss": …}}`) while it is made.
     arena: String,
     found: Found,
+    /// What the keys of a plain line read, for its shape.
+    reads: Vec<Read>,
 }
 
 impl LineParser {
@@ -131,21 +140,50 @@ impl LineParser {
     /// The metrics, x axis and progress in `line` (one update: no `\r` or `\n` inside), or
     /// `None` when it has none of them.
     pub fn parse<'a>(&'a mut self, line: &'a [u8]) -> Option<ParsedRef<'a>> {
+        self.parse_with(line, None)
+    }
+
+    /// As [`LineParser::parse`], for a stream whose lines share a shape: read by `shape` when
+    /// the line has it, else read in full and its shape taken.
+    pub fn parse_shaped<'a>(
+        &'a mut self,
+        line: &'a [u8],
+        shape: &mut Shape,
+    ) -> Option<ParsedRef<'a>> {
+        self.parse_with(line, Some(shape))
+    }
+
+    fn parse_with<'a>(
+        &'a mut self,
+        line: &'a [u8],
+        shape: Option<&mut Shape>,
+    ) -> Option<ParsedRef<'a>> {
         self.found.clear();
         self.arena.clear();
         if !may_hold_metrics(line) {
             return None;
         }
-        let text = strip_escapes(line, &mut self.scratch);
-        let format = read(text, &mut self.arena, &mut self.found)?;
+        let escaped = memchr(ESC, line).is_some();
+        let text = if escaped {
+            strip_escapes(line, &mut self.scratch)
+        } else {
+            line
+        };
+        // A line with escape codes is read in full and gives no shape.
+        let shape = shape.filter(|_| !escaped);
+        let format = read(
+            text,
+            &mut self.arena,
+            &mut self.found,
+            shape.map(|s| (s, &mut self.reads)),
+        )?;
         let found = &self.found;
         Some(ParsedRef {
             format,
             step: found.step,
             epoch: found.epoch,
             progress: found.progress,
-            text,
-            arena: &self.arena,
+            names: &found.names,
             metrics: &found.metrics,
         })
     }
@@ -163,7 +201,20 @@ fn may_hold_metrics(line: &[u8]) -> bool {
     memchr3(b'=', b':', b'/', line).is_some() || memchr3(b'{', b'%', b'\x1b', line).is_some()
 }
 
-fn read(text: &[u8], arena: &mut String, found: &mut Found) -> Option<Format> {
+const ESC: u8 = 0x1b;
+
+fn read(
+    text: &[u8],
+    arena: &mut String,
+    found: &mut Found,
+    mut shape: Option<(&mut Shape, &mut Vec<Read>)>,
+) -> Option<Format> {
+    if let Some((shape, _)) = shape.as_mut() {
+        if shape.read(text, found) {
+            return (!found.is_empty()).then_some(Format::Plain);
+        }
+        found.clear();
+    }
     if let Some(open) = memchr(b'{', text) {
         if let Some(format) = object::read(text, open, arena, found) {
             return Some(format);
@@ -176,7 +227,14 @@ fn read(text: &[u8], arena: &mut String, found: &mut Found) -> Option<Format> {
     } else if bars::keras(text, found) {
         Format::Keras
     } else {
-        tokens::scan(text, 0, text.len(), found);
+        match shape {
+            Some((shape, reads)) => {
+                reads.clear();
+                tokens::scan_reads(text, 0, text.len(), found, |read| reads.push(read));
+                shape.take(text, reads, found.names.generation());
+            }
+            None => tokens::scan(text, 0, text.len(), found),
+        }
         Format::Plain
     };
     (!found.is_empty()).then_some(format)

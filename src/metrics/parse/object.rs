@@ -10,7 +10,7 @@ use memchr::memmem;
 use serde::de::{DeserializeSeed, Deserializer, IgnoredAny, MapAccess, SeqAccess, Visitor};
 
 use super::Format;
-use super::found::{Found, MAX_METRICS, NameRef};
+use super::found::{Found, MAX_METRICS};
 use crate::metrics::number::{Style, is_word_byte, number_at};
 
 /// Nested objects deeper than this are skipped.
@@ -80,9 +80,8 @@ impl Walk<'_> {
         let start = self.arena.len();
         self.arena.push_str(&self.path);
         self.arena.push_str(key);
-        let name = &self.arena.as_bytes()[start..];
-        self.found
-            .record(name, NameRef::Arena(start, self.arena.len()), value);
+        self.found.record(&self.arena.as_bytes()[start..], value);
+        self.arena.truncate(start);
     }
 }
 
@@ -253,7 +252,7 @@ fn pydict_items(s: &[u8], mut i: usize, found: &mut Found) -> Option<()> {
         i = skip_space(s, i + 1);
         let (value, next) = pyvalue(s, i)?;
         if let Some(value) = value {
-            found.record(&s[key.0..key.1], NameRef::Text(key.0, key.1), value);
+            found.record(&s[key.0..key.1], value);
         }
         i = skip_space(s, next);
         match s.get(i) {

@@ -4,7 +4,7 @@
 //! without a space is not taken (`cuda:0`, `host:8080`, `12:30`).
 
 use super::Counter;
-use super::found::{Found, MAX_NAME, NameRef};
+use super::found::{Found, MAX_NAME, Role};
 use crate::metrics::number::{Style, is_word_byte, number_at};
 
 /// Bytes a key is made of: `train/loss`, `samples/s`, `eval_f1-macro`, `lr.group0`. A table:
@@ -34,24 +34,59 @@ fn is_boundary(b: u8) -> bool {
 
 /// Which counter a word introduces, if any.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum CounterWord {
+pub(crate) enum CounterWord {
     Epoch,
     Step,
 }
 
 fn counter_word(word: &[u8]) -> Option<CounterWord> {
     let is = |w: &[u8]| word.eq_ignore_ascii_case(w);
-    if is(b"epoch") {
-        Some(CounterWord::Epoch)
-    } else if is(b"step") || is(b"iter") || is(b"iteration") || is(b"batch") {
-        Some(CounterWord::Step)
-    } else {
-        None
+    // By length first: this is asked of every key.
+    match word.len() {
+        5 if is(b"epoch") => Some(CounterWord::Epoch),
+        4 if is(b"step") || is(b"iter") => Some(CounterWord::Step),
+        5 if is(b"batch") => Some(CounterWord::Step),
+        9 if is(b"iteration") => Some(CounterWord::Step),
+        _ => None,
     }
+}
+
+/// What reading one key found after it, with where it was: the shape of a line
+/// ([`super::shape`]) is made of these.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub(crate) enum Read {
+    /// A counter after a counter word, read by [`counter_at`] from `run` (the end of the word)
+    /// to `next`.
+    Counter {
+        word: CounterWord,
+        run: u32,
+        next: u32,
+    },
+    /// A value after `key=` or `key: `, the number from `at` to `next`; its key ends at `run`
+    /// and is a counter word when `counter_word`.
+    Value {
+        run: u32,
+        at: u32,
+        next: u32,
+        id: u32,
+        role: Role,
+        counter_word: bool,
+    },
 }
 
 /// Reads every token in `text[from..to]` into `found`.
 pub(crate) fn scan(text: &[u8], from: usize, to: usize, found: &mut Found) {
+    scan_reads(text, from, to, found, |_| {});
+}
+
+/// As [`scan`], telling `each` what each key read.
+pub(crate) fn scan_reads(
+    text: &[u8],
+    from: usize,
+    to: usize,
+    found: &mut Found,
+    mut each: impl FnMut(Read),
+) {
     let s = &text[..to.min(text.len())];
     let mut i = from;
     while i < s.len() {
@@ -72,40 +107,43 @@ pub(crate) fn scan(text: &[u8], from: usize, to: usize, found: &mut Found) {
             end -= 1;
         }
         if end - start <= MAX_NAME {
-            i = after_key(s, start, end, i, found);
+            let (next, read) = after_key(s, start, end, i, found);
+            if let Some(read) = read {
+                each(read);
+            }
+            i = next;
         }
     }
 }
 
-/// Reads what follows the key `s[start..end]` (whose run of key bytes ends at `run`), and
-/// returns where scanning goes on.
-fn after_key(s: &[u8], start: usize, end: usize, run: usize, found: &mut Found) -> usize {
+/// Reads what follows the key `s[start..end]` (whose run of key bytes ends at `run`); where
+/// scanning goes on, and what was read.
+fn after_key(
+    s: &[u8],
+    start: usize,
+    end: usize,
+    run: usize,
+    found: &mut Found,
+) -> (usize, Option<Read>) {
     let name = &s[start..end];
-    if let Some(word) = counter_word(name)
+    let word = counter_word(name);
+    if let Some(word) = word
         && let Some((done, total, next)) = counter_at(s, run)
     {
-        match (word, total) {
-            (CounterWord::Epoch, Some(total)) => found.epoch_counter(Counter { done, total }),
-            (CounterWord::Epoch, None) => {
-                found.epoch.get_or_insert(done);
-            }
-            (CounterWord::Step, total) => {
-                found.step.get_or_insert(done);
-                if let Some(total) = total {
-                    found.step_counter(Counter { done, total });
-                }
-            }
-        }
-        return next;
+        count(found, word, done, total);
+        let read = position(run)
+            .zip(position(next))
+            .map(|(run, next)| Read::Counter { word, run, next });
+        return (next, read);
     }
     let mut k = run;
     match s.get(k) {
         Some(b':') if matches!(s.get(k + 1), Some(b' ' | b'\t')) => k += 1,
-        Some(b':') => return run,
+        Some(b':') => return (run, None),
         _ => {
             k = skip_blanks(s, k);
             if s.get(k) != Some(&b'=') {
-                return run;
+                return (run, None);
             }
             k += 1;
         }
@@ -113,10 +151,41 @@ fn after_key(s: &[u8], start: usize, end: usize, run: usize, found: &mut Found) 
     k = skip_blanks(s, k);
     match number_at(s, k, Style::Text) {
         Some((value, next)) => {
-            found.record(name, NameRef::Text(start, end), value);
-            next
+            let (id, role) = found.record(name, value);
+            let read = match (position(run), position(k), position(next)) {
+                (Some(run), Some(at), Some(next)) => Some(Read::Value {
+                    run,
+                    at,
+                    next,
+                    id,
+                    role,
+                    counter_word: word.is_some(),
+                }),
+                _ => None,
+            };
+            (next, read)
         }
-        None => k,
+        None => (k, None),
+    }
+}
+
+fn position(i: usize) -> Option<u32> {
+    u32::try_from(i).ok()
+}
+
+/// A counter's effect: `epoch 1/3` is the epoch and its counter, `step 10/1000` the step.
+pub(crate) fn count(found: &mut Found, word: CounterWord, done: f64, total: Option<f64>) {
+    match (word, total) {
+        (CounterWord::Epoch, Some(total)) => found.epoch_counter(Counter { done, total }),
+        (CounterWord::Epoch, None) => {
+            found.epoch.get_or_insert(done);
+        }
+        (CounterWord::Step, total) => {
+            found.step.get_or_insert(done);
+            if let Some(total) = total {
+                found.step_counter(Counter { done, total });
+            }
+        }
     }
 }
 
@@ -129,7 +198,7 @@ fn skip_blanks(s: &[u8], mut k: usize) -> usize {
 
 /// After a counter word: `[:=]? blanks [[(]? done (/ total)? [])]?`, integers only, standing
 /// on their own. Returns done, total and where scanning goes on.
-fn counter_at(s: &[u8], run: usize) -> Option<(f64, Option<f64>, usize)> {
+pub(crate) fn counter_at(s: &[u8], run: usize) -> Option<(f64, Option<f64>, usize)> {
     let mut k = run;
     if matches!(s.get(k), Some(b':' | b'=')) {
         k += 1;
@@ -171,6 +240,7 @@ fn integer_at(s: &[u8], k: usize) -> Option<(f64, usize)> {
     }
     let value = s[k..k + digits]
         .iter()
-        .fold(0u64, |n, &b| n * 10 + u64::from(b - b'0'));
+        .fold(0i64, |n, &b| n * 10 + i64::from(b - b'0'));
+    // At most 15 digits: exact as a double (and a signed conversion is one instruction).
     Some((value as f64, k + digits))
 }

@@ -7,15 +7,16 @@
 //! them.
 
 mod budget;
+mod samples;
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::mem::size_of;
 
-use super::alerts::{Alert, check};
+use super::alerts::Alert;
 use super::band::Band;
-use super::parse::MAX_NAME;
 use super::pieces::Sample;
 use super::series::{DEFAULT_BUCKETS, Series};
+pub use samples::PodSamples;
 
 pub const DEFAULT_BUDGET: usize = 8 * 1024 * 1024;
 /// Metrics kept per attempt: output with ever new names cannot grow the store without end.
@@ -33,7 +34,7 @@ enum Track {
 impl Track {
     fn latest(&self) -> Option<f64> {
         match self {
-            Track::Full(s) => s.summary().latest.map(|p| p.y),
+            Track::Full(s) => s.latest().map(|p| p.y),
             Track::Latest(y) => Some(*y),
         }
     }
@@ -167,17 +168,27 @@ impl Store {
         alerts
     }
 
-    /// Values of one pod at one `x`: the attempt and the pod are looked up once, the metric
-    /// by where the last one was, and only what grew is counted against the budget.
+    /// Values of one pod at one `x`.
     fn push_each<'m>(
         &mut self,
         attempt: u32,
         pod: &str,
         x: f64,
         values: impl IntoIterator<Item = (&'m str, f64)>,
-        mut alert: impl FnMut(Alert),
+        alert: impl FnMut(Alert),
     ) {
-        let buckets = self.buckets;
+        self.with_pod(attempt, pod, |samples| samples.push(x, values, alert));
+    }
+
+    /// Runs `f` with the samples of `pod` in `attempt` (the lines of one batch from it): the
+    /// attempt and the pod are looked up once for them all, and what grew is counted against
+    /// the budget when `f` returns.
+    pub fn with_pod<R>(
+        &mut self,
+        attempt: u32,
+        pod: &str,
+        f: impl FnOnce(&mut PodSamples<'_>) -> R,
+    ) -> R {
         let mut grown: isize = 0;
         let a = match self.attempts.get_mut(&attempt) {
             Some(a) => a,
@@ -195,51 +206,25 @@ impl Store {
             a.pods.insert(pod.to_string(), fresh);
         }
         let ranks = a.ranks.unwrap_or(a.pods.len()).max(1);
-        let mut tracks = if untracked { None } else { a.pods.get_mut(pod) };
-        let mut hint = 0;
-        for (metric, value) in values {
-            if metric.len() > MAX_NAME {
-                continue;
-            }
-            let id = if a.names.get(hint).is_some_and(|n| n == metric) {
-                hint
-            } else if let Some(id) = a.names.iter().position(|n| n == metric) {
-                id
-            } else if a.names.len() < MAX_METRICS {
-                let band = Band::new(buckets);
-                grown += (metric.len() + size_of::<String>() + band.bytes()) as isize;
-                a.names.push(metric.to_string());
-                a.bands.push(band);
-                a.names.len() - 1
-            } else {
-                continue;
-            };
-            hint = id + 1;
-            let band = &mut a.bands[id];
-            let band_before = band.bytes();
-            band.push(x, value, ranks);
-            grown += band.bytes() as isize - band_before as isize;
-            let previous = match tracks.as_deref_mut() {
-                Some(p) => {
-                    let (previous, delta) = push_track(p, id, x, value, keeps, buckets);
-                    grown += delta;
-                    previous
-                }
-                _ => None,
-            };
-            if let Some(kind) = check(metric, previous, value) {
-                alert(Alert {
-                    metric: metric.to_string(),
-                    pod: pod.to_string(),
-                    step: x,
-                    kind,
-                });
-            }
-        }
-        self.bytes = self.bytes.saturating_add_signed(grown);
+        let Attempt {
+            names, bands, pods, ..
+        } = a;
+        let mut samples = PodSamples {
+            names,
+            bands,
+            tracks: if untracked { None } else { pods.get_mut(pod) },
+            pod,
+            keeps,
+            ranks,
+            buckets: self.buckets,
+            grown,
+        };
+        let result = f(&mut samples);
+        self.bytes = self.bytes.saturating_add_signed(samples.grown);
         if self.bytes > self.budget {
             self.enforce();
         }
+        result
     }
 
     /// How many ranks report each step of `attempt` (else: the pods seen so far).
@@ -382,38 +367,6 @@ pub fn loss_first<T: AsRef<str>>(names: &mut [T]) {
     if let Some(i) = first {
         names[..=i].rotate_right(1);
     }
-}
-
-/// Pushes one value into `pod`'s track of metric `id`; returns the value before it and how many
-/// bytes the pod grew by.
-fn push_track(
-    pod: &mut Pod,
-    id: usize,
-    x: f64,
-    value: f64,
-    keeps: bool,
-    buckets: usize,
-) -> (Option<f64>, isize) {
-    let mut grown = 0;
-    if pod.tracks.len() <= id {
-        let before = pod.tracks.capacity();
-        pod.tracks.resize_with(id + 1, || None);
-        grown += ((pod.tracks.capacity() - before) * size_of::<Option<Track>>()) as isize;
-    }
-    let slot = &mut pod.tracks[id];
-    let previous = slot.as_ref().and_then(Track::latest);
-    let before = slot.as_ref().map_or(0, Track::bytes);
-    match slot {
-        Some(Track::Full(series)) if keeps => series.push(x, value),
-        _ if keeps => {
-            let mut series = Series::new(buckets);
-            series.push(x, value);
-            *slot = Some(Track::Full(Box::new(series)));
-        }
-        _ => *slot = Some(Track::Latest(value)),
-    }
-    let after = slot.as_ref().map_or(0, Track::bytes);
-    (previous, grown + after as isize - before as isize)
 }
 
 #[cfg(test)]
