@@ -104,8 +104,6 @@ impl<'a> Sample<'a> {
 pub struct MetricStream {
     pieces: Pieces,
     context: Context,
-    /// The shape of its last plain line: most lines of a run are read by it.
-    shape: Shape,
 }
 
 impl MetricStream {
@@ -120,13 +118,9 @@ impl MetricStream {
         piece: &[u8],
         mut each: impl FnMut(&Sample<'_>),
     ) {
-        let Self {
-            pieces,
-            context,
-            shape,
-        } = self;
+        let Self { pieces, context } = self;
         pieces.push(piece, |update| {
-            if let Some(sample) = context.place(parser.parse_shaped(update, shape)) {
+            if let Some(sample) = context.read(parser, update) {
                 each(&sample);
             }
         });
@@ -140,13 +134,9 @@ impl MetricStream {
         line: &[u8],
         mut each: impl FnMut(&Sample<'_>),
     ) {
-        let Self {
-            pieces,
-            context,
-            shape,
-        } = self;
+        let Self { pieces, context } = self;
         pieces.push_line(line, |update| {
-            if let Some(sample) = context.place(parser.parse_shaped(update, shape)) {
+            if let Some(sample) = context.read(parser, update) {
                 each(&sample);
             }
         });
@@ -154,13 +144,9 @@ impl MetricStream {
 
     /// Ends the stream: an unterminated last update is read too.
     pub fn finish(&mut self, parser: &mut LineParser, mut each: impl FnMut(&Sample<'_>)) {
-        let Self {
-            pieces,
-            context,
-            shape,
-        } = self;
+        let Self { pieces, context } = self;
         pieces.finish(|update| {
-            if let Some(sample) = context.place(parser.parse_shaped(update, shape)) {
+            if let Some(sample) = context.read(parser, update) {
                 each(&sample);
             }
         });
@@ -189,9 +175,17 @@ struct Context {
     offset: f64,
     last_step_x: Option<f64>,
     progress: Progress,
+    /// The shape of the stream's last plain line: most lines of a run are read by it.
+    shape: Shape,
 }
 
 impl Context {
+    /// One update, read (by the stream's shape when it has it) and placed.
+    fn read<'a>(&mut self, parser: &'a mut LineParser, update: &'a [u8]) -> Option<Sample<'a>> {
+        let parsed = parser.parse_shaped(update, &mut self.shape);
+        self.place(parsed)
+    }
+
     fn place<'a>(&mut self, parsed: Option<ParsedRef<'a>>) -> Option<Sample<'a>> {
         self.updates += 1;
         let parsed = parsed?;

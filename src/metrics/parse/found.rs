@@ -130,7 +130,6 @@ impl Found {
             && self.progress.is_empty()
     }
 
-    /// `name = value`.
     /// `name = value`; the name's id and role.
     pub(crate) fn record(&mut self, name: &[u8], value: f64) -> (u32, Role) {
         let (id, role) = self.names.judge(name);

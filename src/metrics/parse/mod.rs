@@ -26,7 +26,6 @@ use memchr::{memchr, memchr3};
 use found::Names;
 pub(crate) use found::{Found, MAX_NAME};
 pub use shape::Shape;
-use tokens::Read;
 
 use super::strip::strip_escapes;
 
@@ -128,8 +127,6 @@ pub struct LineParser {
     /// A JSON key's whole name (`train/loss` for `{"train": {"loss": …}}`) while it is made.
     arena: String,
     found: Found,
-    /// What the keys of a plain line read, for its shape.
-    reads: Vec<Read>,
 }
 
 impl LineParser {
@@ -159,7 +156,6 @@ impl LineParser {
         shape: Option<&mut Shape>,
     ) -> Option<ParsedRef<'a>> {
         self.found.clear();
-        self.arena.clear();
         if !may_hold_metrics(line) {
             return None;
         }
@@ -171,12 +167,7 @@ impl LineParser {
         };
         // A line with escape codes is read in full and gives no shape.
         let shape = shape.filter(|_| !escaped);
-        let format = read(
-            text,
-            &mut self.arena,
-            &mut self.found,
-            shape.map(|s| (s, &mut self.reads)),
-        )?;
+        let format = read(text, &mut self.arena, &mut self.found, shape)?;
         let found = &self.found;
         Some(ParsedRef {
             format,
@@ -207,9 +198,9 @@ fn read(
     text: &[u8],
     arena: &mut String,
     found: &mut Found,
-    mut shape: Option<(&mut Shape, &mut Vec<Read>)>,
+    shape: Option<&mut Shape>,
 ) -> Option<Format> {
-    if let Some((shape, _)) = shape.as_mut() {
+    if let Some(shape) = shape.as_deref() {
         if shape.read(text, found) {
             return (!found.is_empty()).then_some(Format::Plain);
         }
@@ -220,7 +211,6 @@ fn read(
             return Some(format);
         }
         found.clear();
-        arena.clear();
     }
     let format = if bars::tqdm(text, found) {
         Format::Tqdm
@@ -228,11 +218,7 @@ fn read(
         Format::Keras
     } else {
         match shape {
-            Some((shape, reads)) => {
-                reads.clear();
-                tokens::scan_reads(text, 0, text.len(), found, |read| reads.push(read));
-                shape.take(text, reads, found.names.generation());
-            }
+            Some(shape) => shape.take(text, found),
             None => tokens::scan(text, 0, text.len(), found),
         }
         Format::Plain

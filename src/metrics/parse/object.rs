@@ -51,7 +51,6 @@ fn json(text: &[u8], arena: &mut String, found: &mut Found) -> bool {
             return false;
         }
         walk.found.clear();
-        walk.arena.clear();
         walk.python = true;
         if !read(&quote_non_finite(text), &mut walk) {
             return false;
@@ -77,11 +76,10 @@ impl Walk<'_> {
         if self.found.metrics.len() >= MAX_METRICS {
             return;
         }
-        let start = self.arena.len();
+        self.arena.clear();
         self.arena.push_str(&self.path);
         self.arena.push_str(key);
-        self.found.record(&self.arena.as_bytes()[start..], value);
-        self.arena.truncate(start);
+        self.found.record(self.arena.as_bytes(), value);
     }
 }
 

@@ -13,7 +13,7 @@
 //! what another format is recognised by (`{`, `%`, `|`, an escape).
 
 use super::found::Found;
-use super::tokens::{Read, count, counter_at};
+use super::tokens::{self, Read, count, counter_at};
 use crate::metrics::number::{Style, number_at};
 
 /// The shape of a stream's last plain line.
@@ -90,10 +90,13 @@ impl Shape {
         s.get(sp..) == t.get(tp..)
     }
 
-    /// Takes the shape of `text`, a plain line whose keys read `reads`, when every number in
-    /// it is of the kind a shape holds; else the stream has no shape until the next such line.
-    pub(crate) fn take(&mut self, text: &[u8], reads: &[Read], generation: u64) {
-        self.reads.clear();
+    /// Reads `text`, a plain line, in full into `found` and takes its shape when every number
+    /// in it is of the kind a shape holds; else the stream has no shape until the next such
+    /// line.
+    pub(crate) fn take(&mut self, text: &[u8], found: &mut Found) {
+        let reads = &mut self.reads;
+        reads.clear();
+        tokens::scan_reads(text, 0, text.len(), found, |read| reads.push(read));
         let kept = !reads.is_empty()
             && !text.contains(&b'{')
             && reads.iter().all(|read| {
@@ -107,8 +110,9 @@ impl Shape {
         if kept {
             self.text.clear();
             self.text.extend_from_slice(text);
-            self.reads.extend_from_slice(reads);
-            self.generation = generation;
+            self.generation = found.names.generation();
+        } else {
+            reads.clear();
         }
     }
 }

@@ -157,27 +157,15 @@ impl Store {
         value: f64,
     ) -> Option<Alert> {
         let mut alert = None;
-        self.push_each(attempt, pod, x, [(metric, value)], |a| alert = Some(a));
+        self.with_pod(attempt, pod, |samples| {
+            samples.push(x, [(metric, value)], |a| alert = Some(a))
+        });
         alert
     }
 
     /// Every metric of one sample from `pod`; the alerts it raises.
     pub fn push_sample(&mut self, attempt: u32, pod: &str, sample: &Sample<'_>) -> Vec<Alert> {
-        let mut alerts = Vec::new();
-        self.push_each(attempt, pod, sample.x, sample.metrics(), |a| alerts.push(a));
-        alerts
-    }
-
-    /// Values of one pod at one `x`.
-    fn push_each<'m>(
-        &mut self,
-        attempt: u32,
-        pod: &str,
-        x: f64,
-        values: impl IntoIterator<Item = (&'m str, f64)>,
-        alert: impl FnMut(Alert),
-    ) {
-        self.with_pod(attempt, pod, |samples| samples.push(x, values, alert));
+        self.with_pod(attempt, pod, |samples| samples.push_sample(sample))
     }
 
     /// Runs `f` with the samples of `pod` in `attempt` (the lines of one batch from it): the
