@@ -26,6 +26,80 @@ pub(crate) fn is_word_byte(b: u8) -> bool {
 /// when the text there is not a number standing on its own. Its value is worked out as its
 /// digits go by.
 pub(crate) fn number_at(s: &[u8], i: usize, style: Style) -> Option<(f64, usize)> {
+    plain_at(s, i).or_else(|| full_at(s, i, style))
+}
+
+/// What most numbers in a training log are, read in one pass: a sign, digits, a point with
+/// digits after it, an exponent of one to three digits, then a byte that ends a number in
+/// either style (a blank, a bracket, a quote; a comma, colon, dash or slash not before a
+/// digit). `None` says only "not this simple": [`full_at`] then decides. A proptest holds the
+/// two to the same answer wherever this one gives one.
+fn plain_at(s: &[u8], i: usize) -> Option<(f64, usize)> {
+    let signed = matches!(s.get(i), Some(b'-' | b'+'));
+    let mut j = i + usize::from(signed);
+    let mut decimal = Decimal::default();
+    let mut run = |j: &mut usize| {
+        let from = *j;
+        while let Some(&b) = s.get(*j)
+            && b.is_ascii_digit()
+        {
+            decimal.mantissa = decimal
+                .mantissa
+                .wrapping_mul(10)
+                .wrapping_add(u64::from(b - b'0'));
+            *j += 1;
+        }
+        *j - from
+    };
+    let int_digits = run(&mut j);
+    let mut frac_digits = 0;
+    if s.get(j) == Some(&b'.') {
+        j += 1;
+        frac_digits = run(&mut j);
+        if frac_digits == 0 {
+            return None;
+        }
+    }
+    let digits = int_digits + frac_digits;
+    if digits == 0 || digits > 15 {
+        return None;
+    }
+    decimal.digits = digits as u32;
+    decimal.scale = -(frac_digits as i32);
+    let mut exponent = 0;
+    if matches!(s.get(j), Some(b'e' | b'E')) {
+        let sign = matches!(s.get(j + 1), Some(b'-' | b'+'));
+        let from = j + 1 + usize::from(sign);
+        let mut k = from;
+        while let Some(&b) = s.get(k)
+            && b.is_ascii_digit()
+        {
+            exponent = exponent * 10 + i32::from(b - b'0');
+            k += 1;
+        }
+        if !(1..=3).contains(&(k - from)) {
+            return None;
+        }
+        if s[j + 1] == b'-' {
+            exponent = -exponent;
+        }
+        j = k;
+    }
+    let ends = match s.get(j) {
+        None => true,
+        Some(b':' | b'-' | b'/' | b',') => !s.get(j + 1).is_some_and(u8::is_ascii_digit),
+        Some(&b) => !is_word_byte(b) && !matches!(b, b'%' | b'.' | b'+'),
+    };
+    if !ends || j - i > MAX_DIGITS {
+        return None;
+    }
+    let value = decimal.exact(exponent)?;
+    Some((if s[i] == b'-' { -value } else { value }, j))
+}
+
+/// [`number_at`] for any number: grouped digits, a unit, `nan` and `inf`, and what only looks
+/// like a number.
+fn full_at(s: &[u8], i: usize, style: Style) -> Option<(f64, usize)> {
     let digits_from = |k: usize| {
         s.get(k..)
             .map_or(0, |t| t.iter().take_while(|b| b.is_ascii_digit()).count())
@@ -294,6 +368,35 @@ mod tests {
                 proptest::prop_assert_eq!(got, Some(want.to_bits()), "{}", text);
             }
         }
+    }
+
+    proptest::proptest! {
+        #![proptest_config(proptest::prelude::ProptestConfig::with_cases(4096))]
+        #[test]
+        fn the_one_pass_reading_agrees_with_the_full_one_wherever_it_reads(
+            text in "[-+]?[0-9]{0,4}(\\.[0-9]{0,4})?([eE][-+]?[0-9]{0,4})?[ 0-9.eE:/,%a_|)+-]{0,3}",
+            from in 0usize..3,
+        ) {
+            let s = text.as_bytes();
+            if let Some((value, end)) = plain_at(s, from) {
+                for style in [Style::Text, Style::Literal] {
+                    let full = full_at(s, from, style).map(|(v, e)| (v.to_bits(), e));
+                    proptest::prop_assert_eq!(full, Some((value.to_bits(), end)), "{} {:?}", text, style);
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn the_one_pass_reading_leaves_all_but_plain_numbers_to_the_full_one() {
+        for s in [
+            "1,234", "35ms", "12%", "1.2.3", "5.", "1e", "1e1234", "12:30", "nan", "-", "",
+        ] {
+            assert_eq!(plain_at(s.as_bytes(), 0), None, "{s}");
+        }
+        assert_eq!(plain_at(b"0.0123 acc", 0), Some((0.0123, 6)));
+        assert_eq!(plain_at(b"-3e-4|", 0), Some((-3e-4, 5)));
+        assert_eq!(plain_at(b"1, 2", 0), Some((1.0, 1)));
     }
 
     #[test]

@@ -89,7 +89,7 @@ pub struct Sample<'a> {
     pub epoch: Option<f64>,
     /// The line's progress, with the epoch counter of the stream when the line has none.
     pub progress: Progress,
-    pub parsed: ParsedRef<'a>,
+    pub parsed: &'a ParsedRef<'a>,
 }
 
 impl<'a> Sample<'a> {
@@ -120,9 +120,7 @@ impl MetricStream {
     ) {
         let Self { pieces, context } = self;
         pieces.push(piece, |update| {
-            if let Some(sample) = context.read(parser, update) {
-                each(&sample);
-            }
+            context.read(parser, update, &mut each);
         });
     }
 
@@ -136,9 +134,7 @@ impl MetricStream {
     ) {
         let Self { pieces, context } = self;
         pieces.push_line(line, |update| {
-            if let Some(sample) = context.read(parser, update) {
-                each(&sample);
-            }
+            context.read(parser, update, &mut each);
         });
     }
 
@@ -146,9 +142,7 @@ impl MetricStream {
     pub fn finish(&mut self, parser: &mut LineParser, mut each: impl FnMut(&Sample<'_>)) {
         let Self { pieces, context } = self;
         pieces.finish(|update| {
-            if let Some(sample) = context.read(parser, update) {
-                each(&sample);
-            }
+            context.read(parser, update, &mut each);
         });
     }
 
@@ -180,15 +174,17 @@ struct Context {
 }
 
 impl Context {
-    /// One update, read (by the stream's shape when it has it) and placed.
-    fn read<'a>(&mut self, parser: &'a mut LineParser, update: &'a [u8]) -> Option<Sample<'a>> {
-        let parsed = parser.parse_shaped(update, &mut self.shape);
-        self.place(parsed)
+    /// One update, read (by the stream's shape when it has it) and placed; `each` sees it
+    /// when it is a sample.
+    fn read(&mut self, parser: &mut LineParser, update: &[u8], each: impl FnOnce(&Sample<'_>)) {
+        self.updates += 1;
+        if let Some(parsed) = parser.parse_shaped(update, &mut self.shape) {
+            each(&self.place(&parsed));
+        }
     }
 
-    fn place<'a>(&mut self, parsed: Option<ParsedRef<'a>>) -> Option<Sample<'a>> {
-        self.updates += 1;
-        let parsed = parsed?;
+    #[inline]
+    fn place<'a>(&mut self, parsed: &'a ParsedRef<'a>) -> Sample<'a> {
         if parsed.progress.epoch.is_some() {
             self.epoch_counter = parsed.progress.epoch;
         }
@@ -201,13 +197,20 @@ impl Context {
             }
         }
         let counter = parsed.progress.step.filter(|c| self.is_main(*c));
-        let mut progress = parsed.progress;
-        progress.step = counter;
-        if counter.is_none() && parsed.progress.step.is_some() {
-            progress.percent = None;
-        }
+        let mut progress = Progress {
+            // Built field by field: copying the whole and overwriting parts made the copies
+            // wait on each other.
+            epoch: parsed.progress.epoch,
+            step: counter,
+            percent: match (counter, parsed.progress.step) {
+                (None, Some(_)) => None,
+                _ => parsed.progress.percent,
+            },
+        };
         if !progress.is_empty() {
-            progress.epoch = progress.epoch.or(self.epoch_counter);
+            if progress.epoch.is_none() {
+                progress.epoch = self.epoch_counter;
+            }
             self.progress = progress;
         }
         let step = match (parsed.step, counter) {
@@ -239,12 +242,12 @@ impl Context {
         } else {
             self.updates as f64
         };
-        Some(Sample {
+        Sample {
             x,
             epoch: parsed.epoch.or(self.epoch),
             progress,
             parsed,
-        })
+        }
     }
 
     /// Whether a bar's counter counts training steps (see `main_total`).

@@ -63,6 +63,9 @@ pub struct LineBuffer {
     styles: VecDeque<(u64, Box<[Run]>)>,
     /// The number of `slots[0]`: lines ever dropped from the front.
     dropped: u64,
+    /// The last block freed, emptied, for the next one: a full buffer frees a block for each
+    /// it fills, and the allocator need not hand back (and fault in again) the same pages.
+    spare: Option<String>,
 }
 
 impl LineBuffer {
@@ -81,6 +84,7 @@ impl LineBuffer {
         self.first_block = 0;
         self.styles.clear();
         self.dropped = 0;
+        self.spare = None;
     }
 
     /// Room for `lines` without growing (the bookkeeping only: text blocks come as needed).
@@ -237,10 +241,11 @@ impl LineBuffer {
                 self.blocks.pop_back();
             }
             self.free_front_blocks();
-            self.blocks.push_back(Block {
-                text: String::with_capacity(BLOCK_BYTES.max(text.len())),
-                live: 0,
-            });
+            let text = match self.spare.take() {
+                Some(spare) if spare.capacity() >= text.len() => spare,
+                _ => String::with_capacity(BLOCK_BYTES.max(text.len())),
+            };
+            self.blocks.push_back(Block { text, live: 0 });
         }
         let number = self
             .first_block
@@ -267,7 +272,12 @@ impl LineBuffer {
     /// Frees the oldest blocks no line points into (the newest stays: text is written there).
     fn free_front_blocks(&mut self) {
         while self.blocks.len() > 1 && self.blocks.front().is_some_and(|b| b.live == 0) {
-            self.blocks.pop_front();
+            if let Some(mut freed) = self.blocks.pop_front().map(|b| b.text)
+                && freed.capacity() == BLOCK_BYTES
+            {
+                freed.clear();
+                self.spare = Some(freed);
+            }
             self.first_block = self.first_block.wrapping_add(1);
         }
     }

@@ -108,6 +108,19 @@ impl<'a> ParsedRef<'a> {
             .map(move |(id, value)| (names.get(*id), *value))
     }
 
+    /// The metrics with the parser's id for each name: the same name has the same id for as
+    /// long as [`ParsedRef::names_generation`] stays the same.
+    pub(crate) fn metrics_by_id(&self) -> impl Iterator<Item = (u32, &'a str, f64)> + 'a {
+        let names = self.names;
+        self.metrics
+            .iter()
+            .map(move |(id, value)| (*id, names.get(*id), *value))
+    }
+
+    pub(crate) fn names_generation(&self) -> u64 {
+        self.names.generation()
+    }
+
     pub fn to_owned(&self) -> Parsed {
         Parsed {
             format: self.format,
@@ -156,18 +169,28 @@ impl LineParser {
         shape: Option<&mut Shape>,
     ) -> Option<ParsedRef<'a>> {
         self.found.clear();
-        if !may_hold_metrics(line) {
-            return None;
-        }
-        let escaped = memchr(ESC, line).is_some();
-        let text = if escaped {
-            strip_escapes(line, &mut self.scratch)
+        let mut shape = shape;
+        // A line of the stream's shape is read by it: it has no escape codes (neither has
+        // the shape's text nor can a number), so it is read as it is.
+        let format = if let Some(s) = shape.as_deref_mut()
+            && s.read(line, &mut self.found)
+        {
+            (may_hold_metrics(line) && !self.found.is_empty()).then_some(Format::Plain)?
         } else {
-            line
+            self.found.clear();
+            if !may_hold_metrics(line) {
+                return None;
+            }
+            let escaped = memchr(ESC, line).is_some();
+            let text = if escaped {
+                strip_escapes(line, &mut self.scratch)
+            } else {
+                line
+            };
+            // A line with escape codes is read in full and gives no shape.
+            let shape = shape.filter(|_| !escaped);
+            read(text, &mut self.arena, &mut self.found, shape)?
         };
-        // A line with escape codes is read in full and gives no shape.
-        let shape = shape.filter(|_| !escaped);
-        let format = read(text, &mut self.arena, &mut self.found, shape)?;
         let found = &self.found;
         Some(ParsedRef {
             format,
@@ -200,12 +223,6 @@ fn read(
     found: &mut Found,
     shape: Option<&mut Shape>,
 ) -> Option<Format> {
-    if let Some(shape) = shape.as_deref() {
-        if shape.read(text, found) {
-            return (!found.is_empty()).then_some(Format::Plain);
-        }
-        found.clear();
-    }
     if let Some(open) = memchr(b'{', text) {
         if let Some(format) = object::read(text, open, arena, found) {
             return Some(format);

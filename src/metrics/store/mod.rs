@@ -206,6 +206,7 @@ impl Store {
             ranks,
             buckets: self.buckets,
             grown,
+            by_parser_id: (None, Vec::new()),
         };
         let result = f(&mut samples);
         self.bytes = self.bytes.saturating_add_signed(samples.grown);

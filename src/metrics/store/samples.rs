@@ -23,13 +23,35 @@ pub struct PodSamples<'s> {
     pub(super) buckets: usize,
     /// Bytes grown so far.
     pub(super) grown: isize,
+    /// The store's id of each parser id seen in the batch, for the parser names' generation.
+    pub(super) by_parser_id: (Option<u64>, Vec<Option<usize>>),
 }
 
 impl PodSamples<'_> {
-    /// Every metric of one sample; the alerts it raises.
+    /// Every metric of one sample; the alerts it raises. The parser's id for a name leads to
+    /// the store's without comparing names again (a batch's lines share their names).
     pub fn push_sample(&mut self, sample: &Sample<'_>) -> Vec<Alert> {
         let mut alerts = Vec::new();
-        self.push(sample.x, sample.metrics(), |a| alerts.push(a));
+        let generation = sample.parsed.names_generation();
+        if self.by_parser_id.0 != Some(generation) {
+            self.by_parser_id = (Some(generation), Vec::new());
+        }
+        let mut hint = 0;
+        for (key, metric, value) in sample.parsed.metrics_by_id() {
+            let known = self.by_parser_id.1.get(key as usize).copied().flatten();
+            let Some(id) = known.or_else(|| self.id(metric, hint)) else {
+                continue;
+            };
+            if known.is_none() {
+                let ids = &mut self.by_parser_id.1;
+                if ids.len() <= key as usize {
+                    ids.resize(key as usize + 1, None);
+                }
+                ids[key as usize] = Some(id);
+            }
+            hint = id + 1;
+            self.push_value(id, metric, sample.x, value, |a| alerts.push(a));
+        }
         alerts
     }
 
@@ -42,41 +64,59 @@ impl PodSamples<'_> {
     ) {
         let mut hint = 0;
         for (metric, value) in values {
-            if metric.len() > MAX_NAME {
-                continue;
+            if let Some(id) = self.id(metric, hint) {
+                hint = id + 1;
+                self.push_value(id, metric, x, value, &mut alert);
             }
-            let id = if self.names.get(hint).is_some_and(|n| n == metric) {
-                hint
-            } else if let Some(id) = self.names.iter().position(|n| n == metric) {
-                id
-            } else if self.names.len() < MAX_METRICS {
-                let band = Band::new(self.buckets);
-                self.grown += (metric.len() + size_of::<String>() + band.bytes()) as isize;
-                self.names.push(metric.to_string());
-                self.bands.push(band);
-                self.names.len() - 1
-            } else {
-                continue;
-            };
-            hint = id + 1;
-            let band = &mut self.bands[id];
-            self.grown += band.push(x, value, self.ranks) as isize;
-            let previous = match self.tracks.as_deref_mut() {
-                Some(p) => {
-                    let (previous, delta) = push_track(p, id, x, value, self.keeps, self.buckets);
-                    self.grown += delta;
-                    previous
-                }
-                _ => None,
-            };
-            if let Some(kind) = check(metric, previous, value) {
-                alert(Alert {
-                    metric: metric.to_string(),
-                    pod: self.pod.to_string(),
-                    step: x,
-                    kind,
-                });
+        }
+    }
+
+    /// The store's id of `metric`, looked for first at `hint`; a new metric is added while
+    /// there is room. `None` for a name too long or a metric past the last kept.
+    fn id(&mut self, metric: &str, hint: usize) -> Option<usize> {
+        if metric.len() > MAX_NAME {
+            return None;
+        }
+        if self.names.get(hint).is_some_and(|n| n == metric) {
+            Some(hint)
+        } else if let Some(id) = self.names.iter().position(|n| n == metric) {
+            Some(id)
+        } else if self.names.len() < MAX_METRICS {
+            let band = Band::new(self.buckets);
+            self.grown += (metric.len() + size_of::<String>() + band.bytes()) as isize;
+            self.names.push(metric.to_string());
+            self.bands.push(band);
+            Some(self.names.len() - 1)
+        } else {
+            None
+        }
+    }
+
+    /// One value of metric `id` into its band and the pod's series.
+    fn push_value(
+        &mut self,
+        id: usize,
+        metric: &str,
+        x: f64,
+        value: f64,
+        mut alert: impl FnMut(Alert),
+    ) {
+        self.grown += self.bands[id].push(x, value, self.ranks) as isize;
+        let previous = match self.tracks.as_deref_mut() {
+            Some(p) => {
+                let (previous, delta) = push_track(p, id, x, value, self.keeps, self.buckets);
+                self.grown += delta;
+                previous
             }
+            _ => None,
+        };
+        if let Some(kind) = check(metric, previous, value) {
+            alert(Alert {
+                metric: metric.to_string(),
+                pod: self.pod.to_string(),
+                step: x,
+                kind,
+            });
         }
     }
 }
