@@ -16,6 +16,10 @@ const EVENTS_SLACK: usize = 100;
 #[derive(Debug, Clone)]
 pub struct Tracked<T> {
     pub items: BTreeMap<String, T>,
+    /// While a watcher lists again: the items held when it started that the list has not
+    /// given yet. Those still here when it is done are gone. (The names of what was held,
+    /// not of everything listed: a namespace's events run to tens of thousands, of which
+    /// only the newest are kept.)
     relisting: Option<BTreeSet<String>>,
 }
 
@@ -32,17 +36,17 @@ impl<T> Tracked<T> {
     /// Folds a change in; returns the trouble message of a failing watch, if that is what it was.
     fn apply(&mut self, change: Change<T>, key: impl Fn(&T) -> String) -> Option<String> {
         match change {
-            Change::Restarted => self.relisting = Some(BTreeSet::new()),
+            Change::Restarted => self.relisting = Some(self.items.keys().cloned().collect()),
             Change::Listed(t) => {
                 let k = key(&t);
-                if let Some(seen) = self.relisting.as_mut() {
-                    seen.insert(k.clone());
+                if let Some(unseen) = self.relisting.as_mut() {
+                    unseen.remove(&k);
                 }
                 self.items.insert(k, t);
             }
             Change::Synced => {
-                if let Some(seen) = self.relisting.take() {
-                    self.items.retain(|k, _| seen.contains(k));
+                if let Some(unseen) = self.relisting.take() {
+                    self.items.retain(|k, _| !unseen.contains(k));
                 }
             }
             Change::Applied(t) => {
@@ -179,7 +183,11 @@ mod tests {
     use super::*;
 
     fn event(i: usize) -> JobWatchEvent {
-        JobWatchEvent::Event(Change::Applied(EventSummary {
+        event_as(i, Change::Applied)
+    }
+
+    fn event_as(i: usize, change: fn(EventSummary) -> Change<EventSummary>) -> JobWatchEvent {
+        JobWatchEvent::Event(change(EventSummary {
             name: format!("ml-training-job-{i:05}.e"),
             kind: "Pod".into(),
             object: format!("ml-training-job-{i:05}"),
@@ -189,6 +197,31 @@ mod tests {
             count: 1,
             last_seen: jiff::Timestamp::from_second(1_700_000_000 + i as i64).ok(),
         }))
+    }
+
+    #[test]
+    fn a_long_relist_remembers_only_what_was_held_before_it() {
+        let mut view = JobsModel::default();
+        for i in 0..10 {
+            view.apply(event(i));
+        }
+        view.apply(JobWatchEvent::Event(Change::Restarted));
+        // Events 5..10 are listed again among thousands of newer ones.
+        for i in 5..5_000 {
+            view.apply(event_as(i, Change::Listed));
+            let unseen = view.events.relisting.as_ref().map_or(0, |u| u.len());
+            assert!(unseen <= 10, "{unseen} names held while listing event {i}");
+        }
+        view.apply(JobWatchEvent::Event(Change::Synced));
+        assert!(view.events.relisting.is_none());
+        let held = |i: usize| {
+            view.events
+                .items
+                .contains_key(&format!("ml-training-job-{i:05}.e"))
+        };
+        assert!(!held(0), "an event the list did not give again is gone");
+        assert!(held(4_999), "the newest listed event is held");
+        assert!(view.events.items.len() <= EVENTS_KEPT + EVENTS_SLACK);
     }
 
     #[test]
