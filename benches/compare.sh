@@ -45,11 +45,15 @@ for tool in cargo kubectl tmux jq curl ssh ssh-keygen; do
 done
 
 log "building (release)"
-cargo build --release --quiet --bin gantry
 if want frames; then cargo bench --quiet --bench tui --no-run 2>/dev/null; fi
-BIN=$PWD/target/release/gantry
+# The release binary is built last and measured from a copy: `cargo bench` builds the binary
+# too, under the bench profile, and leaves it at target/release/gantry; its symbol names differ,
+# so the code order (assets/code-order.txt, recorded from the release build) would not apply.
+cargo build --release --quiet --bin gantry
 
 WORK=$(mktemp -d /tmp/gantry-compare.XXXXXX)
+cp target/release/gantry "$WORK/gantry"
+BIN=$WORK/gantry
 TMUX_SOCKET="gantry-compare-$$"
 SIM_PID=""
 cleanup() {
