@@ -38,52 +38,23 @@ fn plain_at(s: &[u8], i: usize) -> Option<(f64, usize)> {
     let signed = matches!(s.get(i), Some(b'-' | b'+'));
     let mut j = i + usize::from(signed);
     let mut decimal = Decimal::default();
-    let mut run = |j: &mut usize| {
-        let from = *j;
-        while let Some(&b) = s.get(*j)
-            && b.is_ascii_digit()
-        {
-            decimal.mantissa = decimal
-                .mantissa
-                .wrapping_mul(10)
-                .wrapping_add(u64::from(b - b'0'));
-            *j += 1;
-        }
-        *j - from
-    };
-    let int_digits = run(&mut j);
+    let int_digits = decimal.digits(s, j, false);
+    j += int_digits;
     let mut frac_digits = 0;
     if s.get(j) == Some(&b'.') {
-        j += 1;
-        frac_digits = run(&mut j);
+        frac_digits = decimal.digits(s, j + 1, true);
         if frac_digits == 0 {
             return None;
         }
+        j += 1 + frac_digits;
     }
-    let digits = int_digits + frac_digits;
-    if digits == 0 || digits > 15 {
+    if int_digits + frac_digits == 0 {
         return None;
     }
-    decimal.digits = digits as u32;
-    decimal.scale = -(frac_digits as i32);
     let mut exponent = 0;
-    if matches!(s.get(j), Some(b'e' | b'E')) {
-        let sign = matches!(s.get(j + 1), Some(b'-' | b'+'));
-        let from = j + 1 + usize::from(sign);
-        let mut k = from;
-        while let Some(&b) = s.get(k)
-            && b.is_ascii_digit()
-        {
-            exponent = exponent * 10 + i32::from(b - b'0');
-            k += 1;
-        }
-        if !(1..=3).contains(&(k - from)) {
-            return None;
-        }
-        if s[j + 1] == b'-' {
-            exponent = -exponent;
-        }
-        j = k;
+    if let Some((end, e)) = exponent_at(s, j) {
+        exponent = e?;
+        j = end;
     }
     let ends = match s.get(j) {
         None => true,
@@ -132,19 +103,9 @@ fn full_at(s: &[u8], i: usize, style: Style) -> Option<(f64, usize)> {
         return None;
     }
     let mut exponent = Some(0);
-    if matches!(s.get(j), Some(b'e' | b'E')) {
-        let sign = usize::from(matches!(s.get(j + 1), Some(b'-' | b'+')));
-        let digits = digits_from(j + 1 + sign);
-        if digits > 0 {
-            let from = j + 1 + sign;
-            exponent = (digits <= 3).then(|| {
-                let e = s[from..from + digits]
-                    .iter()
-                    .fold(0i32, |e, &b| e * 10 + i32::from(b - b'0'));
-                if s[j + 1] == b'-' { -e } else { e }
-            });
-            j = from + digits;
-        }
+    if let Some((end, e)) = exponent_at(s, j) {
+        exponent = e;
+        j = end;
     }
     // What follows decides: `1.2.3`, `12:30`, `2024-01-05`, `4/18` are not values.
     match (s.get(j), s.get(j + 1)) {
@@ -176,6 +137,30 @@ fn full_at(s: &[u8], i: usize, style: Style) -> Option<(f64, usize)> {
     Some((value, end))
 }
 
+/// The exponent at `s[j]` (`e` or `E`, a sign, digits): where it ends, and its value when it
+/// has at most three digits (else the standard parser decides). `None` when there is none.
+fn exponent_at(s: &[u8], j: usize) -> Option<(usize, Option<i32>)> {
+    if !matches!(s.get(j), Some(b'e' | b'E')) {
+        return None;
+    }
+    let from = j + 1 + usize::from(matches!(s.get(j + 1), Some(b'-' | b'+')));
+    let digits = s
+        .get(from..)?
+        .iter()
+        .take_while(|b| b.is_ascii_digit())
+        .count();
+    if digits == 0 {
+        return None;
+    }
+    let value = (digits <= 3).then(|| {
+        let e = s[from..from + digits]
+            .iter()
+            .fold(0i32, |e, &b| e * 10 + i32::from(b - b'0'));
+        if s[j + 1] == b'-' { -e } else { e }
+    });
+    Some((from + digits, value))
+}
+
 fn std_parse(text: &[u8]) -> Option<f64> {
     std::str::from_utf8(text).ok()?.parse().ok()
 }
@@ -197,13 +182,15 @@ struct Decimal {
 impl Decimal {
     /// Takes in the digits at `s[k..]` (after the point when `fraction`); how many there were.
     fn digits(&mut self, s: &[u8], k: usize, fraction: bool) -> usize {
-        let digits = s.get(k..).unwrap_or_default();
-        let n = digits.iter().take_while(|b| b.is_ascii_digit()).count();
-        for &b in &digits[..n] {
+        let mut n = 0;
+        while let Some(&b) = s.get(k + n)
+            && b.is_ascii_digit()
+        {
             self.mantissa = self
                 .mantissa
                 .wrapping_mul(10)
                 .wrapping_add(u64::from(b - b'0'));
+            n += 1;
         }
         self.digits = self.digits.saturating_add(n as u32);
         if fraction {

@@ -183,7 +183,6 @@ impl Context {
         }
     }
 
-    #[inline]
     fn place<'a>(&mut self, parsed: &'a ParsedRef<'a>) -> Sample<'a> {
         if parsed.progress.epoch.is_some() {
             self.epoch_counter = parsed.progress.epoch;
@@ -197,20 +196,13 @@ impl Context {
             }
         }
         let counter = parsed.progress.step.filter(|c| self.is_main(*c));
-        let mut progress = Progress {
-            // Built field by field: copying the whole and overwriting parts made the copies
-            // wait on each other.
-            epoch: parsed.progress.epoch,
-            step: counter,
-            percent: match (counter, parsed.progress.step) {
-                (None, Some(_)) => None,
-                _ => parsed.progress.percent,
-            },
-        };
+        let mut progress = parsed.progress;
+        progress.step = counter;
+        if counter.is_none() && parsed.progress.step.is_some() {
+            progress.percent = None;
+        }
         if !progress.is_empty() {
-            if progress.epoch.is_none() {
-                progress.epoch = self.epoch_counter;
-            }
+            progress.epoch = progress.epoch.or(self.epoch_counter);
             self.progress = progress;
         }
         let step = match (parsed.step, counter) {

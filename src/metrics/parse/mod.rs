@@ -102,10 +102,7 @@ pub struct ParsedRef<'a> {
 impl<'a> ParsedRef<'a> {
     /// The metrics in the order the line gives them.
     pub fn metrics(&self) -> impl Iterator<Item = (&'a str, f64)> + 'a {
-        let names = self.names;
-        self.metrics
-            .iter()
-            .map(move |(id, value)| (names.get(*id), *value))
+        self.metrics_by_id().map(|(_, name, value)| (name, value))
     }
 
     /// The metrics with the parser's id for each name: the same name has the same id for as
