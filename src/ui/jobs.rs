@@ -56,6 +56,11 @@ pub fn draw(
     // Narrow: `#N`, status, failures and, when it fits, the time it took; from 44 columns the
     // attempt's Job name.
     let roomy = width >= 44;
+    // Under the header the column is failures of backoffLimit (`1/2`). Without the header
+    // (narrow) `1/2` would read as kubectl's completions: failures are said in words, and
+    // only when there are any.
+    let headed = area.width >= 46;
+    let fails_w = if headed { 5 } else { 7 };
     let name_w = if roomy {
         width.saturating_sub(26).clamp(6, 40)
     } else {
@@ -69,7 +74,12 @@ pub fn draw(
         } else {
             phase_word(a.status)
         };
-        let fails = format!("{}/{}", a.failed, backoff);
+        let fails = match a.failed {
+            _ if headed => format!("{}/{}", a.failed, backoff),
+            0 => String::new(),
+            1 => "1 fail".to_string(),
+            n => format!("{n} fails"),
+        };
         let took = match (a.start_time, a.completion_time) {
             (Some(s), Some(e)) => super::widgets::duration(std::time::Duration::from_secs(
                 (e - s).get_seconds().max(0) as u64,
@@ -83,7 +93,7 @@ pub fn draw(
             Span::styled(col(status, 9), theme.status(status)),
             Span::raw(" "),
             Span::styled(
-                col(&fails, 5),
+                col(&fails, fails_w),
                 if a.failed as u32 > backoff {
                     theme.bad()
                 } else {
@@ -97,13 +107,13 @@ pub fn draw(
             .reason
             .as_ref()
             .filter(|_| a.status != AttemptPhase::Succeeded);
-        let with_took = roomy || (reason.is_none() && width >= name_w + 17 + 8);
+        let with_took = roomy || (reason.is_none() && width >= name_w + 12 + fails_w + 8);
         if with_took {
             spans.push(Span::raw(" "));
             spans.push(Span::raw(col(&took, 7)));
         }
         if let Some(reason) = reason
-            && width >= name_w + if with_took { 26 } else { 17 } + 8
+            && width >= name_w + if with_took { 21 } else { 12 } + fails_w + 8
         {
             spans.push(Span::styled(format!(" {reason}"), theme.status(reason)));
         }
@@ -122,14 +132,7 @@ pub fn draw(
     lines.extend(rows_of.into_iter().skip(skip).take(rows).map(|(_, l)| l));
     let title = Line::from(vec![
         Span::styled(format!(" Job {} ", app.config.job.name), theme.title()),
-        Span::styled(
-            if area.width >= 46 {
-                "status fails took "
-            } else {
-                ""
-            },
-            theme.dim(),
-        ),
+        Span::styled(if headed { "status fails took " } else { "" }, theme.dim()),
     ]);
     frame.render_widget(
         Paragraph::new(lines).block(pane(title, app.focus == Focus::Jobs, theme)),
