@@ -142,16 +142,25 @@ fn ts(i: u64) -> Option<i128> {
     Some(1_748_779_200_000_000_000 + i as i128 * 1_000_000)
 }
 
-fn short_line(i: u64) -> LogLine {
+/// A whole line as the tailer delivers it: its own allocation of exactly its length
+/// (`Bytes::copy_from_slice`), which is dropped in one free.
+fn tailer_line(i: u64, text: &str) -> LogLine {
     LogLine {
         ts: ts(i),
-        bytes: Bytes::from(format!(
+        bytes: Bytes::copy_from_slice(text.as_bytes()),
+        continues: false,
+    }
+}
+
+fn short_line(i: u64) -> LogLine {
+    tailer_line(
+        i,
+        &format!(
             "epoch 2/3 step {i}/5000 loss=0.{:04} acc=0.8{:03} lr=3.0e-4 grad_norm=1.27",
             i % 10_000,
             i % 1000
-        )),
-        continues: false,
-    }
+        ),
+    )
 }
 
 /// A log as a training pod writes it: nine lines in ten without metrics, the tenth a step line
@@ -160,15 +169,14 @@ fn mixed_line(i: u64) -> LogLine {
     if i % 10 == 9 {
         return short_line(i);
     }
-    LogLine {
-        ts: ts(i),
-        bytes: Bytes::from(format!(
+    tailer_line(
+        i,
+        &format!(
             "INFO worker {} fetched batch {i} of shard {} in the background",
             i % 8,
             i % 64
-        )),
-        continues: false,
-    }
+        ),
+    )
 }
 
 fn kib_line(i: u64) -> LogLine {
@@ -177,25 +185,20 @@ fn kib_line(i: u64) -> LogLine {
         text.push_str(&format!(" layer{}.weight_norm={:.4}", text.len() % 97, 1.0));
     }
     text.truncate(1024);
-    LogLine {
-        ts: ts(i),
-        bytes: Bytes::from(text),
-        continues: false,
-    }
+    tailer_line(i, &text)
 }
 
 /// A line made mostly of colour, cursor, title (OSC) and clipboard sequences.
 fn escape_line(i: u64) -> LogLine {
-    LogLine {
-        ts: ts(i),
-        bytes: Bytes::from(format!(
+    tailer_line(
+        i,
+        &format!(
             "\x1b[1;32mINFO\x1b[0m \x1b[2m{i}\x1b[0m \x1b]0;step {i}\x07\x1b[36mloss\x1b[0m=\x1b[33m0.{:04}\x1b[0m \
              \x1b[2K\x1b[1G\x1b[38;5;208macc\x1b[39m=\x1b[48;2;10;20;30m0.91\x1b[49m\t\x1b]52;c;ZWNobw==\x1b\\\
              \x1b[?25l\x1b(B\x1b[K\x1b[31;1mwarn\x1b[m\r\x1b[32m100%\x1b[0m",
             i % 10_000
-        )),
-        continues: false,
-    }
+        ),
+    )
 }
 
 /// Pods emit in batches, as the tailer delivers them.

@@ -91,18 +91,21 @@ impl Band {
             Ok(i) => i,
             Err(i) => {
                 let before = self.pending.capacity();
-                self.pending.insert(
-                    i,
-                    Acc {
-                        key,
-                        x,
-                        min: f64::INFINITY,
-                        max: f64::NEG_INFINITY,
-                        sum: 0.0,
-                        finite: 0,
-                        seen: 0,
-                    },
-                );
+                let acc = Acc {
+                    key,
+                    x,
+                    min: f64::INFINITY,
+                    max: f64::NEG_INFINITY,
+                    sum: 0.0,
+                    finite: 0,
+                    seen: 0,
+                };
+                // The first rank to report a step puts it at the back.
+                if i == self.pending.len() {
+                    self.pending.push_back(acc);
+                } else {
+                    self.pending.insert(i, acc);
+                }
                 grown += (self.pending.capacity() - before) * size_of::<Acc>();
                 i
             }

@@ -29,6 +29,15 @@ pub(crate) fn number_at(s: &[u8], i: usize, style: Style) -> Option<(f64, usize)
     plain_at(s, i).or_else(|| full_at(s, i, style))
 }
 
+/// As [`number_at`], and whether the one-pass reading took the number: then it holds only a
+/// sign, digits, a point and an exponent.
+pub(crate) fn number_at_plain(s: &[u8], i: usize, style: Style) -> Option<(f64, usize, bool)> {
+    match plain_at(s, i) {
+        Some((value, end)) => Some((value, end, true)),
+        None => full_at(s, i, style).map(|(value, end)| (value, end, false)),
+    }
+}
+
 /// What most numbers in a training log are, read in one pass: a sign, digits, a point with
 /// digits after it, an exponent of one to three digits, then a byte that ends a number in
 /// either style (a blank, a bracket, a quote; a comma, colon, dash or slash not before a

@@ -88,9 +88,16 @@ pub struct Sample<'a> {
     pub x: f64,
     pub epoch: Option<f64>,
     /// The line's progress, with the epoch counter of the stream when the line has none.
-    pub progress: Progress,
+    pub progress: &'a Progress,
     pub parsed: &'a ParsedRef<'a>,
 }
+
+/// The progress of a line that shows none.
+static NO_PROGRESS: Progress = Progress {
+    epoch: None,
+    step: None,
+    percent: None,
+};
 
 impl<'a> Sample<'a> {
     pub fn metrics(&self) -> impl Iterator<Item = (&'a str, f64)> + 'a {
@@ -183,7 +190,10 @@ impl Context {
         }
     }
 
-    fn place<'a>(&mut self, parsed: &'a ParsedRef<'a>) -> Sample<'a> {
+    /// The sample's progress is the stream's, set here when the line shows progress: a
+    /// reference, not a copy (copying what the parser has just written a field at a time
+    /// stalls the processor on every line).
+    fn place<'a>(&'a mut self, parsed: &'a ParsedRef<'a>) -> Sample<'a> {
         if parsed.progress.epoch.is_some() {
             self.epoch_counter = parsed.progress.epoch;
         }
@@ -196,14 +206,15 @@ impl Context {
             }
         }
         let counter = parsed.progress.step.filter(|c| self.is_main(*c));
-        let mut progress = parsed.progress;
-        progress.step = counter;
-        if counter.is_none() && parsed.progress.step.is_some() {
-            progress.percent = None;
-        }
-        if !progress.is_empty() {
-            progress.epoch = progress.epoch.or(self.epoch_counter);
-            self.progress = progress;
+        let percent = parsed
+            .progress
+            .percent
+            .filter(|_| counter.is_some() || parsed.progress.step.is_none());
+        let shows = parsed.progress.epoch.is_some() || counter.is_some() || percent.is_some();
+        if shows {
+            self.progress.epoch = parsed.progress.epoch.or(self.epoch_counter);
+            self.progress.step = counter;
+            self.progress.percent = percent;
         }
         let step = match (parsed.step, counter) {
             (Some(step), _) if parsed.progress.step.is_none() || counter.is_some() => Some(step),
@@ -237,7 +248,7 @@ impl Context {
         Sample {
             x,
             epoch: parsed.epoch.or(self.epoch),
-            progress,
+            progress: if shows { &self.progress } else { &NO_PROGRESS },
             parsed,
         }
     }

@@ -160,6 +160,10 @@ impl Training {
             return Vec::new();
         };
         let mut alerts = Vec::new();
+        // Whether the batch showed progress, and the epoch its last progress was in: the pod's
+        // progress is set once, after the batch, from its stream (which keeps the latest).
+        let mut progressed = false;
+        let mut last_epoch = None;
         store.with_pod(number, pod, |samples| {
             for line in lines {
                 let mut each = |sample: &Sample<'_>| {
@@ -173,15 +177,13 @@ impl Training {
                     };
                     a.axis = a.axis.max(axis);
                     if !sample.progress.is_empty() {
-                        p.progress = sample.progress;
+                        progressed = true;
                         // The epoch a bar itself names (`Epoch 3: 45%|…`), not a fractional one
                         // from the lines between its updates (Hugging Face's bar counts the run).
-                        p.epoch = sample
+                        last_epoch = sample
                             .parsed
                             .epoch
                             .filter(|_| !sample.parsed.progress.is_empty());
-                        *updates += 1;
-                        p.updated = *updates;
                         if let (Some(ts), Some(f)) = (line.ts, sample.progress.fraction()) {
                             a.eta.observe(ts as f64 / 1e9, f);
                         }
@@ -196,6 +198,12 @@ impl Training {
                 }
             }
         });
+        if progressed && let Some(stream) = &p.stream {
+            p.progress = stream.progress();
+            p.epoch = last_epoch;
+            *updates += 1;
+            p.updated = *updates;
+        }
         // The attempt's progress is as the pod that reported progress last says. Ranks of one
         // run move in step; a pod that failed stops where it was, and the one that replaces it
         // starts again, so the newest word is the true one.

@@ -14,7 +14,7 @@
 
 use super::found::Found;
 use super::tokens::{self, Read, count, counter_at};
-use crate::metrics::number::{Style, number_at};
+use crate::metrics::number::{Style, number_at_plain};
 
 /// The shape of a stream's last plain line.
 #[derive(Debug, Default)]
@@ -52,9 +52,8 @@ impl Shape {
                     let Some((done, total, end)) = counter_at(s, at) else {
                         return false;
                     };
-                    if !s[at..end].iter().all(|&b| is_counter_byte(b)) {
-                        return false;
-                    }
+                    // What a counter reads (blanks, a bracket, digits, `/`) is all counter bytes.
+                    debug_assert!(s[at..end].iter().all(|&b| is_counter_byte(b)));
                     count(found, word, done, total);
                     (tp, sp) = (next as usize, end);
                 }
@@ -74,10 +73,11 @@ impl Shape {
                     if counter_word && counter_at(s, s_run).is_some() {
                         return false;
                     }
-                    let Some((value, end)) = number_at(s, s_at, Style::Text) else {
+                    let Some((value, end, plain)) = number_at_plain(s, s_at, Style::Text) else {
                         return false;
                     };
-                    if !s[s_at..end].iter().all(|&b| is_number_byte(b)) {
+                    // A plain number is sign, digits, point and exponent: number bytes all.
+                    if !plain && !s[s_at..end].iter().all(|&b| is_number_byte(b)) {
                         return false;
                     }
                     found.record_judged(id, role, value);

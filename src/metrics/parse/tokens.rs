@@ -230,17 +230,18 @@ pub(crate) fn counter_at(s: &[u8], run: usize) -> Option<(f64, Option<f64>, usiz
 }
 
 fn integer_at(s: &[u8], k: usize) -> Option<(f64, usize)> {
-    let digits = s
-        .get(k..)?
-        .iter()
-        .take_while(|b| b.is_ascii_digit())
-        .count();
+    // One pass; past 15 digits the value is refused whatever it wrapped to.
+    let mut value = 0i64;
+    let mut digits = 0;
+    while let Some(&b) = s.get(k + digits)
+        && b.is_ascii_digit()
+    {
+        value = value.wrapping_mul(10).wrapping_add(i64::from(b - b'0'));
+        digits += 1;
+    }
     if digits == 0 || digits > 15 {
         return None;
     }
-    let value = s[k..k + digits]
-        .iter()
-        .fold(0i64, |n, &b| n * 10 + i64::from(b - b'0'));
     // At most 15 digits: exact as a double (and a signed conversion is one instruction).
     Some((value as f64, k + digits))
 }
