@@ -26,7 +26,7 @@ pub(crate) fn is_word_byte(b: u8) -> bool {
 /// when the text there is not a number standing on its own. Its value is worked out as its
 /// digits go by.
 pub(crate) fn number_at(s: &[u8], i: usize, style: Style) -> Option<(f64, usize)> {
-    plain_at(s, i).or_else(|| full_at(s, i, style))
+    number_at_plain(s, i, style).map(|(value, end, _)| (value, end))
 }
 
 /// As [`number_at`], and whether the one-pass reading took the number: then it holds only a
@@ -153,21 +153,29 @@ fn exponent_at(s: &[u8], j: usize) -> Option<(usize, Option<i32>)> {
         return None;
     }
     let from = j + 1 + usize::from(matches!(s.get(j + 1), Some(b'-' | b'+')));
-    let digits = s
-        .get(from..)?
-        .iter()
-        .take_while(|b| b.is_ascii_digit())
-        .count();
+    let (e, digits) = digits_at(s, from, 0);
     if digits == 0 {
         return None;
     }
+    // At most three digits: below 1000, so the conversion is exact.
     let value = (digits <= 3).then(|| {
-        let e = s[from..from + digits]
-            .iter()
-            .fold(0i32, |e, &b| e * 10 + i32::from(b - b'0'));
+        let e = e as i32;
         if s[j + 1] == b'-' { -e } else { e }
     });
     Some((from + digits, value))
+}
+
+/// The run of digits at `s[k..]` taken into `acc` (times ten, plus the digit, wrapping), and how
+/// many there were. A caller that needs the value exact refuses runs too long for it.
+pub(crate) fn digits_at(s: &[u8], k: usize, mut acc: u64) -> (u64, usize) {
+    let mut n = 0;
+    while let Some(&b) = s.get(k + n)
+        && b.is_ascii_digit()
+    {
+        acc = acc.wrapping_mul(10).wrapping_add(u64::from(b - b'0'));
+        n += 1;
+    }
+    (acc, n)
 }
 
 fn std_parse(text: &[u8]) -> Option<f64> {
@@ -191,16 +199,8 @@ struct Decimal {
 impl Decimal {
     /// Takes in the digits at `s[k..]` (after the point when `fraction`); how many there were.
     fn digits(&mut self, s: &[u8], k: usize, fraction: bool) -> usize {
-        let mut n = 0;
-        while let Some(&b) = s.get(k + n)
-            && b.is_ascii_digit()
-        {
-            self.mantissa = self
-                .mantissa
-                .wrapping_mul(10)
-                .wrapping_add(u64::from(b - b'0'));
-            n += 1;
-        }
+        let (mantissa, n) = digits_at(s, k, self.mantissa);
+        self.mantissa = mantissa;
         self.digits = self.digits.saturating_add(n as u32);
         if fraction {
             self.scale -= n as i32;

@@ -5,7 +5,7 @@
 
 use super::Counter;
 use super::found::{Found, MAX_NAME, Role};
-use crate::metrics::number::{Style, is_word_byte, number_at};
+use crate::metrics::number::{Style, digits_at, is_word_byte, number_at};
 
 /// Bytes a key is made of: `train/loss`, `samples/s`, `eval_f1-macro`, `lr.group0`. A table:
 /// this is asked of every byte of every line.
@@ -230,18 +230,10 @@ pub(crate) fn counter_at(s: &[u8], run: usize) -> Option<(f64, Option<f64>, usiz
 }
 
 fn integer_at(s: &[u8], k: usize) -> Option<(f64, usize)> {
-    // One pass; past 15 digits the value is refused whatever it wrapped to.
-    let mut value = 0i64;
-    let mut digits = 0;
-    while let Some(&b) = s.get(k + digits)
-        && b.is_ascii_digit()
-    {
-        value = value.wrapping_mul(10).wrapping_add(i64::from(b - b'0'));
-        digits += 1;
-    }
+    let (value, digits) = digits_at(s, k, 0);
     if digits == 0 || digits > 15 {
         return None;
     }
     // At most 15 digits: exact as a double (and a signed conversion is one instruction).
-    Some((value as f64, k + digits))
+    Some((value as i64 as f64, k + digits))
 }

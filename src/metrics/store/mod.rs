@@ -16,6 +16,7 @@ use super::alerts::Alert;
 use super::band::Band;
 use super::pieces::Sample;
 use super::series::{DEFAULT_BUCKETS, Series};
+use samples::ParserIds;
 pub use samples::PodSamples;
 
 pub const DEFAULT_BUDGET: usize = 8 * 1024 * 1024;
@@ -206,7 +207,7 @@ impl Store {
             ranks,
             buckets: self.buckets,
             grown,
-            by_parser_id: (None, Vec::new()),
+            by_parser_id: ParserIds::default(),
         };
         let result = f(&mut samples);
         self.bytes = self.bytes.saturating_add_signed(samples.grown);

@@ -23,8 +23,36 @@ pub struct PodSamples<'s> {
     pub(super) buckets: usize,
     /// Bytes grown so far.
     pub(super) grown: isize,
-    /// The store's id of each parser id seen in the batch, for the parser names' generation.
-    pub(super) by_parser_id: (Option<u64>, Vec<Option<usize>>),
+    pub(super) by_parser_id: ParserIds,
+}
+
+/// The store's id of each parser id seen in a batch, for one generation of the parser's names.
+#[derive(Debug, Default)]
+pub(super) struct ParserIds {
+    generation: Option<u64>,
+    ids: Vec<Option<usize>>,
+}
+
+impl ParserIds {
+    /// Keeps the ids of names `generation`, forgetting those of another.
+    fn renew(&mut self, generation: u64) {
+        if self.generation != Some(generation) {
+            self.generation = Some(generation);
+            self.ids.clear();
+        }
+    }
+
+    fn get(&self, key: u32) -> Option<usize> {
+        self.ids.get(key as usize).copied().flatten()
+    }
+
+    fn set(&mut self, key: u32, id: usize) {
+        let key = key as usize;
+        if self.ids.len() <= key {
+            self.ids.resize(key + 1, None);
+        }
+        self.ids[key] = Some(id);
+    }
 }
 
 impl PodSamples<'_> {
@@ -32,22 +60,15 @@ impl PodSamples<'_> {
     /// the store's without comparing names again (a batch's lines share their names).
     pub fn push_sample(&mut self, sample: &Sample<'_>) -> Vec<Alert> {
         let mut alerts = Vec::new();
-        let generation = sample.parsed.names_generation();
-        if self.by_parser_id.0 != Some(generation) {
-            self.by_parser_id = (Some(generation), Vec::new());
-        }
+        self.by_parser_id.renew(sample.parsed.names_generation());
         let mut hint = 0;
         for (key, metric, value) in sample.parsed.metrics_by_id() {
-            let known = self.by_parser_id.1.get(key as usize).copied().flatten();
+            let known = self.by_parser_id.get(key);
             let Some(id) = known.or_else(|| self.id(metric, hint)) else {
                 continue;
             };
             if known.is_none() {
-                let ids = &mut self.by_parser_id.1;
-                if ids.len() <= key as usize {
-                    ids.resize(key as usize + 1, None);
-                }
-                ids[key as usize] = Some(id);
+                self.by_parser_id.set(key, id);
             }
             hint = id + 1;
             self.push_value(id, metric, sample.x, value, |a| alerts.push(a));
