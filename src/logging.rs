@@ -37,7 +37,7 @@ fn open_log(path: Option<&Path>) -> Option<std::fs::File> {
 pub fn to_stderr_and_file(path: Option<&Path>) {
     use tracing_subscriber::fmt::writer::MakeWriterExt;
     let subscriber = tracing_subscriber::fmt()
-        .with_env_filter(filter_or("warn,gantry::serve=info"))
+        .with_env_filter(filter_or("warn,gantry::serve=info,gantry::audit=info"))
         .with_ansi(false);
     let _ = match open_log(path) {
         Some(file) => subscriber

@@ -9,6 +9,10 @@ pub fn config_dir() -> Option<PathBuf> {
     xdg_dir("XDG_CONFIG_HOME", ".config")
 }
 
+/// The audit file's name in the state directory: every change to the cloud, who asked, and
+/// how it went.
+pub const AUDIT_FILE: &str = "audit.jsonl";
+
 /// `$XDG_STATE_HOME/gantry` (else `~/.local/state/gantry`).
 pub fn state_dir() -> Option<PathBuf> {
     xdg_dir("XDG_STATE_HOME", ".local/state")

@@ -336,7 +336,7 @@ async fn run_inner(drill: Drill) -> Found {
     // `l`: the viewer asks for the launch; the engine's workers carry it out.
     let launch = app.on_key(key('l'), &handle.model());
     assert_eq!(launch, vec![Command::LaunchJob]);
-    handle.run(Command::LaunchJob);
+    handle.run(gantry_test_support::approved(Command::LaunchJob));
     while handle.model().jobs.newest().is_none() {
         changed.changed().await.unwrap();
     }
@@ -443,7 +443,9 @@ async fn run_inner(drill: Drill) -> Found {
                 };
                 assert!(asked.is_empty());
                 assert_eq!(confirmed, vec![Command::DeletePod(pod.clone())]);
-                handle.run(Command::DeletePod(pod.clone()));
+                handle.run(gantry_test_support::approved(Command::DeletePod(
+                    pod.clone(),
+                )));
                 replaced = Some((pod, snapshot));
             }
             Phase::On if progress(LINES / 3) && (!drill.visible() || !trouble_seen.is_empty()) => {

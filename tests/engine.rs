@@ -30,7 +30,9 @@ fn key(c: char) -> KeyEvent {
 fn press(app: &mut App, engine: &EngineHandle, k: KeyEvent) -> Vec<Command> {
     let asked = app.on_key(k, &engine.model());
     for c in &asked {
-        engine.run(c.clone());
+        if let Some(approved) = app.pass(c.clone()) {
+            engine.run(approved);
+        }
     }
     asked
 }

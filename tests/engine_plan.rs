@@ -30,7 +30,9 @@ fn key(c: char) -> KeyEvent {
 fn press(app: &mut App, engine: &EngineHandle, k: KeyEvent) -> Vec<Command> {
     let asked = app.on_key(k, &engine.model());
     for c in &asked {
-        engine.run(c.clone());
+        if let Some(approved) = app.pass(c.clone()) {
+            engine.run(approved);
+        }
     }
     asked
 }
@@ -118,7 +120,9 @@ async fn the_engine_refuses_a_plan_of_another_generation() {
     tokio::time::timeout(HANG_GUARD, async {
         until(&mut app, &handle, |m| m.cluster.drifted().is_some()).await;
         let stale = handle.model().cluster.drift.generation() + 1;
-        handle.run(Command::ApplyPlan { generation: stale });
+        handle.run(gantry_test_support::approved(Command::ApplyPlan {
+            generation: stale,
+        }));
         until(&mut app, &handle, |m| {
             m.notices_after(0)
                 .any(|(_, n)| n.text.contains("changed since the plan was shown"))

@@ -401,7 +401,7 @@ fn the_gate_is_in_request_so_a_dialog_answered_after_going_read_only_is_refused_
     let mut app = not_created(false);
     app.on_key(key('c'));
     assert!(is_confirm(&app));
-    app.read_only = true;
+    app.restrict("your key was taken out of the operators");
     assert!(app.on_key(key('y')).is_empty());
     assert_eq!(notice(&app), "read-only: refused to create the cluster");
 
@@ -412,8 +412,12 @@ fn the_gate_is_in_request_so_a_dialog_answered_after_going_read_only_is_refused_
         Command::RetryJob,
         Command::DeleteAttempt(ATTEMPT_1.into()),
         Command::DeletePod(POD_OOM.into()),
+        Command::ScaleNodePools(gantry::gke::resize::Scale::ToZero),
+        Command::ScaleNodePools(gantry::gke::resize::Scale::ToConfig),
+        Command::ApplyPlan { generation: 1 },
     ] {
         assert!(app.request(command.clone()).is_empty());
+        assert!(app.pass(command.clone()).is_none());
         assert!(notice(&app).starts_with("read-only: refused to "));
     }
     // Reading is not mutating: fetching logs passes the gate.

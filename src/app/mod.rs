@@ -17,7 +17,7 @@ pub use plan_view::PlanView;
 pub use selection::Selection;
 
 use crate::config::Config;
-use crate::engine::{Command, Level, Model, Notice};
+use crate::engine::{Approved, Command, Gate, Level, Model, Notice, Principal, Refused};
 use crate::keys::Keymap;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -50,9 +50,9 @@ pub enum Overlay {
 pub struct App {
     pub config: Config,
     pub keymap: Keymap,
-    /// Refuse every change to the cloud: the flag, the config, or a viewer that is not an
-    /// operator.
-    pub read_only: bool,
+    /// Who this viewer is and whether it may change the cloud (the flag, the config, or an SSH
+    /// key that is not an operator's): the one gate every command passes.
+    gate: Gate,
     pub focus: Focus,
     pub overlay: Option<Overlay>,
     pub selection: Selection,
@@ -69,11 +69,16 @@ pub struct App {
 }
 
 impl App {
+    /// A viewer of the person at this machine.
     pub fn new(config: Config, keymap: Keymap, read_only: bool) -> Self {
+        Self::with_gate(config, keymap, Gate::new(Principal::local(), read_only))
+    }
+
+    pub fn with_gate(config: Config, keymap: Keymap, gate: Gate) -> Self {
         Self {
             config,
             keymap,
-            read_only,
+            gate,
             focus: Focus::Pods,
             overlay: None,
             selection: Selection::default(),
@@ -148,17 +153,46 @@ impl App {
         }
     }
 
-    /// The one gate every command passes: in read-only mode nothing that changes the cloud goes
-    /// out, whichever key or dialog asked for it.
+    /// Whether this viewer may change nothing.
+    pub fn read_only(&self) -> bool {
+        self.gate.read_only()
+    }
+
+    /// Who this viewer is.
+    pub fn principal(&self) -> &Principal {
+        self.gate.principal()
+    }
+
+    /// From now on this viewer changes nothing (its key was taken out of the operators).
+    pub fn restrict(&mut self, why: &str) {
+        if !self.gate.read_only() {
+            // A dialog left open is refused by the gate when answered.
+            self.gate.restrict();
+            self.notify(Level::Warning, why.to_string());
+        }
+    }
+
+    /// A key or dialog asks for `command`: refused at once, with the gate's words, if the gate
+    /// would refuse it (so no dialog opens for nothing).
     pub fn request(&mut self, command: Command) -> Vec<Command> {
-        if self.read_only && command.mutates() {
-            self.notify(
-                Level::Warning,
-                format!("read-only: refused to {}", command.describe()),
-            );
+        if self.gate.refuses(&command) {
+            let refused = Refused { command };
+            self.notify(Level::Warning, refused.to_string());
             return Vec::new();
         }
         vec![command]
+    }
+
+    /// The one gate: what goes to the engine, approved with who asked, or refused (said on
+    /// this viewer's status line).
+    pub fn pass(&mut self, command: Command) -> Option<Approved> {
+        match self.gate.pass(command) {
+            Ok(approved) => Some(approved),
+            Err(refused) => {
+                self.notify(Level::Warning, refused.to_string());
+                None
+            }
+        }
     }
 
     /// The model changed: take its news (notices, a new attempt in the store, a place in the

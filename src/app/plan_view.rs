@@ -95,7 +95,7 @@ impl App {
         let command = Command::ApplyPlan {
             generation: view.generation,
         };
-        if self.read_only {
+        if self.read_only() {
             return self.request(command);
         }
         match view.plan.action {

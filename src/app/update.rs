@@ -101,7 +101,7 @@ impl App {
 
     /// Opens a dialog for a mutating command — unless read-only, which refuses at once.
     fn ask(&mut self, dialog: Confirm) -> Vec<Command> {
-        if self.read_only {
+        if self.read_only() {
             return self.request(dialog.command);
         }
         self.overlay = Some(Overlay::Confirm(dialog));

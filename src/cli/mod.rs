@@ -167,6 +167,7 @@ impl Cli {
             replay_dir: self.replay_dir.clone(),
             logs_root: None,
             read_only: self.read_only,
+            audit_file: crate::paths::state_dir().map(|d| d.join(crate::paths::AUDIT_FILE)),
         }
     }
 

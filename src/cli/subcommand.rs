@@ -103,6 +103,21 @@ impl Subcommand {
 
     /// What the command would change in the cloud, for the read-only refusal; None when it
     /// only reads.
+    /// Its name in the audit file, for the commands that change the cloud.
+    pub fn audit_kind(&self) -> Option<&'static str> {
+        self.mutation()?;
+        Some(match self {
+            Subcommand::Up(_) => "up",
+            Subcommand::Down(_) => "delete-cluster",
+            Subcommand::Launch(_) => "launch",
+            Subcommand::Retry(_) => "retry",
+            Subcommand::Delete(DeleteArgs {
+                what: DeleteWhat::Job { .. },
+            }) => "delete-job",
+            _ => "delete-attempt",
+        })
+    }
+
     pub fn mutation(&self) -> Option<&'static str> {
         match self {
             Subcommand::Up(_) => Some("create or change the cluster (`gantry up`)"),
@@ -149,6 +164,13 @@ pub struct ServeArgs {
     /// Viewers at once; the next one is refused with a message
     #[arg(long, value_name = "N", default_value_t = crate::serve::DEFAULT_MAX_VIEWERS)]
     pub max_viewers: usize,
+    /// Seconds a connection may take to log in before it is closed (as sshd's LoginGraceTime)
+    #[arg(long, value_name = "SECS", default_value_t = crate::serve::DEFAULT_LOGIN_GRACE.as_secs(), value_parser = clap::value_parser!(u64).range(1..=3600))]
+    pub login_grace: u64,
+    /// Connections still logging in at once; at the cap the oldest of them is closed to make
+    /// room (an idle flood delays a teammate by moments, never keeps them out)
+    #[arg(long, value_name = "N", default_value_t = crate::serve::DEFAULT_MAX_STARTUPS as u32, value_parser = clap::value_parser!(u32).range(1..=10000))]
+    pub max_startups: u32,
 }
 
 #[derive(Debug, Args)]

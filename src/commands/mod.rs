@@ -52,6 +52,24 @@ pub async fn run(command: Subcommand, target: &Target, read_only: bool, sim: boo
         );
         return Ok(2);
     }
+    let change = command.audit_kind().zip(command.mutation());
+    let code = dispatch(command, target, sim).await;
+    // The command line's changes go in the same audit file as the engine's, with the local user.
+    if let Some((kind, what)) = change {
+        let audit = crate::paths::state_dir()
+            .map(|d| crate::engine::audit::Audit::to_file(d.join(crate::paths::AUDIT_FILE)))
+            .unwrap_or_default();
+        let result = match &code {
+            Ok(0) => "done".to_string(),
+            Ok(n) => format!("exit {n}"),
+            Err(e) => format!("failed: {}", crate::sanitize::one_line(&e.to_string())),
+        };
+        audit.record_change(&crate::engine::Principal::local(), kind, what, &result);
+    }
+    code
+}
+
+async fn dispatch(command: Subcommand, target: &Target, sim: bool) -> Result<i32> {
     match command {
         Subcommand::Sim(_)
         | Subcommand::Completions { .. }

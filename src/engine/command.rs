@@ -1,7 +1,7 @@
 //! What a viewer asks of the engine. Workers carry it out and answer with events.
 
-/// What to start. Mutating commands pass one gate first, in the viewer (`App::request`), for a
-/// local and a remote viewer alike.
+/// What to start. Every command reaches the engine through the one gate (`gate::Gate::pass`),
+/// which refuses those that change the cloud to a read-only principal.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Command {
     CreateCluster,
@@ -31,8 +31,35 @@ pub enum Command {
 
 impl Command {
     /// Whether the command changes anything in the cloud (refused under `--read-only`).
+    /// Every variant is named: a new one does not compile until it is classed.
     pub fn mutates(&self) -> bool {
-        !matches!(self, Command::FetchLogs { .. })
+        match self {
+            Command::CreateCluster
+            | Command::DeleteCluster
+            | Command::LaunchJob
+            | Command::RetryJob
+            | Command::DeleteAttempt(_)
+            | Command::DeletePod(_)
+            | Command::ScaleNodePools(_)
+            | Command::ApplyPlan { .. } => true,
+            Command::FetchLogs { .. } => false,
+        }
+    }
+
+    /// Its name in the audit file.
+    pub fn kind(&self) -> &'static str {
+        match self {
+            Command::CreateCluster => "create-cluster",
+            Command::DeleteCluster => "delete-cluster",
+            Command::LaunchJob => "launch",
+            Command::RetryJob => "retry",
+            Command::DeleteAttempt(_) => "delete-attempt",
+            Command::DeletePod(_) => "delete-pod",
+            Command::ScaleNodePools(crate::gke::resize::Scale::ToZero) => "scale-to-zero",
+            Command::ScaleNodePools(crate::gke::resize::Scale::ToConfig) => "scale-back",
+            Command::ApplyPlan { .. } => "apply-plan",
+            Command::FetchLogs { .. } => "fetch-logs",
+        }
     }
 
     pub fn describe(&self) -> String {

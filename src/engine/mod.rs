@@ -5,9 +5,12 @@
 //! `gantry serve`) read the model, are told when it changed, and send commands; none of them
 //! holds a second set of watches or a second copy of the lines.
 
+pub mod audit;
 mod command;
 mod event;
+pub mod gate;
 pub mod model;
+mod owner;
 pub mod session;
 mod workers;
 
@@ -18,10 +21,12 @@ use tokio_util::sync::{CancellationToken, DropGuard};
 
 pub use command::Command;
 pub use event::{Event, TargetInfo};
+pub use gate::{Approved, Gate, Principal, Refused};
 pub use model::{Level, Model, News, Notice};
 pub use session::{Session, SessionOptions};
 
 use crate::k8s::logs::TailEvent;
+use owner::{Owner, own_the_model};
 use workers::Workers;
 
 /// Worker events folded into the model under one write lock, at most.
@@ -33,9 +38,9 @@ const FETCH_IN_FLIGHT: usize = 256;
 
 /// What a viewer asks: a command for the workers, or its own fetch of logs.
 enum Request {
-    Run(Command),
+    Run(Approved),
     Fetch {
-        command: Command,
+        command: Approved,
         to: mpsc::Sender<(u64, TailEvent)>,
         cancel: CancellationToken,
     },
@@ -78,6 +83,8 @@ pub struct Fetch {
 impl Engine {
     /// Starts the workers on the session and the task that owns the model.
     pub fn start(session: Session) -> Engine {
+        let read_only = session.read_only;
+        let audit = session.audit.clone();
         let (events_tx, events_rx) = mpsc::unbounded_channel();
         let (usage_shown, usage_watch) = watch::channel(0usize);
         let workers = Workers::start(session, events_tx, usage_watch);
@@ -87,13 +94,14 @@ impl Engine {
         let (news, _) = broadcast::channel(NEWS_KEPT);
         let stop = CancellationToken::new();
         let task = tokio::spawn(own_the_model(
-            Owner {
-                model: model.clone(),
-                changed: changed_tx,
-                news: news.clone(),
+            Owner::new(
+                model.clone(),
+                changed_tx,
+                news.clone(),
                 workers,
-                scaled_while_idle: false,
-            },
+                read_only,
+                audit,
+            ),
             events_rx,
             requests_rx,
             stop.clone(),
@@ -145,15 +153,16 @@ impl EngineHandle {
         UsageShown(self.usage_shown.clone())
     }
 
-    /// Runs a command that passed the viewer's gate. A `FetchLogs` goes through [`fetch`].
+    /// Runs a command that passed a gate (the engine checks the approval again, and records
+    /// every change in the audit file). A `FetchLogs` goes through [`fetch`].
     ///
     /// [`fetch`]: EngineHandle::fetch
-    pub fn run(&self, command: Command) {
+    pub fn run(&self, command: Approved) {
         let _ = self.requests.send(Request::Run(command));
     }
 
     /// Starts a viewer's own fetch (`Command::FetchLogs`).
-    pub fn fetch(&self, command: Command) -> Fetch {
+    pub fn fetch(&self, command: Approved) -> Fetch {
         let (to, lines) = mpsc::channel(FETCH_IN_FLIGHT);
         let cancel = CancellationToken::new();
         let _ = self.requests.send(Request::Fetch {
@@ -165,128 +174,5 @@ impl EngineHandle {
             lines,
             _stop: cancel.drop_guard(),
         }
-    }
-}
-
-struct Owner {
-    model: Arc<RwLock<Model>>,
-    changed: watch::Sender<u64>,
-    news: broadcast::Sender<News>,
-    workers: Workers,
-    /// The idle cluster's pools were sent to zero nodes: not again until it has been busy (or
-    /// not RUNNING with nodes) in between, so a refused resize is not asked for at every poll.
-    scaled_while_idle: bool,
-}
-
-async fn own_the_model(
-    mut owner: Owner,
-    mut events: mpsc::UnboundedReceiver<Event>,
-    mut requests: mpsc::UnboundedReceiver<Request>,
-    stop: CancellationToken,
-) {
-    let mut version = 0u64;
-    loop {
-        tokio::select! {
-            _ = stop.cancelled() => break,
-            event = events.recv() => {
-                let Some(event) = event else { break };
-                let mut batch = vec![event];
-                while batch.len() < EVENTS_PER_BATCH {
-                    match events.try_recv() {
-                        Ok(e) => batch.push(e),
-                        Err(_) => break,
-                    }
-                }
-                if owner.fold(batch) {
-                    version += 1;
-                    owner.changed.send_replace(version);
-                }
-            }
-            request = requests.recv() => match request {
-                Some(Request::Run(command)) => {
-                    if owner.write().command_sent(&command) {
-                        version += 1;
-                        owner.changed.send_replace(version);
-                    }
-                    owner.run(command);
-                }
-                Some(Request::Fetch { command, to, cancel }) => {
-                    owner.workers.fetch(command, to, cancel);
-                }
-                None => {}
-            },
-        }
-    }
-    owner.workers.stop();
-}
-
-impl Owner {
-    fn write(&self) -> std::sync::RwLockWriteGuard<'_, Model> {
-        self.model.write().unwrap_or_else(|p| p.into_inner())
-    }
-
-    /// Hands a viewer's command to the workers. Applying the plan takes the plan of the
-    /// generation the viewer showed, if it is still the plan (None: the worker refuses).
-    fn run(&mut self, command: Command) {
-        if let Command::ApplyPlan { generation } = command {
-            let plan = self.write().cluster.drift.plan_at(generation).cloned();
-            self.workers.apply_plan(plan);
-            return;
-        }
-        self.workers.run(command);
-    }
-
-    /// `scale-to-zero-when-idle`: the node pools go to zero nodes once the idle decision says so
-    /// (checked as events come; the cluster follower polls GKE at least every 30 s).
-    fn act_on_idle(&mut self, idle: &model::idle::Idle) {
-        match idle {
-            // Not while an operation (the create that made the cluster) is still being
-            // followed to its end: the next batch (its end) decides again.
-            model::idle::Idle::ScaleToZero { .. }
-                if !self.scaled_while_idle && !self.workers.operating() =>
-            {
-                self.scaled_while_idle = true;
-                self.workers
-                    .run(Command::ScaleNodePools(crate::gke::resize::Scale::ToZero));
-            }
-            model::idle::Idle::ScaleToZero { .. } | model::idle::Idle::Remind { .. } => {}
-            model::idle::Idle::No => self.scaled_while_idle = false,
-        }
-    }
-
-    /// Folds a batch of events in; whether anything viewers show changed.
-    fn fold(&mut self, batch: Vec<Event>) -> bool {
-        let mut changed = false;
-        let mut follows = Vec::new();
-        let mut news = Vec::new();
-        let wanted;
-        let idle;
-        {
-            let mut model = self.write();
-            for event in batch {
-                if matches!(event, Event::Tail { .. } | Event::Job(_)) {
-                    self.workers.flow_event_taken();
-                }
-                let applied = model.apply(event);
-                changed |= applied.changed;
-                follows.extend(applied.follow);
-                news.extend(applied.news);
-            }
-            wanted = model.training.take_wanted();
-            let settings = self.workers.idle_settings();
-            idle = model::idle::decide(&model, &settings, jiff::Timestamp::now());
-        }
-        self.act_on_idle(&idle);
-        for follow in follows {
-            self.workers.follow(follow);
-        }
-        if let Some(number) = wanted {
-            self.workers.load_saved_metrics(number);
-        }
-        for n in news {
-            tracing::info!(news = %n, "model");
-            let _ = self.news.send(n);
-        }
-        changed
     }
 }

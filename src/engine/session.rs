@@ -40,6 +40,8 @@ pub struct Session {
     pub sim_dir: Option<std::path::PathBuf>,
     /// `--read-only` or the config's `read-only`: nothing is changed without being asked.
     pub read_only: bool,
+    /// Where every change that reaches the engine is recorded.
+    pub audit: super::audit::Audit,
 }
 
 impl Session {
@@ -87,6 +89,9 @@ pub struct SessionOptions {
     pub logs_root: Option<std::path::PathBuf>,
     /// `--read-only`: the engine changes nothing on its own either (idle node pools stay).
     pub read_only: bool,
+    /// The audit file (the command line gives the state directory's `audit.jsonl`); None:
+    /// changes are not recorded.
+    pub audit_file: Option<std::path::PathBuf>,
 }
 
 pub async fn open(options: &SessionOptions, config: Config) -> Result<Session> {
@@ -120,6 +125,7 @@ pub async fn open(options: &SessionOptions, config: Config) -> Result<Session> {
             _sim: None,
             sim_dir: None,
             read_only,
+            audit: audit_of(options),
         });
     }
     // A first run with nothing set up: say that the simulated cloud needs none of it.
@@ -155,6 +161,7 @@ pub async fn open(options: &SessionOptions, config: Config) -> Result<Session> {
         _sim: None,
         sim_dir: None,
         read_only,
+        audit: audit_of(options),
     })
 }
 
@@ -206,5 +213,14 @@ async fn open_sim(options: &SessionOptions, config: Config) -> Result<Session> {
         _sim: Some(cloud),
         sim_dir: Some(dir),
         read_only,
+        audit: audit_of(options),
     })
+}
+
+fn audit_of(options: &SessionOptions) -> super::audit::Audit {
+    options
+        .audit_file
+        .clone()
+        .map(super::audit::Audit::to_file)
+        .unwrap_or_default()
 }

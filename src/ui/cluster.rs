@@ -136,7 +136,7 @@ pub fn draw(
         ]));
     } else {
         match view.phase() {
-            ClusterPhase::NotCreated if app.read_only => {
+            ClusterPhase::NotCreated if app.read_only() => {
                 lines.push(Line::styled(
                     "Not created (read-only: Gantry will not create it).",
                     theme.dim(),

@@ -160,7 +160,7 @@ fn plan_footer<'a>(view: &PlanView, model: &Model, app: &App, theme: &Theme) -> 
         spans.extend(close("any key"));
         vec![Line::from(spans)]
     };
-    if app.read_only {
+    if app.read_only() {
         return said("read-only: applying is refused".into(), theme.warning());
     }
     match view.plan.action {

@@ -34,11 +34,11 @@ pub fn draw(
 ) {
     let width = area.width as usize;
     let mut spans = Vec::new();
-    if app.read_only {
+    if app.read_only() {
         spans.push(Span::styled(" READ-ONLY ", theme.badge()));
         spans.push(Span::raw(" "));
     }
-    let reminder = idle::decide(model, &IdleSettings::of(&app.config, app.read_only), now)
+    let reminder = idle::decide(model, &IdleSettings::of(&app.config, app.read_only()), now)
         .reminder()
         .map(|text| Span::styled(text, theme.busy()));
     // What an idle cluster costs matters more than news of how it came to be there.
@@ -66,7 +66,7 @@ pub fn draw(
     };
     let hints: Vec<Span> = HINTS
         .iter()
-        .filter(|(a, _)| !(app.read_only && a.mutates()))
+        .filter(|(a, _)| !(app.read_only() && a.mutates()))
         .filter(|(a, _)| model.cluster.managed() || !matches!(a, Action::CreateCluster))
         // The plan's key is worth the room only while there is something to see in it.
         .filter(|(a, _)| *a != Action::Plan || model.cluster.drifted().is_some())

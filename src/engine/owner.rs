@@ -1,0 +1,272 @@
+//! The model's one owner: folds the workers' events in, runs the commands that passed a gate
+//! (checked again here, audited, told to every viewer with who asked), and acts on its own
+//! (the idle cluster scaled to zero) through the same gate.
+
+use std::collections::{HashMap, VecDeque};
+use std::sync::{Arc, RwLock};
+
+use tokio::sync::{broadcast, mpsc, watch};
+use tokio_util::sync::CancellationToken;
+
+use super::workers::Workers;
+use super::{Approved, Command, EVENTS_PER_BATCH, Event, Gate, Level, Model, News, Principal};
+use super::{Request, audit, model};
+use crate::k8s::logs::TailEvent;
+
+/// Whether a command's end is a `Done` whose `what` is its `describe()` (a create or delete of
+/// the cluster ends as the operation it followed).
+fn ends_with_done(command: &Command) -> bool {
+    match command {
+        Command::LaunchJob
+        | Command::RetryJob
+        | Command::DeleteAttempt(_)
+        | Command::DeletePod(_)
+        | Command::ScaleNodePools(_) => true,
+        Command::CreateCluster
+        | Command::DeleteCluster
+        | Command::ApplyPlan { .. }
+        | Command::FetchLogs { .. } => false,
+    }
+}
+
+pub(super) struct Owner {
+    model: Arc<RwLock<Model>>,
+    changed: watch::Sender<u64>,
+    news: broadcast::Sender<News>,
+    workers: Workers,
+    /// The idle cluster's pools were sent to zero nodes: not again until it has been busy (or
+    /// not RUNNING with nodes) in between, so a refused resize is not asked for at every poll.
+    scaled_while_idle: bool,
+    /// `--read-only` or the config's: the engine runs no change, whoever passed it.
+    read_only: bool,
+    audit: audit::Audit,
+    /// Who asked for the one-shot commands still running, by what they do (`Command::describe`,
+    /// the `what` of their `Done`), oldest first: their ends are told with the name.
+    asked: HashMap<String, VecDeque<Principal>>,
+}
+
+impl Owner {
+    pub(super) fn new(
+        model: Arc<RwLock<Model>>,
+        changed: watch::Sender<u64>,
+        news: broadcast::Sender<News>,
+        workers: Workers,
+        read_only: bool,
+        audit: audit::Audit,
+    ) -> Owner {
+        Owner {
+            model,
+            changed,
+            news,
+            workers,
+            scaled_while_idle: false,
+            read_only,
+            audit,
+            asked: HashMap::new(),
+        }
+    }
+}
+
+pub(super) async fn own_the_model(
+    mut owner: Owner,
+    mut events: mpsc::UnboundedReceiver<Event>,
+    mut requests: mpsc::UnboundedReceiver<Request>,
+    stop: CancellationToken,
+) {
+    let mut version = 0u64;
+    loop {
+        tokio::select! {
+            _ = stop.cancelled() => break,
+            event = events.recv() => {
+                let Some(event) = event else { break };
+                let mut batch = vec![event];
+                while batch.len() < EVENTS_PER_BATCH {
+                    match events.try_recv() {
+                        Ok(e) => batch.push(e),
+                        Err(_) => break,
+                    }
+                }
+                if owner.fold(batch) {
+                    version += 1;
+                    owner.changed.send_replace(version);
+                }
+            }
+            request = requests.recv() => {
+                let changed = match request {
+                    Some(Request::Run(approved)) => owner.take(approved),
+                    Some(Request::Fetch { command, to, cancel }) => {
+                        owner.fetch(command, to, cancel);
+                        false
+                    }
+                    None => false,
+                };
+                if changed {
+                    version += 1;
+                    owner.changed.send_replace(version);
+                }
+            }
+        }
+    }
+    owner.workers.stop();
+}
+
+impl Owner {
+    fn write(&self) -> std::sync::RwLockWriteGuard<'_, Model> {
+        self.model.write().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// An approved command: checked again here (a change from a read-only gate, or while the
+    /// engine is read-only, is refused whoever sent it), recorded in the audit file, told to
+    /// every viewer with who asked, then run. Whether the model changed.
+    fn take(&mut self, approved: Approved) -> bool {
+        let command = approved.command().clone();
+        if !command.mutates() {
+            self.run(command);
+            return false;
+        }
+        let by = approved.by().clone();
+        let mut model = self.model.write().unwrap_or_else(|p| p.into_inner());
+        if !approved.may_run(self.read_only) {
+            self.audit.record(&by, &command, "refused: read-only");
+            let text = format!(
+                "read-only: refused to {} (asked by {by})",
+                command.describe()
+            );
+            tracing::warn!(target: "gantry::audit", principal = %by, "{text}");
+            model.notify(Level::Warning, text.clone());
+            drop(model);
+            let _ = self.news.send(News::Said(text));
+            return true;
+        }
+        self.audit.record(&by, &command, "started");
+        let text = format!("{by} asked to {}", command.describe());
+        match by.fingerprint() {
+            Some(key) => {
+                tracing::info!(target: "gantry::audit", principal = %by, key, command = command.kind(), "{text}")
+            }
+            None => {
+                tracing::info!(target: "gantry::audit", principal = %by, command = command.kind(), "{text}")
+            }
+        }
+        model.command_sent(&command);
+        model.notify(Level::Info, text.clone());
+        drop(model);
+        let _ = self.news.send(News::Said(text));
+        if ends_with_done(&command) {
+            self.asked
+                .entry(command.describe())
+                .or_default()
+                .push_back(by);
+        }
+        self.run(command);
+        true
+    }
+
+    /// A viewer's own fetch of logs, if its approval still holds here.
+    fn fetch(
+        &mut self,
+        approved: Approved,
+        to: mpsc::Sender<(u64, TailEvent)>,
+        cancel: CancellationToken,
+    ) {
+        if approved.may_run(self.read_only) {
+            self.workers.fetch(approved.into_parts().0, to, cancel);
+        }
+    }
+
+    /// A one-shot command's end, told with the name of who asked for it.
+    fn attribute(&mut self, event: Event) -> Event {
+        let Event::Done { what, result } = event else {
+            return event;
+        };
+        let Some(queue) = self.asked.get_mut(&what) else {
+            return Event::Done { what, result };
+        };
+        let by = queue.pop_front();
+        if queue.is_empty() {
+            self.asked.remove(&what);
+        }
+        match (by, result) {
+            // The engine's own work says so itself ("idle: …").
+            (Some(Principal::Engine(_)), result) => Event::Done { what, result },
+            (Some(by), Ok(text)) => Event::Done {
+                what,
+                result: Ok(format!("{by}: {text}")),
+            },
+            (Some(by), Err(e)) => Event::Done {
+                what: format!("{what} (asked by {by})"),
+                result: Err(e),
+            },
+            (None, result) => Event::Done { what, result },
+        }
+    }
+
+    /// Hands a viewer's command to the workers. Applying the plan takes the plan of the
+    /// generation the viewer showed, if it is still the plan (None: the worker refuses).
+    fn run(&mut self, command: Command) {
+        if let Command::ApplyPlan { generation } = command {
+            let plan = self.write().cluster.drift.plan_at(generation).cloned();
+            self.workers.apply_plan(plan);
+            return;
+        }
+        self.workers.run(command);
+    }
+
+    /// `scale-to-zero-when-idle`: the node pools go to zero nodes once the idle decision says so
+    /// (checked as events come; the cluster follower polls GKE at least every 30 s).
+    fn act_on_idle(&mut self, idle: &model::idle::Idle) {
+        match idle {
+            // Not while an operation (the create that made the cluster) is still being
+            // followed to its end: the next batch (its end) decides again.
+            model::idle::Idle::ScaleToZero { .. }
+                if !self.scaled_while_idle && !self.workers.operating() =>
+            {
+                self.scaled_while_idle = true;
+                let scale = Command::ScaleNodePools(crate::gke::resize::Scale::ToZero);
+                // The engine's own change passes the same gate, and is audited as its own.
+                if let Ok(approved) = Gate::engine("idle", self.read_only).pass(scale) {
+                    self.take(approved);
+                }
+            }
+            model::idle::Idle::ScaleToZero { .. } | model::idle::Idle::Remind { .. } => {}
+            model::idle::Idle::No => self.scaled_while_idle = false,
+        }
+    }
+
+    /// Folds a batch of events in; whether anything viewers show changed.
+    fn fold(&mut self, batch: Vec<Event>) -> bool {
+        let mut changed = false;
+        let mut follows = Vec::new();
+        let mut news = Vec::new();
+        let wanted;
+        let idle;
+        {
+            let batch: Vec<Event> = batch.into_iter().map(|e| self.attribute(e)).collect();
+            let mut model = self.write();
+            for event in batch {
+                if matches!(event, Event::Tail { .. } | Event::Job(_)) {
+                    self.workers.flow_event_taken();
+                }
+                let applied = model.apply(event);
+                changed |= applied.changed;
+                follows.extend(applied.follow);
+                news.extend(applied.news);
+            }
+            wanted = model.training.take_wanted();
+            let settings = self.workers.idle_settings();
+            idle = model::idle::decide(&model, &settings, jiff::Timestamp::now());
+        }
+        self.act_on_idle(&idle);
+        for follow in follows {
+            self.workers.follow(follow);
+        }
+        if let Some(number) = wanted {
+            self.workers.load_saved_metrics(number);
+        }
+        for n in news {
+            tracing::info!(news = %n, "model");
+            let _ = self.news.send(n);
+        }
+        changed
+    }
+}
