@@ -15,6 +15,9 @@ use crate::viewer::{self, Input, Pacing, Viewer, default_max_fps, local_terminal
 
 pub use crate::engine::SessionOptions;
 
+/// How long the last frame and the restored screen may wait for a terminal that is not reading.
+const LAST_WORDS: std::time::Duration = std::time::Duration::from_secs(2);
+
 /// What the TUI is started with.
 #[derive(Debug, Clone, Default)]
 pub struct TuiOptions {
@@ -73,7 +76,11 @@ pub async fn run(options: TuiOptions) -> Result<i32> {
             return Err(eyre!("cannot use this terminal: {e}"));
         }
     };
-    let mut screen = viewer::Screen::new(std::io::stdout(), size)?;
+    // Frames go out through a bounded queue, as to an SSH client: a terminal that stops reading
+    // (a stalled link, a frozen multiplexer) loses frames, never the engine's time.
+    let delivery = viewer::Delivery::default();
+    let (writer, _stats, delivering) = viewer::output::start(tokio::io::stdout(), delivery.clone());
+    let mut screen = viewer::Screen::new(writer, size)?;
     let viewer = Viewer {
         engine: engine.handle(),
         theme: Theme::from_env(),
@@ -83,14 +90,21 @@ pub async fn run(options: TuiOptions) -> Result<i32> {
                 .or(config_max_fps)
                 .unwrap_or_else(|| default_max_fps(local_terminal_is_remote())),
         },
-        who: None,
         stop: stop.clone(),
-        delivery: Default::default(),
+        delivery,
     };
     let result = viewer::run(&mut screen, app, viewer, terminal_input(), size)
         .await
         .map_err(|e| eyre!("writing to the terminal: {e}"));
+    screen.writer_mut().closing();
     let _ = screen.finish();
+    // A terminal that still does not read is left after a moment: the engine has to stop.
+    let _ = tokio::time::timeout(LAST_WORDS, async {
+        screen.writer_mut().finish().await;
+        drop(screen);
+        let _ = delivering.await;
+    })
+    .await;
     ratatui::restore();
     stop.cancel();
     engine.stop().await;

@@ -6,6 +6,7 @@
 
 mod ansi;
 mod memory;
+pub mod output;
 mod pacing;
 pub mod screen;
 mod scroll;
@@ -40,6 +41,10 @@ pub enum Input {
     Key(KeyEvent),
     /// The screen is now this size (columns, rows).
     Resize(u16, u16),
+    /// Something for the viewer's status line (its terminal is larger than what is drawn).
+    Notice(String),
+    /// From now on this viewer changes nothing, and why (its key left the operators).
+    Restrict(String),
 }
 
 /// How frames reach the screen when it cannot always take them (an SSH client): `lost` says a
@@ -55,24 +60,22 @@ pub struct Viewer {
     pub engine: EngineHandle,
     pub theme: Theme,
     pub pacing: Pacing,
-    /// Who this viewer is, for the log of every change it asks for (`serve`: a key's
-    /// fingerprint); None for the local terminal.
-    pub who: Option<String>,
     /// Set by whatever ends the viewer from outside (a signal, the client leaving).
     pub stop: CancellationToken,
     pub delivery: Delivery,
 }
 
-/// Hands the viewer's commands to the engine; a fetch of its own is kept here while it lasts.
-fn send(viewer: &Viewer, fetch: &mut Option<Fetch>, commands: Vec<Command>) {
+/// Hands the viewer's commands to the engine through its App's gate; a fetch of its own is kept
+/// here while it lasts.
+fn send(viewer: &Viewer, app: &mut App, fetch: &mut Option<Fetch>, commands: Vec<Command>) {
     for command in commands {
-        if matches!(command, Command::FetchLogs { .. }) {
-            *fetch = Some(viewer.engine.fetch(command));
+        let Some(approved) = app.pass(command) else {
+            continue;
+        };
+        if matches!(approved.command(), Command::FetchLogs { .. }) {
+            *fetch = Some(viewer.engine.fetch(approved));
         } else {
-            if let Some(who) = &viewer.who {
-                tracing::warn!(who = %who, "operator asked to {}", command.describe());
-            }
-            viewer.engine.run(command);
+            viewer.engine.run(approved);
         }
     }
 }
@@ -93,6 +96,8 @@ pub async fn run<W: std::io::Write>(
     let mut fetch: Option<Fetch> = None;
     let mut trimmer = memory::Trimmer::new();
     let mut size = size;
+    // The size the screen was last made at: a storm of resizes costs one resize a frame.
+    let mut screen_size = size;
     let mut last_frame = Instant::now() - Duration::from_secs(1);
     let mut last_tick = Instant::now();
     // A key (or a resize) is answered in the next frame, whatever the pacing.
@@ -105,6 +110,10 @@ pub async fn run<W: std::io::Write>(
     loop {
         let due = viewer.pacing.next_frame(last_frame, urgent);
         if app.dirty && Instant::now() >= due && size.width > 0 && size.height > 0 {
+            if screen_size != size {
+                screen.resize(size)?;
+                screen_size = size;
+            }
             if viewer.delivery.lost.swap(false, Ordering::AcqRel) {
                 screen.redraw_whole();
             }
@@ -112,10 +121,15 @@ pub async fn run<W: std::io::Write>(
             let band = ui::full_width_log_rows(size.width, size.height, app.metrics.shown);
             let now = jiff::Timestamp::now();
             {
-                let model = engine.model();
-                let written = screen.draw(band, |frame| {
-                    ui::draw(frame, &model, &app, &viewer.theme, now);
-                })?;
+                // Drawn while the model is read; written once it is let go, so the engine
+                // never waits for a terminal that does not read.
+                let encoded = {
+                    let model = engine.model();
+                    screen.render(band, |frame| {
+                        ui::draw(frame, &model, &app, &viewer.theme, now);
+                    })?
+                };
+                let written = screen.write(encoded)?;
                 let flushed = Instant::now();
                 tracing::debug!(
                     target: "gantry::frames",
@@ -153,9 +167,17 @@ pub async fn run<W: std::io::Write>(
                     }
                 }
                 Some(Input::Resize(width, height)) => {
+                    // Drawn at the pace of frames: the first resize after a quiet spell at
+                    // once, a storm of them once a frame.
                     size = Rect::new(0, 0, width, height);
-                    screen.resize(size)?;
                     app.dirty = true;
+                }
+                Some(Input::Notice(text)) => {
+                    app.notify(crate::engine::Level::Warning, text);
+                    urgent = true;
+                }
+                Some(Input::Restrict(why)) => {
+                    app.restrict(&why);
                     urgent = true;
                 }
                 None => break,
@@ -198,7 +220,7 @@ pub async fn run<W: std::io::Write>(
                 last_tick = Instant::now();
             }
         }
-        send(&viewer, &mut fetch, commands);
+        send(&viewer, &mut app, &mut fetch, commands);
         // Looking away from its own fetch stops it.
         if app.logs.fetched.is_none() {
             fetch = None;

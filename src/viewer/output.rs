@@ -1,8 +1,9 @@
-//! Frames on their way to one SSH client. The viewer draws into a `FrameWriter`; each flush is a
-//! frame, put on a small queue bounded in frames and in bytes; one task per client writes the
-//! queue into the channel, waiting on the client's SSH window as it must. A client that stalls
-//! (a hotel link, a suspended `ssh`) fills the queue: the next frames are skipped, not queued,
-//! so it costs at most `QUEUE_BYTES` here and never delays another viewer; once the queue has
+//! Frames on their way to a terminal: an SSH client's channel, or the local terminal. The viewer
+//! draws into a `FrameWriter`; each flush is a frame, put on a small queue bounded in frames and
+//! in bytes; one task per terminal writes the queue out, waiting on the terminal (an SSH
+//! window, a pty nobody reads) as it must. A terminal that stalls (a hotel link, a suspended
+//! `ssh`, a frozen tmux) fills the queue: the next frames are skipped, not queued, so it costs at
+//! most `QUEUE_BYTES` here and never delays the engine or another viewer; once the queue has
 //! drained, the viewer is told, and its next frame is drawn whole, so the screen is right again.
 
 use std::io;
@@ -35,6 +36,8 @@ pub struct FrameWriter {
     queue: mpsc::Sender<Vec<u8>>,
     delivery: Delivery,
     stats: Arc<Stats>,
+    /// The last words are being written: flushes keep them, `finish` sends them.
+    closing: bool,
 }
 
 /// A client's queue and the task that empties it into `channel`. The task ends when the
@@ -52,6 +55,7 @@ pub fn start(
             queue,
             delivery,
             stats: stats.clone(),
+            closing: false,
         },
         stats,
         task,
@@ -65,7 +69,12 @@ async fn deliver(
     stats: Arc<Stats>,
 ) {
     while let Some(frame) = frames.recv().await {
-        let written = channel.write_all(&frame).await;
+        // A frame is flushed whole: the local terminal's stdout holds what it is given until a
+        // newline or a flush.
+        let mut written = channel.write_all(&frame).await;
+        if written.is_ok() {
+            written = channel.flush().await;
+        }
         stats.queued_bytes.fetch_sub(frame.len(), Ordering::AcqRel);
         if written.is_err() {
             return;
@@ -89,7 +98,7 @@ impl io::Write for FrameWriter {
 
     /// Ends a frame: queued if there is room, else skipped (and the next drawn whole).
     fn flush(&mut self) -> io::Result<()> {
-        if self.frame.is_empty() {
+        if self.frame.is_empty() || self.closing {
             return Ok(());
         }
         let len = self.frame.len();
@@ -126,6 +135,12 @@ impl FrameWriter {
         self.frame.clear();
         self.stats.frames_skipped.fetch_add(1, Ordering::Relaxed);
         self.delivery.lost.store(true, Ordering::Release);
+    }
+
+    /// What is written from now on is the last words to the terminal (leaving the alternate
+    /// screen, the cursor shown): kept whole, never skipped, and sent by [`FrameWriter::finish`].
+    pub fn closing(&mut self) {
+        self.closing = true;
     }
 
     /// Sends what is written so far, waiting for room: the last words to a client (leaving the

@@ -26,6 +26,12 @@ pub struct Written {
     pub scrolled: u16,
 }
 
+/// A frame's bytes, rendered and not yet written.
+pub struct Encoded {
+    bytes: Vec<u8>,
+    written: Written,
+}
+
 pub struct Screen<W: Write> {
     /// Renders frames into a buffer; its backend writes nothing.
     renderer: Terminal<Unseen>,
@@ -72,6 +78,18 @@ impl<W: Write> Screen<W> {
         band: Option<(u16, u16)>,
         render: impl FnOnce(&mut Frame),
     ) -> io::Result<Written> {
+        let frame = self.render(band, render)?;
+        self.write(frame)
+    }
+
+    /// Renders a frame into the bytes that show it, writing nothing: what is drawn from the
+    /// engine's model is encoded while the model is read, and written after it is let go
+    /// ([`Screen::write`]), so a terminal that does not read holds up nobody but its viewer.
+    pub fn render(
+        &mut self,
+        band: Option<(u16, u16)>,
+        render: impl FnOnce(&mut Frame),
+    ) -> io::Result<Encoded> {
         let next = self
             .renderer
             .draw(|frame| {
@@ -89,11 +107,16 @@ impl<W: Write> Screen<W> {
         // if the write fails the viewer ends, and a lost frame is said so by `redraw_whole`.
         self.pen = pen;
         self.whole = false;
-        if !bytes.is_empty() {
-            self.out.write_all(&bytes)?;
+        Ok(Encoded { bytes, written })
+    }
+
+    /// Writes a rendered frame.
+    pub fn write(&mut self, frame: Encoded) -> io::Result<Written> {
+        if !frame.bytes.is_empty() {
+            self.out.write_all(&frame.bytes)?;
             self.out.flush()?;
         }
-        Ok(written)
+        Ok(frame.written)
     }
 
     /// Leaves the terminal's scroll region whole, its style plain and its cursor shown, for

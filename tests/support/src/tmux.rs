@@ -112,6 +112,17 @@ impl Tmux {
 
     /// The process tmux runs in the pane (for SIGSTOP and SIGCONT in drills).
     pub fn pane_pid(&self) -> u32 {
+        self.format("#{pane_pid}").parse().unwrap()
+    }
+
+    /// The tmux server's process: stopping it stops the reader of the pane's terminal, as a
+    /// stalled link or a frozen multiplexer does.
+    pub fn server_pid(&self) -> u32 {
+        self.format("#{pid}").parse().unwrap()
+    }
+
+    /// A tmux format of the pane (`#{alternate_on}`, `#{cursor_flag}`…).
+    pub fn format(&self, format: &str) -> String {
         let out = Command::new("tmux")
             .args([
                 "-L",
@@ -120,11 +131,11 @@ impl Tmux {
                 "-p",
                 "-t",
                 &self.session,
-                "#{pane_pid}",
+                format,
             ])
             .output()
             .unwrap();
-        String::from_utf8_lossy(&out.stdout).trim().parse().unwrap()
+        String::from_utf8_lossy(&out.stdout).trim().to_string()
     }
 
     /// Gantry's state directory in this session (`$XDG_STATE_HOME/gantry`): gantry.log, logs.
