@@ -1,11 +1,14 @@
 //! `gantry serve` end to end, with the real OpenSSH client in tmux: teammates watch at their own
 //! sizes, each with a view of their own; viewers are refused every change by the same one gate
 //! as the local TUI, an operator's key passes it; strangers, commands and subsystems get
-//! nothing; the host key survives a restart.
+//! nothing; the host key survives a restart. Hostile clients: `hostile`.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 use gantry_test_support::serve::{OPERATOR, STRANGER, Served, VIEWER, ssh_available};
 use gantry_test_support::tmux::{self, Tmux};
+
+#[path = "serve/hostile.rs"]
+mod hostile;
 
 /// The Job every test here runs: lines enough to scroll back in, at a readable pace.
 const JOB: [&str; 4] = [

@@ -134,34 +134,7 @@ fn a_stopped_client_costs_a_bounded_queue_and_nobody_else_waits_for_it() {
         .unwrap()
         .to_string();
     let saved = served.path("state/gantry/logs/ml-gke-cluster/ml-training-job");
-    let mut files = 0;
-    for entry in std::fs::read_dir(&saved).unwrap().filter_map(Result::ok) {
-        let name = entry.file_name().to_string_lossy().to_string();
-        let Some(pod) = name.strip_suffix(".log") else {
-            continue;
-        };
-        let out = Command::new("kubectl")
-            .args([
-                "--kubeconfig",
-                &format!("{sim_dir}/kubeconfig"),
-                "logs",
-                pod,
-            ])
-            .output()
-            .unwrap();
-        assert!(
-            out.status.success(),
-            "{}",
-            String::from_utf8_lossy(&out.stderr)
-        );
-        let mine = std::fs::read(entry.path()).unwrap();
-        assert!(
-            mine == out.stdout,
-            "{name}: {} bytes saved, {} served",
-            mine.len(),
-            out.stdout.len()
-        );
-        files += 1;
-    }
+    let kubeconfig = std::path::PathBuf::from(format!("{sim_dir}/kubeconfig"));
+    let files = gantry_test_support::saved_logs_are_the_pods(&saved, &kubeconfig);
     assert_eq!(files, 4, "one file per pod in {}", saved.display());
 }

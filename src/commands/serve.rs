@@ -132,5 +132,7 @@ fn options(
                 .unwrap_or_else(|| default_max_fps(true)),
         },
         read_only: tui.read_only || config.read_only,
+        login_grace: std::time::Duration::from_secs(args.login_grace),
+        max_startups: args.max_startups as usize,
     })
 }

@@ -3,6 +3,11 @@
 //! subsystem (sftp), a shell without a pty, forwarding of ports, agent or X11 are refused with
 //! one line. Each session's work happens in its own task (`session::run`); this handler only
 //! passes the client's bytes and sizes on, so a slow viewer never holds the connection up.
+//!
+//! Everything a client sends is bounded before anything is allocated for it: a pty or window
+//! size is clamped to `MAX_COLS` × `MAX_ROWS`; a storm of window changes keeps only the newest
+//! size (drawn at most once a frame); bytes the session has no room for are read and dropped,
+//! never queued; a connection opens at most `MAX_CHANNELS` sessions.
 
 use std::collections::HashMap;
 use std::net::SocketAddr;
@@ -10,40 +15,81 @@ use std::sync::Arc;
 
 use russh::keys::PublicKey;
 use russh::server::{Auth, ChannelOpenHandle, Handler, Msg, Session, VerifiedPublicKey};
-use russh::{Channel, ChannelId};
-use tokio::sync::mpsc;
+use russh::{Channel, ChannelId, ChannelOpenFailure};
+use tokio::sync::{mpsc, watch};
 
-use super::Shared;
 use super::keys::{Standing, fingerprint};
-use super::session::{self, FromClient, Start};
+use super::session::{self, Start};
+use super::size::Size;
+use super::{Shared, ViewerSlot};
+use crate::engine::Principal;
 
-/// Messages from the client waiting for its session task; beyond, the connection waits (and
-/// with it, through SSH's window, the client).
+/// Chunks of the client's bytes waiting for its session task; beyond, they are dropped.
 const FROM_CLIENT_QUEUED: usize = 64;
+/// Session channels one connection may have open (OpenSSH's `MaxSessions` is 10).
+const MAX_CHANNELS: usize = 4;
+/// A key's comment is a name on a status line, not a document.
+const COMMENT_CHARS: usize = 64;
 
 pub struct Connection {
     shared: Arc<Shared>,
     peer: Option<SocketAddr>,
-    who: Option<(String, Standing)>,
+    /// Its place among the connections still authenticating (`admission::Startups`).
+    startup: u64,
+    who: Option<Who>,
     channels: HashMap<ChannelId, Pending>,
+}
+
+/// An authenticated connection's key, and its place among the authenticated.
+struct Who {
+    key: PublicKey,
+    principal: Principal,
+    standing: Standing,
+    _slot: ViewerSlot,
 }
 
 /// A session channel, before and after its TUI starts.
 #[derive(Default)]
 struct Pending {
     writer: Option<Box<dyn tokio::io::AsyncWrite + Send + Unpin>>,
-    pty: Option<(String, u16, u16)>,
+    pty: Option<(String, Size)>,
     no_color: bool,
-    to_session: Option<mpsc::Sender<FromClient>>,
+    to_session: Option<mpsc::Sender<Vec<u8>>>,
+    size: Option<watch::Sender<Size>>,
+    /// Bytes dropped for want of room (said once in the log).
+    dropped: u64,
 }
 
 impl Connection {
-    pub fn new(shared: Arc<Shared>, peer: Option<SocketAddr>) -> Self {
+    pub fn new(shared: Arc<Shared>, peer: Option<SocketAddr>, startup: u64) -> Self {
         Self {
             shared,
             peer,
+            startup,
             who: None,
             channels: HashMap::new(),
+        }
+    }
+
+    fn who_name(&self) -> Option<String> {
+        self.who.as_ref().map(|w| w.principal.name())
+    }
+
+    /// A refused login, said once a minute per source address.
+    fn refused_login(&self, user: &str, key: &PublicKey, why: &str) {
+        let now = std::time::Instant::now();
+        if let Some(unsaid) = self
+            .shared
+            .failures
+            .should_log(self.peer.map(|p| p.ip()), now)
+        {
+            tracing::warn!(
+                peer = %self.peer(),
+                user = %crate::sanitize::one_line(user),
+                key = %fingerprint(key),
+                not_said_since = unsaid,
+                "{why}"
+            );
         }
     }
 
@@ -53,7 +99,7 @@ impl Connection {
 
     /// Says no in one line on the channel's stderr, and closes it.
     fn refuse(&mut self, channel: ChannelId, why: &str, session: &mut Session) {
-        tracing::info!(peer = %self.peer(), who = ?self.who.as_ref().map(|w| &w.0), "refused: {why}");
+        tracing::info!(peer = %self.peer(), who = ?self.who_name(), "refused: {why}");
         let line = format!("gantry serve: {why}\r\n");
         let _ = session.extended_data(channel, 1, line.into_bytes());
         let _ = session.exit_status_request(channel, 1);
@@ -61,43 +107,6 @@ impl Connection {
         let _ = session.close(channel);
         self.channels.remove(&channel);
     }
-
-    /// Hands the client's bytes or size to its session's task, once the TUI runs there.
-    fn forward(
-        &self,
-        channel: ChannelId,
-        message: FromClient,
-    ) -> impl Future<Output = ()> + Send + use<> {
-        let to = self
-            .channels
-            .get(&channel)
-            .and_then(|p| p.to_session.clone());
-        async move {
-            if let Some(to) = to {
-                let _ = to.send(message).await;
-            }
-        }
-    }
-
-    fn standing_of(&self, key: &PublicKey) -> Option<Standing> {
-        if self
-            .shared
-            .operators
-            .as_ref()
-            .is_some_and(|o| o.contains(key))
-        {
-            Some(Standing::Operator)
-        } else if self.shared.authorized.contains(key) {
-            Some(Standing::Viewer)
-        } else {
-            None
-        }
-    }
-}
-
-/// A u32 size from the client as a screen dimension.
-fn dim(n: u32) -> u16 {
-    u16::try_from(n).unwrap_or(u16::MAX)
 }
 
 const NO_COMMANDS: &str =
@@ -108,17 +117,17 @@ impl Handler for Connection {
 
     async fn auth_publickey_offered(
         &mut self,
-        _user: &str,
+        user: &str,
         offer: russh::server::PublicKeyOffer<'_>,
     ) -> Result<Auth, Self::Error> {
         // Saves the client a signature for a key that would be refused anyway.
-        Ok(match self.standing_of(offer.public_key) {
+        Ok(match self.shared.standing_of(offer.public_key, true) {
             Some(_) => Auth::Accept,
             None => {
-                tracing::warn!(
-                    peer = %self.peer(),
-                    key = %fingerprint(offer.public_key),
-                    "refused a key not in the authorized keys"
+                self.refused_login(
+                    user,
+                    offer.public_key,
+                    "refused a key not in the authorized keys",
                 );
                 Auth::reject()
             }
@@ -131,17 +140,42 @@ impl Handler for Connection {
         key: VerifiedPublicKey<'_>,
     ) -> Result<Auth, Self::Error> {
         let print = fingerprint(key.public_key);
-        match self.standing_of(key.public_key) {
-            Some(standing) => {
-                tracing::info!(peer = %self.peer(), user, key = %print, ?standing, "connected");
-                self.who = Some((format!("{user} {print}"), standing));
-                Ok(Auth::Accept)
-            }
-            None => {
-                tracing::warn!(peer = %self.peer(), user, key = %print, "refused a key not in the authorized keys");
-                Ok(Auth::reject())
-            }
+        let Some((standing, comment)) = self.shared.standing_of(key.public_key, true) else {
+            self.refused_login(
+                user,
+                key.public_key,
+                "refused a key not in the authorized keys",
+            );
+            return Ok(Auth::reject());
+        };
+        // Cut meanwhile (its grace ran out, or it was the oldest at the cap): too late.
+        if !self.shared.startups.leave(self.startup) {
+            return Ok(Auth::reject());
         }
+        let Some(slot) = self.shared.take_authenticated() else {
+            tracing::warn!(peer = %self.peer(), key = %print, "refused: too many connections");
+            return Ok(Auth::reject());
+        };
+        let principal = Principal::Key {
+            fingerprint: print.clone(),
+            comment: comment.chars().take(COMMENT_CHARS).collect(),
+        };
+        // The user name a client sends is its own choice: logged, never taken as who it is.
+        tracing::info!(
+            peer = %self.peer(),
+            user = %crate::sanitize::one_line(user),
+            key = %print,
+            name = %principal,
+            ?standing,
+            "connected"
+        );
+        self.who = Some(Who {
+            key: key.public_key.clone(),
+            principal,
+            standing,
+            _slot: slot,
+        });
+        Ok(Auth::Accept)
     }
 
     async fn channel_open_session(
@@ -150,6 +184,11 @@ impl Handler for Connection {
         reply: ChannelOpenHandle,
         _session: &mut Session,
     ) -> Result<(), Self::Error> {
+        if self.channels.len() >= MAX_CHANNELS {
+            tracing::info!(peer = %self.peer(), who = ?self.who_name(), "refused a session: {MAX_CHANNELS} open on this connection");
+            reply.reject(ChannelOpenFailure::ResourceShortage).await;
+            return Ok(());
+        }
         // Only the writer is kept: the client's bytes and requests come through this handler,
         // and an unread channel would hold the connection up.
         let pending = Pending {
@@ -172,11 +211,13 @@ impl Handler for Connection {
         _modes: &[(russh::Pty, u32)],
         session: &mut Session,
     ) -> Result<(), Self::Error> {
-        if let Some(p) = self.channels.get_mut(&channel) {
-            p.pty = Some((term.to_string(), dim(col_width), dim(row_height)));
-            session.channel_success(channel)?;
-        } else {
-            session.channel_failure(channel)?;
+        match self.channels.get_mut(&channel) {
+            Some(p) if p.to_session.is_none() => {
+                let term: String = term.chars().take(64).collect();
+                p.pty = Some((term, Size::clamped(col_width, row_height)));
+                session.channel_success(channel)?;
+            }
+            _ => session.channel_failure(channel)?,
         }
         Ok(())
     }
@@ -202,15 +243,20 @@ impl Handler for Connection {
         channel: ChannelId,
         session: &mut Session,
     ) -> Result<(), Self::Error> {
-        let Some((who, standing)) = self.who.clone() else {
+        let Some(who) = &self.who else {
             session.channel_failure(channel)?;
             return Ok(());
         };
+        let (key, principal, standing) = (who.key.clone(), who.principal.clone(), who.standing);
         let Some(pending) = self.channels.get_mut(&channel) else {
             session.channel_failure(channel)?;
             return Ok(());
         };
-        let Some((term, cols, rows)) = pending.pty.clone() else {
+        if pending.to_session.is_some() {
+            session.channel_failure(channel)?;
+            return Ok(());
+        }
+        let Some((term, size)) = pending.pty.clone() else {
             session.channel_success(channel)?;
             self.refuse(channel, "the TUI needs a terminal: ssh -t to it", session);
             return Ok(());
@@ -229,11 +275,14 @@ impl Handler for Connection {
             return Ok(());
         };
         let (to_session, from_client) = mpsc::channel(FROM_CLIENT_QUEUED);
+        let (size_tx, size_rx) = watch::channel(size);
         pending.to_session = Some(to_session);
+        pending.size = Some(size_tx);
         let start = Start {
-            who,
+            key,
+            principal,
             standing,
-            size: (cols, rows),
+            size: size_rx,
             no_color: pending.no_color,
             term,
             stop: self.shared.stop.child_token(),
@@ -243,8 +292,8 @@ impl Handler for Connection {
         let shared = self.shared.clone();
         let handle = session.handle();
         self.shared.sessions.spawn(async move {
-            session::run(shared, start, writer, from_client).await;
-            let _ = handle.exit_status_request(channel, 0).await;
+            let status = session::run(shared, start, writer, from_client).await;
+            let _ = handle.exit_status_request(channel, status).await;
             let _ = handle.eof(channel).await;
             let _ = handle.close(channel).await;
         });
@@ -293,8 +342,21 @@ impl Handler for Connection {
         data: &[u8],
         _session: &mut Session,
     ) -> Result<(), Self::Error> {
-        self.forward(channel, FromClient::Bytes(data.to_vec()))
-            .await;
+        let peer = self.peer();
+        let Some(p) = self.channels.get_mut(&channel) else {
+            return Ok(());
+        };
+        let Some(to) = &p.to_session else {
+            return Ok(());
+        };
+        // Read and dropped when the session has no room: a paste of 100 MB costs its reading,
+        // never its size.
+        if to.try_send(data.to_vec()).is_err() {
+            if p.dropped == 0 {
+                tracing::info!(peer = %peer, "a client sends faster than its session reads: input dropped");
+            }
+            p.dropped += data.len() as u64;
+        }
         Ok(())
     }
 
@@ -307,8 +369,10 @@ impl Handler for Connection {
         _pix_height: u32,
         _session: &mut Session,
     ) -> Result<(), Self::Error> {
-        let resize = FromClient::Resize(dim(col_width), dim(row_height));
-        self.forward(channel, resize).await;
+        // Only the newest size is kept: a storm of changes is one redraw.
+        if let Some(size) = self.channels.get(&channel).and_then(|p| p.size.as_ref()) {
+            size.send_replace(Size::clamped(col_width, row_height));
+        }
         Ok(())
     }
 
@@ -320,6 +384,7 @@ impl Handler for Connection {
         // The session's input ends: its viewer leaves.
         if let Some(p) = self.channels.get_mut(&channel) {
             p.to_session = None;
+            p.size = None;
         }
         Ok(())
     }
@@ -336,8 +401,8 @@ impl Handler for Connection {
 
 impl Drop for Connection {
     fn drop(&mut self) {
-        if let Some((who, _)) = &self.who {
-            tracing::info!(peer = %self.peer(), who = %who, "disconnected");
+        if let Some(who) = &self.who {
+            tracing::info!(peer = %self.peer(), who = %who.principal, key = %fingerprint(&who.key), "disconnected");
         }
     }
 }

@@ -3,21 +3,71 @@
 //! knows the sequences of xterm, VT220, rxvt and the kitty protocol, splits them across packet
 //! boundaries, and tells a lone Esc from the start of a sequence when no more bytes follow —
 //! which is exactly what a hand-written table gets wrong.
+//!
+//! Bounded whatever a client sends: at most `MAX_KEYS_PER_FEED` keys from one read (nobody types
+//! faster; a paste beyond it is dropped), and a sequence still unfinished after
+//! `MAX_PENDING_BYTES` (a bracketed paste that never ends, garbage) is thrown away, parser and
+//! all, so the parser never holds more than that.
+//!
+//! The parser sees valid UTF-8 only: bytes that are not (a stray 0x80, a cut-off sequence that
+//! never completes) are dropped first. termwiz 0.23 advances its buffer by the length of a
+//! paste *after* lossy decoding, so invalid bytes inside a bracketed paste make it step past
+//! its own buffer and panic — found by the proptest below.
 
 use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 use termwiz::input::{InputEvent, InputParser, KeyCode as Tw, Modifiers};
 
+/// Keys taken from one read of the client's bytes, at most.
+pub const MAX_KEYS_PER_FEED: usize = 256;
+/// Bytes fed without a key coming out, at most, before the parser starts again.
+pub const MAX_PENDING_BYTES: usize = 16 * 1024;
+
 /// One client's parser: bytes in, key events out.
 pub struct Keys {
     parser: InputParser,
+    /// Bytes fed since the last key came out: what the parser may be holding.
+    pending: usize,
+    /// The start of a UTF-8 character whose rest has not arrived yet (3 bytes at most).
+    partial: Vec<u8>,
 }
 
 impl Default for Keys {
     fn default() -> Self {
         Self {
             parser: InputParser::new(),
+            pending: 0,
+            partial: Vec::new(),
         }
     }
+}
+
+/// The valid UTF-8 of `bytes` (after `partial`, the unfinished character of the last read),
+/// leaving in `partial` the start of a character still to come.
+fn valid_utf8(partial: &mut Vec<u8>, bytes: &[u8]) -> Vec<u8> {
+    let mut rest = std::mem::take(partial);
+    rest.extend_from_slice(bytes);
+    let mut out = Vec::with_capacity(rest.len());
+    let mut at = 0;
+    while at < rest.len() {
+        match std::str::from_utf8(&rest[at..]) {
+            Ok(text) => {
+                out.extend_from_slice(text.as_bytes());
+                break;
+            }
+            Err(e) => {
+                let good = at + e.valid_up_to();
+                out.extend_from_slice(&rest[at..good]);
+                match e.error_len() {
+                    Some(bad) => at = good + bad,
+                    None => {
+                        partial.extend_from_slice(&rest[good..]);
+                        break;
+                    }
+                }
+            }
+        }
+    }
+    out
 }
 
 /// How long an unfinished sequence (a lone Esc, so far) waits for the rest before it is taken
@@ -28,31 +78,69 @@ impl Keys {
     /// The keys in `bytes`; an unfinished escape sequence waits for the next bytes, or for
     /// [`Keys::flush`] after [`ESC_WAIT`].
     pub fn feed(&mut self, bytes: &[u8]) -> Vec<KeyEvent> {
-        self.parse(bytes, true)
+        let mut keys = Vec::new();
+        let bytes = valid_utf8(&mut self.partial, bytes);
+        // Fed in pieces, so an unfinished sequence is cut before it grows past the bound.
+        for piece in bytes.chunks(MAX_PENDING_BYTES) {
+            let (got, events) = self.parse(piece, true, MAX_KEYS_PER_FEED - keys.len());
+            keys.extend(got);
+            if events {
+                self.pending = 0;
+            } else {
+                self.pending += piece.len();
+            }
+            if self.pending >= MAX_PENDING_BYTES {
+                self.parser = InputParser::new();
+                self.pending = 0;
+            }
+        }
+        keys
     }
 
     /// What is left, taken as it stands: a lone Esc is Esc.
     pub fn flush(&mut self) -> Vec<KeyEvent> {
-        self.parse(&[], false)
+        self.pending = 0;
+        self.partial.clear();
+        self.parse(&[], false, MAX_KEYS_PER_FEED).0
     }
 
-    fn parse(&mut self, bytes: &[u8], maybe_more: bool) -> Vec<KeyEvent> {
+    /// Bytes the parser may be holding for a sequence not finished yet.
+    #[cfg(test)]
+    fn pending(&self) -> usize {
+        self.pending
+    }
+
+    /// The keys of `bytes`, at most `room`; and whether any event came out at all.
+    fn parse(&mut self, bytes: &[u8], maybe_more: bool, room: usize) -> (Vec<KeyEvent>, bool) {
         let mut keys = Vec::new();
+        let mut events = false;
+        let mut take = |k: KeyEvent| {
+            if keys.len() < room {
+                keys.push(k);
+            }
+        };
         self.parser.parse(
             bytes,
-            |event| match event {
-                InputEvent::Key(k) => keys.extend(key(k.key, k.modifiers)),
-                // A paste is typed text: the search prompt takes it.
-                InputEvent::Paste(text) => keys.extend(
-                    text.chars()
+            |event| {
+                events = true;
+                match event {
+                    InputEvent::Key(k) => {
+                        if let Some(k) = key(k.key, k.modifiers) {
+                            take(k);
+                        }
+                    }
+                    // A paste is typed text: the search prompt takes it.
+                    InputEvent::Paste(text) => text
+                        .chars()
                         .filter(|c| !c.is_control())
-                        .map(|c| KeyEvent::new(KeyCode::Char(c), KeyModifiers::NONE)),
-                ),
-                _ => {}
+                        .take(room)
+                        .for_each(|c| take(KeyEvent::new(KeyCode::Char(c), KeyModifiers::NONE))),
+                    _ => {}
+                }
             },
             maybe_more,
         );
-        keys
+        (keys, events)
     }
 }
 
@@ -149,6 +237,91 @@ mod tests {
         );
         assert_eq!(keys(b"\x1b"), [(KeyCode::Esc, NONE)]);
         assert_eq!(keys(b"\x03"), [(KeyCode::Char('c'), KeyModifiers::CONTROL)]);
+    }
+
+    #[test]
+    fn a_paste_that_never_ends_is_dropped_and_the_keys_after_it_still_arrive() {
+        let mut k = Keys::default();
+        let mut got = k.feed(b"\x1b[200~");
+        for _ in 0..200 {
+            got.extend(k.feed(&[b'x'; 32 * 1024]));
+            assert!(k.pending() < MAX_PENDING_BYTES);
+        }
+        assert!(got.len() <= MAX_KEYS_PER_FEED * 201);
+        // The parser started again: plain keys are keys.
+        let mut k2 = Keys::default();
+        let _ = k2.feed(b"\x1b");
+        let _ = k2.feed(b"[200~");
+        let _ = k2.feed(&vec![b'y'; MAX_PENDING_BYTES]);
+        let after = k2.feed(b"q");
+        assert_eq!(
+            after.iter().map(|k| k.code).collect::<Vec<_>>(),
+            [KeyCode::Char('q')]
+        );
+    }
+
+    #[test]
+    fn invalid_utf8_in_a_bracketed_paste_is_dropped_and_the_paste_still_arrives() {
+        let mut k = Keys::default();
+        let got = k.feed(b"\x1b[200~a\xff\xfeb\x1b[201~");
+        let typed: String = got
+            .iter()
+            .filter_map(|k| match k.code {
+                KeyCode::Char(c) => Some(c),
+                _ => None,
+            })
+            .collect();
+        assert_eq!(typed, "ab");
+        // A character cut across reads is one character.
+        let mut k = Keys::default();
+        assert!(k.feed(&[0xc3]).is_empty());
+        let e = k.feed(&[0xa9]);
+        assert_eq!(
+            e.iter().map(|k| k.code).collect::<Vec<_>>(),
+            [KeyCode::Char('é')]
+        );
+    }
+
+    #[test]
+    fn a_hundred_megabytes_of_keys_in_one_read_give_a_bounded_number() {
+        let mut k = Keys::default();
+        let got = k.feed(&vec![b'j'; 1024 * 1024]);
+        assert_eq!(got.len(), MAX_KEYS_PER_FEED);
+    }
+
+    proptest::proptest! {
+        #![proptest_config(proptest::prelude::ProptestConfig::with_cases(512))]
+        /// Whatever a client sends, cut wherever its packets fall: no panic, a bounded number of
+        /// keys a read, a bounded number of bytes held.
+        #[test]
+        fn arbitrary_bytes_in_arbitrary_pieces_never_panic_or_grow(
+            bytes in proptest::collection::vec(proptest::prelude::any::<u8>(), 0..4096),
+            cuts in proptest::collection::vec(0usize..4096, 0..16),
+            escapes in proptest::collection::vec(
+                proptest::sample::select(vec![
+                    &b"\x1b["[..], b"\x1b[200~", b"\x1b[201~", b"\x1bO", b"\x1b]", b"\x1bP",
+                    b"\x9b", b"\x1b[<0;1;1M", b"\x1b[M", b"\x1b_", b"\x07", b"\x1b\\",
+                ]),
+                0..8,
+            ),
+        ) {
+            let mut all = bytes.clone();
+            for (i, e) in escapes.iter().enumerate() {
+                let at = (i * 397) % (all.len() + 1);
+                all.splice(at..at, e.iter().copied());
+            }
+            let mut cuts: Vec<usize> = cuts.into_iter().map(|c| c % (all.len() + 1)).collect();
+            cuts.sort_unstable();
+            let mut k = Keys::default();
+            let mut from = 0;
+            for cut in cuts.into_iter().chain(std::iter::once(all.len())) {
+                let got = k.feed(&all[from..cut]);
+                proptest::prop_assert!(got.len() <= MAX_KEYS_PER_FEED);
+                proptest::prop_assert!(k.pending() < MAX_PENDING_BYTES);
+                from = cut;
+            }
+            proptest::prop_assert!(k.flush().len() <= MAX_KEYS_PER_FEED);
+        }
     }
 
     #[test]

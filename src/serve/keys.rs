@@ -1,12 +1,13 @@
 //! Who may connect, and who the server is. Keys are compared by their key data, never by comment
 //! or options (sshd's `from=`, `command=`, `restrict` mean nothing here, which is why Gantry reads
-//! a file of its own, not `~/.ssh/authorized_keys`). The files are read again when they change,
-//! so adding a teammate needs no restart. The host key is made once, kept 0600, and reused, so
-//! `known_hosts` stays valid across restarts.
+//! a file of its own, not `~/.ssh/authorized_keys`). The files are read again at every login and
+//! every second, and compared by content (not by modification time, which an editor or a copy
+//! with `cp -p` may leave as it was): adding a teammate needs no restart, and a key taken out
+//! ends its open sessions (`serve::revoke`). The host key is made once, kept 0600, and reused,
+//! so `known_hosts` stays valid across restarts.
 
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
-use std::time::SystemTime;
 
 use russh::keys::ssh_key::{AuthorizedKeys, LineEnding, private::Ed25519Keypair};
 use russh::keys::{HashAlg, PrivateKey, PublicKey};
@@ -20,7 +21,7 @@ pub enum Standing {
     Operator,
 }
 
-/// A file of public keys in `authorized_keys` format, read again whenever it changes.
+/// A file of public keys in `authorized_keys` format, read again whenever it is asked.
 pub struct KeyFile {
     path: PathBuf,
     cache: Mutex<Cached>,
@@ -28,8 +29,16 @@ pub struct KeyFile {
 
 #[derive(Default)]
 struct Cached {
-    modified: Option<SystemTime>,
-    keys: Vec<PublicKey>,
+    /// The file's bytes as last read (None: no file).
+    text: Option<Vec<u8>>,
+    keys: Vec<Listed>,
+}
+
+/// A key of the file, with the comment of its line (`alice@ops`): how its holder is named.
+#[derive(Debug, Clone)]
+pub struct Listed {
+    pub key: PublicKey,
+    pub comment: String,
 }
 
 impl KeyFile {
@@ -40,7 +49,7 @@ impl KeyFile {
             path: path.to_path_buf(),
             cache: Mutex::new(Cached::default()),
         };
-        file.reload()?;
+        file.refresh()?;
         Ok(file)
     }
 
@@ -50,7 +59,7 @@ impl KeyFile {
 
     /// How many keys the file holds now.
     pub fn len(&self) -> usize {
-        let _ = self.reload();
+        let _ = self.refresh();
         self.lock().keys.len()
     }
 
@@ -58,52 +67,70 @@ impl KeyFile {
         self.len() == 0
     }
 
-    /// Whether `key` is listed (by key data), after reading the file again if it changed. A file
-    /// that became unreadable or malformed keeps its last good keys (and says so in the log).
+    /// Whether `key` is listed (by key data), after reading the file again.
     pub fn contains(&self, key: &PublicKey) -> bool {
-        if let Err(e) = self.reload() {
+        self.find(key).is_some()
+    }
+
+    /// The line listing `key` (by key data), after reading the file again. A file that became
+    /// unreadable or malformed keeps its last good keys (and says so in the log).
+    pub fn find(&self, key: &PublicKey) -> Option<Listed> {
+        if let Err(e) = self.refresh() {
             tracing::warn!("{e}; keeping the keys read before");
         }
+        self.listed(key)
+    }
+
+    /// The line listing `key` as the file was last read.
+    pub fn listed(&self, key: &PublicKey) -> Option<Listed> {
         self.lock()
             .keys
             .iter()
-            .any(|k| k.key_data() == key.key_data())
+            .find(|k| k.key.key_data() == key.key_data())
+            .cloned()
     }
 
     fn lock(&self) -> std::sync::MutexGuard<'_, Cached> {
         self.cache.lock().unwrap_or_else(|p| p.into_inner())
     }
 
-    fn reload(&self) -> Result<(), String> {
-        let modified = match std::fs::metadata(&self.path) {
-            Ok(m) => m.modified().ok(),
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
-                let mut cache = self.lock();
-                cache.keys.clear();
-                cache.modified = None;
-                return Ok(());
-            }
+    /// Reads the file again; whether its keys changed. A file whose bytes are the same is not
+    /// parsed again.
+    pub fn refresh(&self) -> Result<bool, String> {
+        let text = match std::fs::read(&self.path) {
+            Ok(text) => Some(text),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => None,
             Err(e) => return Err(format!("{}: {e}", self.path.display())),
         };
-        if modified.is_some() && self.lock().modified == modified {
-            return Ok(());
+        if self.lock().text == text {
+            return Ok(false);
         }
-        let text = std::fs::read_to_string(&self.path)
-            .map_err(|e| format!("{}: {e}", self.path.display()))?;
-        let keys = parse(&text).map_err(|e| format!("{}: {e}", self.path.display()))?;
+        let keys = match &text {
+            Some(bytes) => {
+                let utf8 = std::str::from_utf8(bytes)
+                    .map_err(|e| format!("{}: not text ({e})", self.path.display()))?;
+                parse_listed(utf8).map_err(|e| format!("{}: {e}", self.path.display()))?
+            }
+            None => Vec::new(),
+        };
         let mut cache = self.lock();
+        cache.text = text;
         cache.keys = keys;
-        cache.modified = modified;
-        Ok(())
+        Ok(true)
     }
 }
 
-/// The keys of an `authorized_keys` text; a line that is not a key is an error naming it.
-pub fn parse(text: &str) -> Result<Vec<PublicKey>, String> {
+/// The keys of an `authorized_keys` text, with their comments.
+pub fn parse_listed(text: &str) -> Result<Vec<Listed>, String> {
     let mut keys = Vec::new();
     for (i, entry) in AuthorizedKeys::new(text).enumerate() {
         match entry {
-            Ok(entry) => keys.push(entry.public_key().clone()),
+            Ok(entry) => keys.push(Listed {
+                key: entry.public_key().clone(),
+                comment: crate::sanitize::one_line(&String::from_utf8_lossy(
+                    entry.public_key().comment().as_bytes(),
+                )),
+            }),
             Err(e) => {
                 return Err(format!(
                     "entry {} is not an OpenSSH public key ({e}): one `ssh-ed25519 AAAA… comment` per line",
@@ -113,6 +140,11 @@ pub fn parse(text: &str) -> Result<Vec<PublicKey>, String> {
         }
     }
     Ok(keys)
+}
+
+/// The keys of an `authorized_keys` text; a line that is not a key is an error naming it.
+pub fn parse(text: &str) -> Result<Vec<PublicKey>, String> {
+    Ok(parse_listed(text)?.into_iter().map(|l| l.key).collect())
 }
 
 /// `SHA256:…`, as `ssh-keygen -lf` prints it.
@@ -166,6 +198,27 @@ mod tests {
     fn a_line_that_is_not_a_key_is_named() {
         let e = parse(&format!("{ALICE}\nnot a key\n")).unwrap_err();
         assert!(e.contains("entry 2"), "{e}");
+    }
+
+    #[test]
+    fn a_key_taken_out_is_seen_even_when_the_file_keeps_its_modification_time() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("authorized_keys");
+        std::fs::write(&path, ALICE).unwrap();
+        let when = std::fs::metadata(&path).unwrap().modified().unwrap();
+        let file = KeyFile::open(&path).unwrap();
+        let alice = parse(ALICE).unwrap().remove(0);
+        assert_eq!(file.find(&alice).unwrap().comment, "alice@laptop");
+        std::fs::write(&path, "# nobody\n").unwrap();
+        std::fs::File::options()
+            .write(true)
+            .open(&path)
+            .unwrap()
+            .set_modified(when)
+            .unwrap();
+        assert!(file.refresh().unwrap());
+        assert!(!file.contains(&alice));
+        assert!(!file.refresh().unwrap(), "the same bytes are not news");
     }
 
     #[test]

@@ -3,19 +3,25 @@
 //! against the API server. Every viewer has its own TUI over the one model; every viewer is
 //! read-only, except the keys listed as operators, which pass the same one gate as the local
 //! TUI, each with its own confirmations. Listens on loopback unless told otherwise; public-key
-//! authentication only, before anything else.
+//! authentication only, before anything else; connections still authenticating are few and
+//! brief (`admission`); every size a client sends is bounded (`connection`); a key taken out of
+//! its file is out within seconds (`revoke`); a session that panics ends alone (`session`).
 
+mod admission;
 mod connection;
 mod input;
 pub mod keys;
-mod output;
+mod revoke;
 mod session;
+mod size;
 
 use std::net::SocketAddr;
 use std::path::PathBuf;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
+
+pub use admission::{DEFAULT_LOGIN_GRACE, DEFAULT_MAX_STARTUPS};
 
 use russh::MethodKind;
 use tokio::net::TcpListener;
@@ -26,9 +32,9 @@ use crate::config::Config;
 use crate::engine::EngineHandle;
 use crate::keys::Keymap;
 use crate::viewer::Pacing;
-use keys::KeyFile;
+use keys::{KeyFile, Standing};
 
-pub use output::{QUEUE_BYTES, QUEUE_FRAMES};
+pub use crate::viewer::output::{QUEUE_BYTES, QUEUE_FRAMES};
 
 /// The default address: this machine only.
 pub const DEFAULT_LISTEN: &str = "127.0.0.1:2222";
@@ -53,6 +59,11 @@ pub struct ServeOptions {
     pub pacing: Pacing,
     /// `--read-only` (or the config's): operators are refused too.
     pub read_only: bool,
+    /// How long a connection may take to authenticate (`--login-grace`).
+    pub login_grace: Duration,
+    /// Connections still authenticating at once (`--max-startups`); at the cap the oldest of
+    /// them is closed.
+    pub max_startups: usize,
 }
 
 /// What every connection shares.
@@ -69,6 +80,15 @@ pub struct Shared {
     stop: CancellationToken,
     /// Every session's task: on stop, connections close once their viewers have left.
     sessions: TaskTracker,
+    login_grace: Duration,
+    max_startups: usize,
+    startups: admission::Startups,
+    failures: admission::FailureLog,
+    /// Authenticated connections now, and at most (each holds a descriptor and its buffers).
+    authenticated: Arc<AtomicUsize>,
+    max_authenticated: usize,
+    /// Bumped whenever a key file's keys change: sessions look again at their own key.
+    keys_changed: tokio::sync::watch::Sender<u64>,
 }
 
 /// A viewer's place among `--max-viewers`; given back when dropped.
@@ -81,6 +101,35 @@ impl Drop for ViewerSlot {
 }
 
 impl Shared {
+    /// A place among the authenticated connections, if there is one.
+    fn take_authenticated(&self) -> Option<ViewerSlot> {
+        self.authenticated
+            .fetch_update(Ordering::AcqRel, Ordering::Acquire, |n| {
+                (n < self.max_authenticated).then_some(n + 1)
+            })
+            .ok()
+            .map(|_| ViewerSlot(self.authenticated.clone()))
+    }
+
+    /// What `key` may do now, as the files were last read, with the comment it is listed by.
+    fn standing_of(
+        &self,
+        key: &russh::keys::PublicKey,
+        read_again: bool,
+    ) -> Option<(Standing, String)> {
+        let find = |file: &KeyFile| {
+            if read_again {
+                file.find(key)
+            } else {
+                file.listed(key)
+            }
+        };
+        if let Some(listed) = self.operators.as_ref().and_then(find) {
+            return Some((Standing::Operator, listed.comment));
+        }
+        find(&self.authorized).map(|l| (Standing::Viewer, l.comment))
+    }
+
     fn take_slot(&self) -> Option<ViewerSlot> {
         self.viewers
             .fetch_update(Ordering::AcqRel, Ordering::Acquire, |n| {
@@ -129,6 +178,8 @@ impl Server {
             methods: russh::MethodSet::from(&[MethodKind::PublicKey][..]),
             auth_rejection_time: Duration::from_millis(500),
             auth_rejection_time_initial: Some(Duration::ZERO),
+            // sshd's MaxAuthTries.
+            max_auth_attempts: 6,
             keys: vec![host_key],
             inactivity_timeout: None,
             keepalive_interval: Some(KEEPALIVE),
@@ -149,6 +200,14 @@ impl Server {
                 viewers: Arc::new(AtomicUsize::new(0)),
                 stop,
                 sessions: TaskTracker::new(),
+                login_grace: options.login_grace,
+                max_startups: options.max_startups,
+                startups: Default::default(),
+                failures: Default::default(),
+                authenticated: Arc::new(AtomicUsize::new(0)),
+                // Room for every viewer, and as many connections that only log in.
+                max_authenticated: options.max_viewers.saturating_mul(2).max(4),
+                keys_changed: tokio::sync::watch::channel(0).0,
             }),
             config: Arc::new(ssh),
             listener,
@@ -178,6 +237,7 @@ impl Server {
             ..
         } = self;
         let connections = TaskTracker::new();
+        tokio::spawn(revoke::watch_key_files(shared.clone()));
         loop {
             let accepted = tokio::select! {
                 _ = shared.stop.cancelled() => break,
@@ -187,51 +247,81 @@ impl Server {
                 Ok(a) => a,
                 Err(e) => {
                     tracing::warn!(error = %e, "accepting a connection");
+                    // Out of descriptors, most likely: give the connections closing a moment.
+                    tokio::time::sleep(Duration::from_millis(50)).await;
                     continue;
                 }
             };
-            let handler = connection::Connection::new(shared.clone(), Some(peer));
+            let admitted = shared.startups.admit(shared.max_startups);
+            let handler = connection::Connection::new(shared.clone(), Some(peer), admitted.id);
             let config = config.clone();
             let shared = shared.clone();
             connections.spawn(async move {
-                match russh::server::run_stream(config, socket, handler).await {
-                    Ok(running) => {
-                        let handle = running.handle();
-                        tokio::pin!(running);
-                        tokio::select! {
-                            _ = &mut running => return,
-                            _ = shared.stop.cancelled() => {}
-                        }
-                        // The session keeps running while its viewers leave (their stop is a
-                        // child of this one): their clients get their screens back first.
-                        let leave = async {
-                            shared.sessions.wait().await;
-                            // A client whose sessions have ended closes the connection itself
-                            // (and exits 0); one that does not is told, after a moment.
-                            tokio::time::sleep(CLOSE_GRACE).await;
-                            let _ = handle
-                                .disconnect(
-                                    russh::Disconnect::ByApplication,
-                                    "gantry serve stopped".into(),
-                                    String::new(),
-                                )
-                                .await;
-                        };
-                        tokio::select! {
-                            _ = &mut running => {}
-                            _ = leave => { let _ = running.await; }
+                let id = admitted.id;
+                // Not authenticated within the grace time: cut, wherever the login was.
+                let grace = tokio::spawn({
+                    let (shared, cut) = (shared.clone(), admitted.cut.clone());
+                    async move {
+                        tokio::time::sleep(shared.login_grace).await;
+                        if shared.startups.leave(id) {
+                            tracing::info!(peer = %peer, "closed: not authenticated within the login grace time");
+                            cut.cancel();
                         }
                     }
-                    Err(e) => {
-                        tracing::info!(peer = %peer, error = %e, "connection ended before it began")
-                    }
-                }
+                });
+                let socket = admission::Cut::new(socket, admitted.cut);
+                serve_connection(&shared, config, socket, handler, peer).await;
+                grace.abort();
+                shared.startups.leave(id);
             });
         }
+        shared.startups.cut_all();
         // No new sessions from here on: `sessions.wait()` ends once the last viewer has left;
         // then every connection is closed, and the server is done.
         shared.sessions.close();
         connections.close();
         connections.wait().await;
+    }
+}
+
+/// One connection, from the SSH handshake to its end; on stop, its viewers leave first.
+async fn serve_connection(
+    shared: &Arc<Shared>,
+    config: Arc<russh::server::Config>,
+    socket: admission::Cut<tokio::net::TcpStream>,
+    handler: connection::Connection,
+    peer: SocketAddr,
+) {
+    match russh::server::run_stream(config, socket, handler).await {
+        Ok(running) => {
+            let handle = running.handle();
+            tokio::pin!(running);
+            tokio::select! {
+                _ = &mut running => return,
+                _ = shared.stop.cancelled() => {}
+            }
+            // The session keeps running while its viewers leave (their stop is a child of this
+            // one): their clients get their screens back first.
+            let leave = async {
+                shared.sessions.wait().await;
+                // A client whose sessions have ended closes the connection itself (and exits
+                // 0); one that does not is told, after a moment.
+                tokio::time::sleep(CLOSE_GRACE).await;
+                let _ = handle
+                    .disconnect(
+                        russh::Disconnect::ByApplication,
+                        "gantry serve stopped".into(),
+                        String::new(),
+                    )
+                    .await;
+            };
+            tokio::select! {
+                _ = &mut running => {}
+                _ = leave => { let _ = running.await; }
+            }
+        }
+        Err(e) => {
+            tracing::debug!(peer = %peer, error = %e, "connection ended before it began")
+        }
     }
 }

@@ -1,6 +1,7 @@
 //! What Gantry's tests and benchmarks share, compiled once: a simulated cloud on loopback and
 //! clients for it (`cloud_with`, `kube_client`, `CliEnv`), fixtures and property-test settings,
-//! one viewer over a model fed plain values (`tui`), and the real binary in tmux (`tmux`).
+//! one viewer over a model fed plain values (`tui`), the real binary in tmux (`tmux`), and an SSH
+//! client that sends what OpenSSH never would (`ssh_client`).
 //! Test code: it unwraps, as tests do.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
@@ -8,6 +9,7 @@ pub mod cases;
 pub mod fixtures;
 pub mod gke_cli;
 pub mod serve;
+pub mod ssh_client;
 pub mod tmux;
 pub mod tui;
 
@@ -182,6 +184,7 @@ pub fn engine_options(
         replay_dir: None,
         read_only: false,
         logs_root: Some(logs_root.to_path_buf()),
+        audit_file: Some(logs_root.join("audit.jsonl")),
     }
 }
 
@@ -208,4 +211,44 @@ pub fn kubectl_available() -> bool {
 /// A process's output as text.
 pub fn text(b: &[u8]) -> String {
     String::from_utf8_lossy(b).into_owned()
+}
+
+/// `command` as the person at this machine asks it, through the one gate (not read-only).
+pub fn approved(command: gantry::engine::Command) -> gantry::engine::Approved {
+    match gantry::engine::Gate::new(gantry::engine::Principal::local(), false).pass(command) {
+        Ok(approved) => approved,
+        Err(refused) => panic!("{refused}"),
+    }
+}
+
+/// Every saved log in `saved` (`<pod>.log`) is its pod's log as `kubectl logs` serves it from
+/// the cluster of `kubeconfig`, byte for byte; how many pods' logs there were.
+pub fn saved_logs_are_the_pods(saved: &std::path::Path, kubeconfig: &std::path::Path) -> usize {
+    let mut files = 0;
+    for entry in std::fs::read_dir(saved).unwrap().filter_map(Result::ok) {
+        let name = entry.file_name().to_string_lossy().to_string();
+        let Some(pod) = name.strip_suffix(".log") else {
+            continue;
+        };
+        let out = std::process::Command::new("kubectl")
+            .arg("--kubeconfig")
+            .arg(kubeconfig)
+            .args(["logs", pod])
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let mine = std::fs::read(entry.path()).unwrap();
+        assert!(
+            mine == out.stdout,
+            "{name}: {} bytes saved, {} served",
+            mine.len(),
+            out.stdout.len()
+        );
+        files += 1;
+    }
+    files
 }

@@ -17,6 +17,7 @@ pub struct Served {
     pub port: u16,
     pub dir: tempfile::TempDir,
     args: Vec<String>,
+    env: Vec<(String, String)>,
     lines: Arc<(Mutex<Vec<String>>, Condvar)>,
 }
 
@@ -44,6 +45,11 @@ pub fn ssh_available() -> bool {
 impl Served {
     /// Starts the server with `args` after `serve` (and global flags before it in `global`).
     pub fn start(global: &[&str], args: &[&str]) -> Served {
+        Self::start_with_env(&[], global, args)
+    }
+
+    /// The same, with `env` set for the server.
+    pub fn start_with_env(env: &[(&str, &str)], global: &[&str], args: &[&str]) -> Served {
         let dir = tempfile::tempdir().unwrap();
         for key in [VIEWER, OPERATOR, STRANGER] {
             keygen(dir.path(), key);
@@ -74,12 +80,17 @@ impl Served {
             all.push(dir.path().join(file).display().to_string());
         }
         all.extend(args.iter().map(|s| s.to_string()));
-        let (child, port, lines) = spawn(dir.path(), &all);
+        let env: Vec<(String, String)> = env
+            .iter()
+            .map(|(k, v)| (k.to_string(), v.to_string()))
+            .collect();
+        let (child, port, lines) = spawn(dir.path(), &all, &env);
         Served {
             child,
             port,
             dir,
             args: all,
+            env,
             lines,
         }
     }
@@ -87,7 +98,7 @@ impl Served {
     /// Stops the server (SIGTERM, as systemd does) and starts it again on the same files.
     pub fn restart(&mut self) {
         self.stop();
-        let (child, port, lines) = spawn(self.dir.path(), &self.args);
+        let (child, port, lines) = spawn(self.dir.path(), &self.args, &self.env);
         self.child = child;
         self.port = port;
         self.lines = lines;
@@ -99,6 +110,28 @@ impl Served {
             .args(["-TERM", &self.child.id().to_string()])
             .status();
         self.child.wait().ok().and_then(|s| s.code())
+    }
+
+    /// The server's process id (for its memory and descriptors, read from /proc).
+    pub fn pid(&self) -> u32 {
+        self.child.id()
+    }
+
+    /// A line of `/proc/<pid>/status` in kB (`VmRSS`, `RssAnon`).
+    pub fn status_kb(&self, field: &str) -> u64 {
+        let status = std::fs::read_to_string(format!("/proc/{}/status", self.pid())).unwrap();
+        status
+            .lines()
+            .find_map(|l| l.strip_prefix(&format!("{field}:")))
+            .and_then(|v| v.trim().trim_end_matches(" kB").trim().parse().ok())
+            .unwrap_or_else(|| panic!("no {field} in /proc/{}/status", self.pid()))
+    }
+
+    /// Descriptors the server holds open.
+    pub fn open_descriptors(&self) -> usize {
+        std::fs::read_dir(format!("/proc/{}/fd", self.pid()))
+            .unwrap()
+            .count()
     }
 
     pub fn path(&self, name: &str) -> PathBuf {
@@ -150,9 +183,10 @@ fn wait_for_line(lines: &Lines, wanted: &[&str]) -> String {
     }
 }
 
-fn spawn(dir: &Path, args: &[String]) -> (Child, u16, Lines) {
+fn spawn(dir: &Path, args: &[String], env: &[(String, String)]) -> (Child, u16, Lines) {
     let mut child = Command::new(crate::gantry_bin())
         .args(args)
+        .envs(env.iter().map(|(k, v)| (k, v)))
         .env("HOME", dir.join("home"))
         .env("XDG_STATE_HOME", dir.join("state"))
         .env("XDG_CONFIG_HOME", dir.join("config"))
