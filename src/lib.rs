@@ -14,12 +14,15 @@ pub mod kubeconfig;
 pub mod logging;
 pub mod metrics;
 pub mod names;
+pub mod output;
 pub mod paths;
 pub mod pricing;
 pub mod private_file;
 pub mod sanitize;
 pub mod serve;
-pub mod sim;
+#[cfg(feature = "sim")]
+pub use gantry_sim as sim;
+pub mod simulated;
 pub mod tui;
 pub mod ui;
 pub mod viewer;

@@ -25,14 +25,15 @@ fn run() -> Result<i32> {
         eprintln!("gantry: {message}");
         return Ok(2);
     }
-    let output = gantry::commands::output::Output::detect(cli.color, cli.raw);
-    gantry::commands::output::init(output);
+    let output = gantry::output::Output::detect(cli.color, cli.raw);
+    gantry::output::init(output);
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()?;
     let tui_options = cli.tui_options();
     runtime.block_on(async move {
         match cli.command {
+            #[cfg(feature = "sim")]
             Some(Subcommand::Sim(args)) => {
                 gantry::logging::to_stderr();
                 let options = gantry::cli::sim_options(

@@ -9,7 +9,7 @@ use std::path::PathBuf;
 
 use clap::{Args, Parser};
 
-use crate::sim::faults::Fault;
+use crate::simulated::Fault;
 
 #[derive(Debug, Parser)]
 #[command(
@@ -70,14 +70,7 @@ pub struct Cli {
     pub command: Option<Subcommand>,
 }
 
-/// `--color`: whether colour sequences from the cluster reach a terminal.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, clap::ValueEnum)]
-pub enum ColorChoice {
-    #[default]
-    Auto,
-    Always,
-    Never,
-}
+pub use crate::output::ColorChoice;
 
 /// Where Gantry works and with what credentials. Accepted before or after a subcommand.
 #[derive(Debug, Clone, Default, Args)]
@@ -124,7 +117,10 @@ pub struct TargetArgs {
 impl Cli {
     /// Flags that cannot go together, and why (None: the command line is fine).
     pub fn misplaced_flags(&self) -> Option<String> {
+        #[cfg(feature = "sim")]
         let simulated = self.sim || matches!(self.command, Some(Subcommand::Sim(_)));
+        #[cfg(not(feature = "sim"))]
+        let simulated = self.sim;
         if !self.faults.is_empty() && !simulated {
             return Some(
                 "--fault works on the simulated cloud: add --sim, or run `gantry sim --fault …`"
@@ -212,13 +208,14 @@ impl From<&TargetArgs> for crate::connect::Target {
 }
 
 /// The simulator's options for `gantry sim`: its own flags and the global ones.
+#[cfg(feature = "sim")]
 pub fn sim_options(
     args: &SimArgs,
     time_scale: f64,
     faults: &[Fault],
     replay_dir: Option<&std::path::Path>,
-) -> crate::sim::SimOptions {
-    crate::sim::SimOptions {
+) -> crate::simulated::SimOptions {
+    crate::simulated::SimOptions {
         state_dir: Some(args.state_dir.clone()),
         time_scale,
         gke_port: args.gke_port,

@@ -10,6 +10,7 @@ pub enum Subcommand {
     #[command(
         after_help = "Examples:\n  gantry sim --state-dir /tmp/sim --cluster ml-gke-cluster\n  KUBECONFIG=/tmp/sim/kubeconfig kubectl get nodes\n  gantry sim --state-dir /tmp/sim --time-scale 0.01 --fault watch-drop=5 --fault http-429=10"
     )]
+    #[cfg(feature = "sim")]
     Sim(SimArgs),
     /// Create the training cluster (or adopt the one that is there).
     #[command(
@@ -84,6 +85,7 @@ impl Subcommand {
     /// The subcommand's name, as typed.
     pub fn name(&self) -> &'static str {
         match self {
+            #[cfg(feature = "sim")]
             Subcommand::Sim(_) => "sim",
             Subcommand::Up(_) => "up",
             Subcommand::Status(_) => "status",
@@ -130,8 +132,9 @@ impl Subcommand {
             Subcommand::Delete(DeleteArgs {
                 what: DeleteWhat::Attempt { .. },
             }) => Some("delete an attempt (`gantry delete attempt`)"),
-            Subcommand::Sim(_)
-            | Subcommand::Status(_)
+            #[cfg(feature = "sim")]
+            Subcommand::Sim(_) => None,
+            Subcommand::Status(_)
             | Subcommand::Plan(_)
             | Subcommand::Watch
             | Subcommand::Serve(_)

@@ -45,7 +45,7 @@ pub async fn run(args: DeleteArgs, target: &Target) -> i32 {
             );
         }
         let question = format!("Delete {what}? [y/N] ");
-        match tokio::task::spawn_blocking(move || super::output::ask(&question)).await {
+        match tokio::task::spawn_blocking(move || crate::output::ask(&question)).await {
             Ok(true) => {}
             _ => {
                 crate::outln!("not deleted");

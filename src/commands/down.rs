@@ -5,7 +5,7 @@ use std::io::IsTerminal;
 use tokio::sync::mpsc::unbounded_channel;
 
 use super::connect::{Prepared, fail, prepare};
-use super::up::print_events;
+use super::up_progress::print_events;
 use crate::cli::YesArgs;
 use crate::connect::Target;
 use crate::gke::{self, DownOutcome, PollPolicy};
@@ -24,7 +24,7 @@ pub async fn run(args: YesArgs, target: &Target) -> i32 {
         }
         let question =
             format!("Delete cluster {cluster}, its nodes and everything running on them? [y/N] ");
-        match tokio::task::spawn_blocking(move || super::output::ask(&question)).await {
+        match tokio::task::spawn_blocking(move || crate::output::ask(&question)).await {
             Ok(true) => {}
             _ => {
                 crate::outln!("not deleted");

@@ -185,7 +185,7 @@ impl Printer {
                 } else {
                     String::new()
                 };
-                let mode = super::output::current().stdout;
+                let mode = crate::output::current().stdout;
                 let mut mid_line = self.mid_line.contains(pod);
                 let mut buf = Vec::with_capacity(
                     lines.iter().map(|l| prefix.len() + l.bytes.len() + 1).sum(),
@@ -205,7 +205,7 @@ impl Printer {
                 } else {
                     self.mid_line.remove(pod);
                 }
-                super::output::write_stdout_as_is(&buf)
+                crate::output::write_stdout_as_is(&buf)
             }
             TailEvent::PodEnded {
                 pod,

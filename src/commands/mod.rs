@@ -7,16 +7,17 @@ pub mod down;
 pub mod launch;
 pub mod logs;
 pub mod metrics;
-pub mod output;
 pub mod plan;
 pub mod retry;
 pub mod serve;
 pub mod show_config;
+#[cfg(feature = "sim")]
 pub mod sim;
 pub mod status;
 pub mod stop_signals;
 pub mod up;
 mod up_apply;
+mod up_progress;
 pub mod watch;
 
 use color_eyre::eyre::Result;
@@ -71,10 +72,9 @@ pub async fn run(command: Subcommand, target: &Target, read_only: bool, sim: boo
 
 async fn dispatch(command: Subcommand, target: &Target, sim: bool) -> Result<i32> {
     match command {
-        Subcommand::Sim(_)
-        | Subcommand::Completions { .. }
-        | Subcommand::Watch
-        | Subcommand::Serve(_) => Ok(0),
+        #[cfg(feature = "sim")]
+        Subcommand::Sim(_) => Ok(0),
+        Subcommand::Completions { .. } | Subcommand::Watch | Subcommand::Serve(_) => Ok(0),
         Subcommand::Up(args) => Ok(up::run(args, target).await),
         Subcommand::Status(args) => Ok(status::run(args, target).await),
         Subcommand::Plan(args) => Ok(plan::run(args, target, sim).await),

@@ -102,7 +102,7 @@ async fn on_sim(target: &Target) -> Result<(Plan, ClusterRef), i32> {
         time_scale: 1.0,
         ..Default::default()
     };
-    let session = crate::engine::session::open(&options, config)
+    let session = crate::engine::open_session(&options, config)
         .await
         .map_err(|e| fail(&format!("{e:#}"), 1))?;
     let crate::engine::session::Backend::Gke { gke, target, .. } = &session.backend else {

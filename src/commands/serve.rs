@@ -7,7 +7,7 @@ use tokio_util::sync::CancellationToken;
 
 use super::stop_signals::StopSignals;
 use crate::cli::ServeArgs;
-use crate::engine::{Engine, session};
+use crate::engine::{Engine, open_session};
 use crate::keys::Keymap;
 use crate::serve::{ServeOptions, Server};
 use crate::tui::TuiOptions;
@@ -44,7 +44,7 @@ pub async fn run(args: ServeArgs, tui: TuiOptions) -> i32 {
         crate::errln!("gantry: cannot listen for SIGTERM and SIGINT");
         return 1;
     };
-    let session = match session::open(&tui.session, config.clone()).await {
+    let session = match open_session(&tui.session, config.clone()).await {
         Ok(s) => s,
         Err(e) => {
             crate::errln!("gantry: {e:#}");

@@ -6,7 +6,7 @@ pub fn run(target: &Target) -> i32 {
     match crate::connect::load_config(target) {
         Ok(config) => match toml::to_string_pretty(&config) {
             Ok(text) => {
-                super::output::write_stdout(text.as_bytes());
+                crate::output::write_stdout(text.as_bytes());
                 0
             }
             Err(e) => {

@@ -3,7 +3,7 @@
 use color_eyre::eyre::{Result, WrapErr};
 
 use crate::cli::SimArgs;
-use crate::sim::{SimCloud, SimOptions};
+use crate::simulated::{SimCloud, SimOptions};
 
 /// `options` as [`crate::cli::sim_options`] fills them from the command line.
 pub async fn run(args: &SimArgs, options: SimOptions) -> Result<i32> {

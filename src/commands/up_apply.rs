@@ -9,7 +9,7 @@ use tokio::sync::mpsc::unbounded_channel;
 
 use super::connect::fail;
 use super::plan::{plan_against, render};
-use super::up::{print_events, write_kubeconfig};
+use super::up_progress::{print_events, write_kubeconfig};
 use crate::cli::UpArgs;
 use crate::config::ClusterConfig;
 use crate::connect::Target;
@@ -59,7 +59,7 @@ pub(super) async fn run(
             "Apply the plan to cluster {cluster}{}? [y/N] ",
             warning(plan)
         );
-        match tokio::task::spawn_blocking(move || super::output::ask(&question)).await {
+        match tokio::task::spawn_blocking(move || crate::output::ask(&question)).await {
             Ok(true) => {}
             _ => {
                 crate::outln!("nothing changed");

@@ -8,7 +8,7 @@ use std::path::Path;
 use tokio::sync::broadcast::error::RecvError;
 
 use super::stop_signals::StopSignals;
-use crate::engine::{Engine, SessionOptions, session};
+use crate::engine::{Engine, SessionOptions, open_session};
 
 pub async fn run(options: SessionOptions, log_file: Option<&Path>) -> i32 {
     let config = match crate::connect::load_config(&options.target) {
@@ -23,7 +23,7 @@ pub async fn run(options: SessionOptions, log_file: Option<&Path>) -> i32 {
         return 2;
     }
     crate::logging::to_file(log_file);
-    let session = match session::open(&options, config).await {
+    let session = match open_session(&options, config).await {
         Ok(s) => s,
         Err(e) => {
             crate::errln!("gantry: {e:#}");

@@ -12,6 +12,7 @@ pub mod gate;
 pub mod model;
 mod owner;
 pub mod session;
+mod session_sim;
 mod workers;
 
 use std::sync::{Arc, RwLock, RwLockReadGuard};
@@ -27,6 +28,7 @@ pub use session::{Session, SessionOptions};
 
 use crate::k8s::logs::TailEvent;
 use owner::{Owner, own_the_model};
+use session_sim::open as open_simulated;
 use workers::Workers;
 
 /// Worker events folded into the model under one write lock, at most.
@@ -44,6 +46,18 @@ enum Request {
         to: mpsc::Sender<(u64, TailEvent)>,
         cancel: CancellationToken,
     },
+}
+
+/// Opens where the engine works: the embedded simulated cloud (`--sim`), GKE, or a kubeconfig
+/// context. Missing credentials are one clear error, before any pane opens.
+pub async fn open_session(
+    options: &SessionOptions,
+    config: crate::config::Config,
+) -> color_eyre::eyre::Result<Session> {
+    if options.sim {
+        return open_simulated(options, config).await;
+    }
+    session::open(options, config).await
 }
 
 /// The running engine. Dropping it stops the workers.

@@ -4,14 +4,12 @@
 
 use std::sync::Arc;
 
-use color_eyre::eyre::{Result, WrapErr, eyre};
+use color_eyre::eyre::{Result, eyre};
 
 use super::TargetInfo;
 use crate::config::Config;
 use crate::connect::Target;
-use crate::gke::{Auth, ClusterRef, Gke, PollPolicy, RequestRetry};
-use crate::sim::cloud::{DEMO_LOCATION, DEMO_PROJECT};
-use crate::sim::{SimCloud, SimOptions};
+use crate::gke::{ClusterRef, Gke, PollPolicy};
 
 pub enum Backend {
     Gke {
@@ -32,9 +30,9 @@ pub struct Session {
     /// How kubectl should reach a cluster Gantry creates or adopts (None: leave the kubeconfig).
     pub kubeconfig: Option<crate::kubeconfig::Credential>,
     /// Where saved logs go, when not the state directory's `logs`.
-    logs_root: Option<std::path::PathBuf>,
+    pub(super) logs_root: Option<std::path::PathBuf>,
     /// The simulated cloud, alive as long as the session.
-    _sim: Option<SimCloud>,
+    pub(super) _sim: Option<Box<dyn std::any::Any + Send + Sync>>,
     /// Where the simulated cloud keeps its endpoints, token and kubeconfig (other terminals
     /// reach it through them).
     pub sim_dir: Option<std::path::PathBuf>,
@@ -81,7 +79,7 @@ pub struct SessionOptions {
     /// With `sim`: every simulated delay multiplied by this.
     pub time_scale: f64,
     /// With `sim`: faults the simulated cloud injects.
-    pub faults: Vec<crate::sim::faults::Fault>,
+    pub faults: Vec<crate::simulated::Fault>,
     /// With `sim`: the directory `SIM_REPLAY` files are read from.
     pub replay_dir: Option<std::path::PathBuf>,
     /// Where saved logs go (`<root>/<cluster>/<attempt>/<pod>.log`); default: the state
@@ -94,11 +92,10 @@ pub struct SessionOptions {
     pub audit_file: Option<std::path::PathBuf>,
 }
 
-pub async fn open(options: &SessionOptions, config: Config) -> Result<Session> {
+/// A session on Google Cloud (GKE) or a kubeconfig context (`open_session` starts the
+/// simulated cloud for `--sim`).
+pub(super) async fn open(options: &SessionOptions, config: Config) -> Result<Session> {
     let read_only = options.read_only || config.read_only;
-    if options.sim {
-        return open_sim(options, config).await;
-    }
     let target = &options.target;
     if let Some(context) = &target.context {
         let client = crate::connect::cluster_client(target, &config)
@@ -165,59 +162,7 @@ pub async fn open(options: &SessionOptions, config: Config) -> Result<Session> {
     })
 }
 
-async fn open_sim(options: &SessionOptions, config: Config) -> Result<Session> {
-    let read_only = options.read_only || config.read_only;
-    let base = crate::paths::state_dir()
-        .ok_or_else(|| eyre!("no state directory: set HOME or XDG_STATE_HOME"))?;
-    let dir = base.join("sim").join(std::process::id().to_string());
-    let cloud = SimCloud::start(SimOptions {
-        state_dir: Some(dir.clone()),
-        time_scale: options.time_scale,
-        faults: options.faults.clone(),
-        replay_dir: options.replay_dir.clone(),
-        ..Default::default()
-    })
-    .await
-    .wrap_err("could not start the simulated cloud")?;
-    let auth = Auth::token_file(&dir.join("token")).map_err(|e| eyre!("{e}"))?;
-    // The simulator answers fast and never throttles for real: poll it at its own pace.
-    let factor = options.time_scale.clamp(0.001, 1.0);
-    let gke = Gke::connect(auth, Some(cloud.gke_endpoint()))
-        .await
-        .map_err(|e| eyre!("{e}"))?
-        .with_retry(RequestRetry::scaled(factor));
-    // The project and location the operator named (flag, then config), so a rehearsal on the
-    // simulator looks like the real thing; else the simulator's own.
-    let (project, location) = crate::gke::target::named_place(&options.target.named, &config);
-    let project = project.unwrap_or_else(|| DEMO_PROJECT.to_string());
-    let location = location.unwrap_or_else(|| DEMO_LOCATION.to_string());
-    let target = ClusterRef::new(&project, &location, &config.cluster.name);
-    let info = TargetInfo {
-        place: format!("{project}/{location}"),
-        cluster: config.cluster.name.clone(),
-        managed: true,
-        unmanaged_reason: None,
-        simulated: true,
-    };
-    Ok(Session {
-        backend: Backend::Gke {
-            gke: Arc::new(gke),
-            target,
-            poll: PollPolicy::scaled(factor),
-        },
-        config,
-        info,
-        // The simulator keeps its own kubeconfig in its state directory.
-        kubeconfig: None,
-        logs_root: options.logs_root.clone(),
-        _sim: Some(cloud),
-        sim_dir: Some(dir),
-        read_only,
-        audit: audit_of(options),
-    })
-}
-
-fn audit_of(options: &SessionOptions) -> super::audit::Audit {
+pub(super) fn audit_of(options: &SessionOptions) -> super::audit::Audit {
     options
         .audit_file
         .clone()

@@ -147,21 +147,102 @@ impl Action {
         }
     }
 
-    /// Whether the action would change something in the cloud.
+    /// Whether the action would change something in the cloud. Every action is named: a new
+    /// one does not compile until it is classed. (The plan's overlay changes nothing itself;
+    /// applying it from there is `ApplyPlan`, through the same gate.)
     pub fn mutates(self) -> bool {
-        matches!(
-            self,
+        match self {
             Action::CreateCluster
-                | Action::DeleteCluster
-                | Action::Launch
-                | Action::Retry
-                | Action::Delete
-        )
+            | Action::DeleteCluster
+            | Action::Launch
+            | Action::Retry
+            | Action::Delete => true,
+            Action::Quit
+            | Action::Help
+            | Action::Close
+            | Action::FocusNext
+            | Action::FocusPrev
+            | Action::Up
+            | Action::Down
+            | Action::PageUp
+            | Action::PageDown
+            | Action::Top
+            | Action::Bottom
+            | Action::Plan
+            | Action::FollowSelected
+            | Action::AllPods
+            | Action::ToggleFollow
+            | Action::ToggleWrap
+            | Action::ToggleTimestamps
+            | Action::Previous
+            | Action::Search
+            | Action::NextMatch
+            | Action::PrevMatch
+            | Action::ToggleMetrics
+            | Action::NextMetric
+            | Action::PrevMetric
+            | Action::ToggleSmoothing => false,
+        }
     }
 }
 
 impl fmt::Display for Action {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str(self.name())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Each action's place in `ALL`, by an exhaustive match: a new action does not compile
+    /// until it has one, and the places must be those of `ALL` (the help, the key table).
+    fn place(action: Action) -> usize {
+        match action {
+            Action::Quit => 0,
+            Action::Help => 1,
+            Action::Close => 2,
+            Action::FocusNext => 3,
+            Action::FocusPrev => 4,
+            Action::Up => 5,
+            Action::Down => 6,
+            Action::PageUp => 7,
+            Action::PageDown => 8,
+            Action::Top => 9,
+            Action::Bottom => 10,
+            Action::CreateCluster => 11,
+            Action::DeleteCluster => 12,
+            Action::Plan => 13,
+            Action::Launch => 14,
+            Action::Retry => 15,
+            Action::Delete => 16,
+            Action::FollowSelected => 17,
+            Action::AllPods => 18,
+            Action::ToggleFollow => 19,
+            Action::ToggleWrap => 20,
+            Action::ToggleTimestamps => 21,
+            Action::Previous => 22,
+            Action::Search => 23,
+            Action::NextMatch => 24,
+            Action::PrevMatch => 25,
+            Action::ToggleMetrics => 26,
+            Action::NextMetric => 27,
+            Action::PrevMetric => 28,
+            Action::ToggleSmoothing => 29,
+        }
+    }
+
+    #[test]
+    fn every_action_is_listed_once_with_a_name_and_a_help_line() {
+        let mut seen = [false; Action::ALL.len()];
+        for action in Action::ALL {
+            let at = place(action);
+            assert!(at < seen.len(), "{action:?} is not in Action::ALL");
+            assert!(!seen[at], "{action:?} is listed twice");
+            seen[at] = true;
+            assert!(!action.name().is_empty() && !action.description().is_empty());
+        }
+        assert!(seen.iter().all(|s| *s));
     }
 }

@@ -8,7 +8,7 @@ use ratatui::layout::Rect;
 use tokio_util::sync::CancellationToken;
 
 use crate::app::App;
-use crate::engine::{Engine, session};
+use crate::engine::{Engine, open_session};
 use crate::keys::Keymap;
 use crate::ui::theme::Theme;
 use crate::viewer::{self, Input, Pacing, Viewer, default_max_fps, local_terminal_is_remote};
@@ -51,7 +51,7 @@ pub async fn run(options: TuiOptions) -> Result<i32> {
         }
     };
     crate::logging::to_file(options.log_file.as_deref());
-    let session = match session::open(&options.session, config.clone()).await {
+    let session = match open_session(&options.session, config.clone()).await {
         Ok(s) => s,
         Err(e) => {
             crate::errln!("gantry: {e}");

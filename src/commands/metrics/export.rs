@@ -7,7 +7,7 @@ use serde::Serialize;
 use serde::ser::Serializer;
 
 use super::read::Series;
-use crate::commands::output::write_stdout;
+use crate::output::write_stdout;
 
 /// Output gathered and written in blocks: one write per row would cost a system call each.
 #[derive(Debug, Default)]

@@ -1,0 +1,381 @@
+//! Faults the simulated cloud can inject, from `--fault NAME[=ARG]` or at run time from tests.
+//!
+//! Fault periods are wall-clock seconds (fractions allowed): they describe the network and
+//! servers, not the simulated workload, so `--time-scale` does not touch them. `reconcile` is one
+//! of them: its RECONCILING period lasts that many real seconds whatever the time scale.
+
+use std::str::FromStr;
+use std::sync::RwLock;
+use std::time::Duration;
+
+#[derive(Debug, Clone, PartialEq)]
+pub enum Fault {
+    /// Every watch is cut after this long.
+    WatchDrop(Duration),
+    /// Every following log stream is cut mid-line after this long.
+    LogCut(Duration),
+    /// Watches answer 410 Gone (resourceVersion too old).
+    WatchGone,
+    /// This percentage of requests to either API answers 429 Too Many Requests.
+    Http429(u8),
+    /// This percentage of requests to either API answers 503 Service Unavailable.
+    Http503(u8),
+    /// Every cluster's API server goes down every this long, and comes back on the same port.
+    Restart(Duration),
+    /// The token rotates every this long; the old one is refused from then on.
+    TokenExpiry(Duration),
+    /// Every response is delayed this long.
+    Slow(Duration),
+    /// Cluster creation fails in GKE's operation with a quota error.
+    GkeQuota,
+    /// Cluster creation's operation ends in ERROR with this message.
+    GkeCreateError(String),
+    /// Every GKE request is refused with 403 PERMISSION_DENIED.
+    GkePermissionDenied,
+    /// A cluster that becomes RUNNING stays so this long, then goes through one RECONCILING
+    /// period this long (an UPGRADE_MASTER operation, as a GKE auto-upgrade), then is RUNNING
+    /// again. Its Kubernetes API server stays up throughout, as a regional control plane does.
+    Reconcile(Duration),
+    /// Every free-text field the simulated cloud serves (event messages, conditions, pod status
+    /// and termination messages, GKE operation details and errors) carries escape and control
+    /// sequences, bidirectional overrides and long strings, as a hostile workload could make it.
+    HostileStrings,
+    /// Clusters serve no `metrics.k8s.io` (no metrics-server).
+    NoMetricsApi,
+}
+
+impl Fault {
+    /// The fault's name as `--fault` takes it, and as [`Faults::times_fired`] counts it.
+    pub fn name(&self) -> &'static str {
+        match self {
+            Fault::WatchDrop(_) => "watch-drop",
+            Fault::LogCut(_) => "log-cut",
+            Fault::WatchGone => "watch-gone",
+            Fault::Http429(_) => "http-429",
+            Fault::Http503(_) => "http-503",
+            Fault::Restart(_) => "restart",
+            Fault::TokenExpiry(_) => "token-expiry",
+            Fault::Slow(_) => "slow",
+            Fault::GkeQuota => "gke-quota",
+            Fault::GkeCreateError(_) => "gke-create-error",
+            Fault::GkePermissionDenied => "gke-permission-denied",
+            Fault::Reconcile(_) => "reconcile",
+            Fault::HostileStrings => "hostile-strings",
+            Fault::NoMetricsApi => "no-metrics-api",
+        }
+    }
+}
+
+pub const FAULT_NAMES: &str = "watch-drop=SECS, log-cut=SECS, watch-gone, http-429=PERCENT, \
+http-503=PERCENT, restart=SECS, token-expiry=SECS, slow=MS, gke-quota, gke-create-error=MESSAGE, \
+gke-permission-denied, reconcile=SECS, hostile-strings, no-metrics-api";
+
+#[derive(Debug, thiserror::Error, PartialEq)]
+#[error("bad --fault '{given}': {why} (known faults: {FAULT_NAMES})")]
+pub struct FaultParseError {
+    given: String,
+    why: String,
+}
+
+impl FromStr for Fault {
+    type Err = FaultParseError;
+
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        let err = |why: &str| FaultParseError {
+            given: s.to_string(),
+            why: why.to_string(),
+        };
+        let (name, arg) = match s.split_once('=') {
+            Some((n, a)) => (n.trim(), Some(a.trim())),
+            None => (s.trim(), None),
+        };
+        let secs = |arg: Option<&str>| -> Result<Duration, FaultParseError> {
+            let a = arg.ok_or_else(|| err("needs a number of seconds, e.g. =5 or =0.5"))?;
+            let v: f64 = a
+                .parse()
+                .map_err(|_| err("the argument is not a number of seconds"))?;
+            if !(v.is_finite() && v > 0.0) {
+                return Err(err("the number of seconds must be above zero"));
+            }
+            Ok(Duration::from_secs_f64(v))
+        };
+        let percent = |arg: Option<&str>| -> Result<u8, FaultParseError> {
+            let a = arg.ok_or_else(|| err("needs a percentage, e.g. =10"))?;
+            match a.trim_end_matches('%').parse::<u8>() {
+                Ok(p) if p <= 100 => Ok(p),
+                _ => Err(err("the percentage must be a whole number from 0 to 100")),
+            }
+        };
+        let no_arg = |f: Fault| -> Result<Fault, FaultParseError> {
+            match arg {
+                None => Ok(f),
+                Some(_) => Err(err("takes no argument")),
+            }
+        };
+        match name {
+            "watch-drop" => Ok(Fault::WatchDrop(secs(arg)?)),
+            "log-cut" => Ok(Fault::LogCut(secs(arg)?)),
+            "watch-gone" => no_arg(Fault::WatchGone),
+            "http-429" => Ok(Fault::Http429(percent(arg)?)),
+            "http-503" => Ok(Fault::Http503(percent(arg)?)),
+            "restart" => Ok(Fault::Restart(secs(arg)?)),
+            "token-expiry" => Ok(Fault::TokenExpiry(secs(arg)?)),
+            "slow" => {
+                let a = arg.ok_or_else(|| err("needs milliseconds, e.g. =200"))?;
+                let ms: u64 = a
+                    .parse()
+                    .map_err(|_| err("the argument is not a whole number of milliseconds"))?;
+                Ok(Fault::Slow(Duration::from_millis(ms)))
+            }
+            "gke-quota" => no_arg(Fault::GkeQuota),
+            "gke-create-error" => Ok(Fault::GkeCreateError(
+                arg.filter(|a| !a.is_empty())
+                    .unwrap_or("Simulated failure while creating the cluster")
+                    .to_string(),
+            )),
+            "gke-permission-denied" => no_arg(Fault::GkePermissionDenied),
+            "reconcile" => Ok(Fault::Reconcile(secs(arg)?)),
+            "hostile-strings" => no_arg(Fault::HostileStrings),
+            "no-metrics-api" => no_arg(Fault::NoMetricsApi),
+            _ => Err(err("unknown fault")),
+        }
+    }
+}
+
+/// The faults in force. Shared by every server of one simulated cloud; tests change it at run time.
+#[derive(Debug, Default)]
+pub struct Faults {
+    active: RwLock<Vec<Fault>>,
+    /// How many times each fault took effect, by its name (`watch-drop`): what a drill checks
+    /// before it trusts that it drilled anything.
+    fired: std::sync::Mutex<std::collections::HashMap<&'static str, u64>>,
+}
+
+impl Faults {
+    pub fn new(initial: Vec<Fault>) -> Self {
+        Self {
+            active: RwLock::new(initial),
+            fired: Default::default(),
+        }
+    }
+
+    /// A fault took effect (a watch cut, a request refused, the server restarted…).
+    pub fn fired(&self, name: &'static str) {
+        *self
+            .fired
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .entry(name)
+            .or_default() += 1;
+    }
+
+    /// How many times the fault of this name took effect so far.
+    pub fn times_fired(&self, name: &str) -> u64 {
+        self.fired
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .get(name)
+            .copied()
+            .unwrap_or(0)
+    }
+
+    /// Adds a fault, replacing one of the same kind.
+    pub fn set(&self, fault: Fault) {
+        let mut active = self.active.write().unwrap_or_else(|p| p.into_inner());
+        active.retain(|f| std::mem::discriminant(f) != std::mem::discriminant(&fault));
+        active.push(fault);
+    }
+
+    /// Removes every fault.
+    pub fn clear(&self) {
+        self.active
+            .write()
+            .unwrap_or_else(|p| p.into_inner())
+            .clear();
+    }
+
+    fn find<T>(&self, pick: impl Fn(&Fault) -> Option<T>) -> Option<T> {
+        self.active
+            .read()
+            .unwrap_or_else(|p| p.into_inner())
+            .iter()
+            .find_map(pick)
+    }
+
+    pub fn watch_drop(&self) -> Option<Duration> {
+        self.find(|f| match f {
+            Fault::WatchDrop(d) => Some(*d),
+            _ => None,
+        })
+    }
+    pub fn log_cut(&self) -> Option<Duration> {
+        self.find(|f| match f {
+            Fault::LogCut(d) => Some(*d),
+            _ => None,
+        })
+    }
+    pub fn watch_gone(&self) -> bool {
+        self.find(|f| matches!(f, Fault::WatchGone).then_some(()))
+            .is_some()
+    }
+    pub fn http_429(&self) -> u8 {
+        self.find(|f| match f {
+            Fault::Http429(p) => Some(*p),
+            _ => None,
+        })
+        .unwrap_or(0)
+    }
+    pub fn http_503(&self) -> u8 {
+        self.find(|f| match f {
+            Fault::Http503(p) => Some(*p),
+            _ => None,
+        })
+        .unwrap_or(0)
+    }
+    pub fn restart(&self) -> Option<Duration> {
+        self.find(|f| match f {
+            Fault::Restart(d) => Some(*d),
+            _ => None,
+        })
+    }
+    pub fn token_expiry(&self) -> Option<Duration> {
+        self.find(|f| match f {
+            Fault::TokenExpiry(d) => Some(*d),
+            _ => None,
+        })
+    }
+    pub fn slow(&self) -> Option<Duration> {
+        self.find(|f| match f {
+            Fault::Slow(d) => Some(*d),
+            _ => None,
+        })
+    }
+    pub fn gke_quota(&self) -> bool {
+        self.find(|f| matches!(f, Fault::GkeQuota).then_some(()))
+            .is_some()
+    }
+    pub fn gke_create_error(&self) -> Option<String> {
+        self.find(|f| match f {
+            Fault::GkeCreateError(m) => Some(m.clone()),
+            _ => None,
+        })
+    }
+    pub fn no_metrics_api(&self) -> bool {
+        self.find(|f| matches!(f, Fault::NoMetricsApi).then_some(()))
+            .is_some()
+    }
+    pub fn hostile_strings(&self) -> bool {
+        self.find(|f| matches!(f, Fault::HostileStrings).then_some(()))
+            .is_some()
+    }
+    pub fn reconcile(&self) -> Option<Duration> {
+        self.find(|f| match f {
+            Fault::Reconcile(d) => Some(*d),
+            _ => None,
+        })
+    }
+    pub fn gke_permission_denied(&self) -> bool {
+        self.find(|f| matches!(f, Fault::GkePermissionDenied).then_some(()))
+            .is_some()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn parses_every_fault() {
+        assert_eq!(
+            "watch-drop=5".parse(),
+            Ok(Fault::WatchDrop(Duration::from_secs(5)))
+        );
+        assert_eq!(
+            "log-cut=0.5".parse(),
+            Ok(Fault::LogCut(Duration::from_millis(500)))
+        );
+        assert_eq!("watch-gone".parse(), Ok(Fault::WatchGone));
+        assert_eq!("http-429=10".parse(), Ok(Fault::Http429(10)));
+        assert_eq!("http-503=100%".parse(), Ok(Fault::Http503(100)));
+        assert_eq!(
+            "restart=3".parse(),
+            Ok(Fault::Restart(Duration::from_secs(3)))
+        );
+        assert_eq!(
+            "token-expiry=2".parse(),
+            Ok(Fault::TokenExpiry(Duration::from_secs(2)))
+        );
+        assert_eq!(
+            "slow=250".parse(),
+            Ok(Fault::Slow(Duration::from_millis(250)))
+        );
+        assert_eq!("gke-quota".parse(), Ok(Fault::GkeQuota));
+        assert_eq!(
+            "reconcile=2".parse(),
+            Ok(Fault::Reconcile(Duration::from_secs(2)))
+        );
+        assert!("reconcile".parse::<Fault>().is_err());
+        assert!("reconcile=0".parse::<Fault>().is_err());
+    }
+
+    #[test]
+    fn every_fault_is_named_as_it_is_given_and_listed_in_the_help() {
+        for given in [
+            "watch-drop=5",
+            "log-cut=1",
+            "watch-gone",
+            "http-429=10",
+            "http-503=10",
+            "restart=3",
+            "token-expiry=2",
+            "slow=250",
+            "gke-quota",
+            "gke-create-error=boom",
+            "gke-permission-denied",
+            "reconcile=2",
+            "hostile-strings",
+            "no-metrics-api",
+        ] {
+            let fault: Fault = given.parse().unwrap_or_else(|e| panic!("{given}: {e}"));
+            let name = fault.name();
+            assert!(given.starts_with(name), "{given} named {name}");
+            assert!(FAULT_NAMES.contains(name), "{name} is not in FAULT_NAMES");
+        }
+        let faults = Faults::default();
+        assert_eq!(faults.times_fired("slow"), 0);
+        faults.fired("slow");
+        faults.fired("slow");
+        assert_eq!(faults.times_fired("slow"), 2);
+    }
+
+    #[test]
+    fn explains_bad_faults() {
+        let e = "http-429=150"
+            .parse::<Fault>()
+            .err()
+            .map(|e| e.to_string())
+            .unwrap_or_default();
+        assert!(e.contains("0 to 100"), "{e}");
+        let e = "nope"
+            .parse::<Fault>()
+            .err()
+            .map(|e| e.to_string())
+            .unwrap_or_default();
+        assert!(
+            e.contains("unknown fault") && e.contains("watch-drop"),
+            "{e}"
+        );
+        assert!("watch-drop".parse::<Fault>().is_err());
+        assert!("watch-gone=3".parse::<Fault>().is_err());
+    }
+
+    #[test]
+    fn set_replaces_same_kind() {
+        let faults = Faults::default();
+        faults.set(Fault::Http429(10));
+        faults.set(Fault::Http429(20));
+        assert_eq!(faults.http_429(), 20);
+        faults.clear();
+        assert_eq!(faults.http_429(), 0);
+    }
+}

@@ -1,0 +1,148 @@
+//! The scheduler and kubelet stand-in: every new pod gets a task that places it on a node
+//! (`scheduling`), pulls its images (`images`), runs the simulated workload in each container
+//! (`containers`) and reports it all as the kubelet does (status and events). A pod being
+//! deleted is stopped, then removed (`deletion`). This file follows the store and keeps one
+//! task per live pod.
+
+mod containers;
+mod context;
+mod deletion;
+mod env;
+mod images;
+mod pod;
+mod scheduling;
+
+use std::collections::HashMap;
+use std::sync::Arc;
+use std::time::Duration;
+
+use serde_json::Value;
+use tokio::sync::broadcast::error::RecvError;
+use tokio_util::sync::CancellationToken;
+
+use crate::kube::cluster::ClusterState;
+use crate::kube::meta;
+use crate::kube::resources::Kind;
+use crate::kube::store::ChangeType;
+use context::PodCtx;
+pub use images::image_pullable;
+
+/// Shortest real wait of a retry loop, so a time scale of 0 cannot spin.
+pub(super) const MIN_RETRY_WAIT: Duration = Duration::from_millis(20);
+
+/// Subscribes to the store at once, before the task runs, so that nothing stored after the
+/// cluster starts (a pod created the moment its API is up) is missed.
+pub fn run(state: Arc<ClusterState>) -> impl std::future::Future<Output = ()> + Send + 'static {
+    let rx = state.store.subscribe();
+    control_loop(state, rx)
+}
+
+async fn control_loop(
+    state: Arc<ClusterState>,
+    mut rx: tokio::sync::broadcast::Receiver<Arc<crate::kube::store::Change>>,
+) {
+    let mut running: HashMap<String, CancellationToken> = HashMap::new();
+    loop {
+        let change = tokio::select! {
+            _ = state.stop.cancelled() => return,
+            c = rx.recv() => c,
+        };
+        match change {
+            Ok(change) if change.kind == Kind::Pod => {
+                let pod = &change.object;
+                let uid = meta::uid(pod).to_string();
+                match change.change {
+                    ChangeType::Added => {
+                        let cancel = state.stop.child_token();
+                        running.insert(uid.clone(), cancel.clone());
+                        tokio::spawn(run_pod(
+                            state.clone(),
+                            meta::namespace(pod).into(),
+                            meta::name(pod).into(),
+                            uid,
+                            cancel,
+                        ));
+                    }
+                    ChangeType::Modified if meta::is_deleting(pod) => {
+                        if let Some(cancel) = running.remove(&uid) {
+                            cancel.cancel();
+                        }
+                    }
+                    ChangeType::Deleted => {
+                        if let Some(cancel) = running.remove(&uid) {
+                            cancel.cancel();
+                        }
+                        state.scheduler.release(&uid);
+                        state.logs.forget_pod(meta::namespace(pod), meta::name(pod));
+                    }
+                    ChangeType::Modified => {}
+                }
+            }
+            Ok(_) => {}
+            Err(RecvError::Lagged(_)) => resync(&state, &mut running),
+            Err(RecvError::Closed) => return,
+        }
+    }
+}
+
+/// After missing changes: start tasks for pods without one, stop those of pods going away.
+fn resync(state: &Arc<ClusterState>, running: &mut HashMap<String, CancellationToken>) {
+    let (pods, _) = state.store.list(Kind::Pod, None, |_| true);
+    let alive: std::collections::HashSet<String> =
+        pods.iter().map(|p| meta::uid(p).to_string()).collect();
+    running.retain(|uid, cancel| {
+        let keep = alive.contains(uid);
+        if !keep {
+            cancel.cancel();
+        }
+        keep
+    });
+    for pod in pods {
+        let uid = meta::uid(&pod).to_string();
+        if meta::is_deleting(&pod) {
+            if let Some(c) = running.remove(&uid) {
+                c.cancel();
+            }
+            continue;
+        }
+        if !running.contains_key(&uid) && !is_terminal(&pod) {
+            let cancel = state.stop.child_token();
+            running.insert(uid.clone(), cancel.clone());
+            tokio::spawn(run_pod(
+                state.clone(),
+                meta::namespace(&pod).into(),
+                meta::name(&pod).into(),
+                uid,
+                cancel,
+            ));
+        }
+    }
+}
+
+pub fn is_terminal(pod: &Value) -> bool {
+    matches!(
+        pod.pointer("/status/phase").and_then(Value::as_str),
+        Some("Succeeded" | "Failed")
+    )
+}
+
+async fn run_pod(
+    state: Arc<ClusterState>,
+    ns: String,
+    name: String,
+    uid: String,
+    cancel: CancellationToken,
+) {
+    let ctx = PodCtx {
+        state,
+        ns,
+        name,
+        uid,
+        cancel,
+    };
+    let finished = pod::lifecycle(&ctx).await;
+    ctx.state.scheduler.release(&ctx.uid);
+    if !finished {
+        deletion::stop_for_deletion(&ctx).await;
+    }
+}

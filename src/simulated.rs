@@ -1,0 +1,28 @@
+//! The simulated cloud, when this binary has it: the one place Gantry names the simulator's
+//! crate (`gantry-sim`, linked by the default `sim` feature). A binary built without it talks to
+//! Google Cloud and kubeconfig clusters only, and `--sim`, `--fault` and `--replay-dir` say how
+//! to get it.
+
+#[cfg(feature = "sim")]
+pub use gantry_sim::cloud::{DEMO_LOCATION, DEMO_PROJECT};
+#[cfg(feature = "sim")]
+pub use gantry_sim::faults::Fault;
+#[cfg(feature = "sim")]
+pub use gantry_sim::{SimCloud, SimOptions};
+
+/// What a binary without the simulated cloud says when asked for it.
+pub const MISSING: &str = "this gantry was built without the simulated cloud (`--no-default-features`): build it with the default `sim` feature (`cargo build`, or `cargo install` without --no-default-features)";
+
+/// A fault of the simulated cloud: none in a binary without it.
+#[cfg(not(feature = "sim"))]
+#[derive(Debug, Clone, PartialEq)]
+pub enum Fault {}
+
+#[cfg(not(feature = "sim"))]
+impl std::str::FromStr for Fault {
+    type Err = &'static str;
+
+    fn from_str(_: &str) -> Result<Self, Self::Err> {
+        Err(MISSING)
+    }
+}
