@@ -10,8 +10,11 @@
 #   tui_bytes_to_terminal_per_line       the TUI in tmux following 1,000 lines/s
 #   tui_idle_cpu_percent                 the same TUI, 30 s with nothing changing
 #   tui_idle_terminal_bytes_per_s
-#   tui_rss_mb_5000_pods_100k_lines      peak RSS (VmHWM) of the TUI following 5,000 pods
-#   tui_idle_rss_mb_20_pods              RSS of the TUI (100x32) idle with 20 finished pods shown
+#   tui_rss_mb_5000_pods_100k_lines      peak RSS (VmHWM) of the TUI following 5,000 pods, and the
+#   tui_rss_anon_mb_5000_pods_100k_lines RssAnon it holds at the end
+#   tui_idle_rss_mb_20_pods              RSS of the TUI (100x32) idle with 20 finished pods shown;
+#   tui_idle_rss_anon_mb_20_pods         what it holds itself (RssAnon: heap, stacks), and its PSS
+#   tui_idle_pss_mb_20_pods
 #   frame_render_ms_p99                  from the `tui` benchmark's percentile loop (and
 #   metrics_frame_ms_p99                 the metrics pane's alone)
 #   tui_bytes_per_line_{5,1000}_lps      (SECTIONS=wire) the TUI in a 100x32 tmux pane under SSH
@@ -22,7 +25,9 @@
 #                                        key's arrival to its frame's flush while 1,000 lines/s
 #                                        arrive (both in-process: GANTRY_LOG=gantry::frames=debug)
 #   serve_cpu_percent_{1,8,16}_viewers   `gantry serve` with 1, 8, 16 SSH clients (100x32) following
-#   serve_rss_mb_{1,8,16}_viewers        1,000 lines/s, once 100,000 lines are held; and
+#   serve_rss_mb_{1,8,16}_viewers        1,000 lines/s, once 100,000 lines are held (RSS, and what
+#   serve_rss_anon_mb_{1,8,16}_viewers   the process holds itself: RssAnon and PSS); and
+#   serve_pss_mb_{1,8,16}_viewers
 #   serve_mb_per_added_viewer            (RSS at 16 - RSS at 1) / 15
 #
 # Everything runs on 127.0.0.1 in a temporary directory and is stopped on exit.
@@ -52,8 +57,8 @@ done
 log "building (release)"
 if want frames; then cargo bench --quiet --bench tui --no-run 2>/dev/null; fi
 # The release binary is built last and measured from a copy: `cargo bench` builds the binary
-# too, under the bench profile, and leaves it at target/release/gantry; its symbol names differ,
-# so the code order (assets/code-order.txt, recorded from the release build) would not apply.
+# too, under the bench profile, and leaves it at target/release/gantry; what is measured is
+# what README's first command runs.
 cargo build --release --quiet --bin gantry
 
 WORK=$(mktemp -d /tmp/gantry-compare.XXXXXX)
@@ -282,7 +287,10 @@ log "VmHWM ${hwm} kB, VmRSS ${rss} kB"
 # What the resident pages are: the heap (anonymous) against the binary's own pages (file).
 log "open sockets: $(find "/proc/$TUI/fd" -lname 'socket:*' 2>/dev/null | wc -l)"
 log "now: $(grep -E '^(Rss|Pss_Anon|Pss_File):' "/proc/$TUI/smaps_rollup" | tr -s ' ' | paste -sd' ')"
-awk -v k="$hwm" 'BEGIN { printf "tui_rss_mb_5000_pods_100k_lines: %.1f\n", k / 1024 }'
+anon=$(awk '/RssAnon/ {print $2}' "/proc/$TUI/status")
+awk -v k="$hwm" -v a="$anon" 'BEGIN {
+    printf "tui_rss_mb_5000_pods_100k_lines: %.1f\n", k / 1024
+    printf "tui_rss_anon_mb_5000_pods_100k_lines: %.1f\n", a / 1024 }'
 tmux -L "$TMUX_SOCKET" send-keys -t big q
 sleep 1
 
@@ -301,7 +309,12 @@ for _ in $(seq 300); do screen_has idle "Succeeded" && break; sleep 0.1; done
 sleep "$IDLE_SECS"
 rss=$(awk '/VmRSS/ {print $2}' "/proc/$TUI/status")
 log "now: $(grep -E '^(Rss|Pss_Anon|Pss_File):' "/proc/$TUI/smaps_rollup" | tr -s ' ' | paste -sd' ')"
-awk -v k="$rss" 'BEGIN { printf "tui_idle_rss_mb_20_pods: %.1f\n", k / 1024 }'
+anon=$(awk '/RssAnon/ {print $2}' "/proc/$TUI/status")
+pss=$(awk '/^Pss:/ {print $2}' "/proc/$TUI/smaps_rollup")
+awk -v k="$rss" -v a="$anon" -v p="$pss" 'BEGIN {
+    printf "tui_idle_rss_mb_20_pods: %.1f\n", k / 1024
+    printf "tui_idle_rss_anon_mb_20_pods: %.1f\n", a / 1024
+    printf "tui_idle_pss_mb_20_pods: %.1f\n", p / 1024 }'
 tmux -L "$TMUX_SOCKET" send-keys -t idle q
 sleep 1
 fi
@@ -334,10 +347,14 @@ for n in 1 8 16; do
     sleep 10
     c1=$(cpu_ticks "$SERVE"); t1=$(now_ns)
     rss=$(awk '/VmRSS/ {print $2}' "/proc/$SERVE/status")
+    anon=$(awk '/RssAnon/ {print $2}' "/proc/$SERVE/status")
+    pss=$(awk '/^Pss:/ {print $2}' "/proc/$SERVE/smaps_rollup")
     eval "rss_$n=$rss"
-    awk -v c=$((c1 - c0)) -v hz="$(getconf CLK_TCK)" -v t=$((t1 - t0)) -v n="$n" -v k="$rss" 'BEGIN {
+    awk -v c=$((c1 - c0)) -v hz="$(getconf CLK_TCK)" -v t=$((t1 - t0)) -v n="$n" -v k="$rss" -v a="$anon" -v p="$pss" 'BEGIN {
         printf "serve_cpu_percent_%d_viewers: %.1f\n", n, 100 * (c / hz) / (t / 1e9)
-        printf "serve_rss_mb_%d_viewers: %.1f\n", n, k / 1024 }'
+        printf "serve_rss_mb_%d_viewers: %.1f\n", n, k / 1024
+        printf "serve_rss_anon_mb_%d_viewers: %.1f\n", n, a / 1024
+        printf "serve_pss_mb_%d_viewers: %.1f\n", n, p / 1024 }'
 done
 log "$(saved_lines) lines held at the end"
 awk -v a="$rss_1" -v b="$rss_16" 'BEGIN { printf "serve_mb_per_added_viewer: %.2f\n", (b - a) / 1024 / 15 }'

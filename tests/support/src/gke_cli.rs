@@ -12,7 +12,7 @@ use serde_json::{Value, json};
 use crate::text;
 
 /// Only a guard against a hung binary or cluster; nothing asserts how long anything takes.
-pub const PATIENCE: Duration = Duration::from_secs(180);
+pub const PATIENCE: Duration = crate::WAIT_BOUND;
 const CLUSTERS: &str = "/v1/projects/demo-project/locations/us-central1-a/clusters";
 
 /// A simulated cloud on loopback and the real binary pointed at it with flags alone.

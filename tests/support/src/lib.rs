@@ -252,3 +252,24 @@ pub fn saved_logs_are_the_pods(saved: &std::path::Path, kubeconfig: &std::path::
     }
     files
 }
+
+/// How long a test waits for anything: a failing test fails within a minute.
+pub const WAIT_BOUND: Duration = Duration::from_secs(60);
+
+/// kube's `await_condition`, bounded by [`WAIT_BOUND`]: a condition that never holds fails the
+/// test, naming the object, instead of hanging it.
+pub async fn await_condition<K>(
+    api: kube::Api<K>,
+    name: &str,
+    cond: impl kube::runtime::wait::Condition<K>,
+) -> Result<Option<K>, kube::runtime::wait::Error>
+where
+    K: Clone + std::fmt::Debug + Send + serde::de::DeserializeOwned + kube::Resource + 'static,
+{
+    tokio::time::timeout(
+        WAIT_BOUND,
+        kube::runtime::wait::await_condition(api, name, cond),
+    )
+    .await
+    .unwrap_or_else(|_| panic!("{name}: the condition did not hold within {WAIT_BOUND:?}"))
+}

@@ -11,7 +11,7 @@ use russh::keys::{PrivateKeyWithHashAlg, load_secret_key};
 use russh::{Channel, ChannelMsg};
 
 /// Only a guard against a server that never answers.
-const HANG_GUARD: Duration = Duration::from_secs(60);
+const HANG_GUARD: Duration = crate::WAIT_BOUND;
 
 struct AnyHost;
 

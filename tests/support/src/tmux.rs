@@ -5,7 +5,7 @@ use std::process::Command;
 use std::time::{Duration, Instant};
 
 /// Only a guard against a hung binary: screens are waited for by content, never by time.
-const HANG_GUARD: Duration = Duration::from_secs(300);
+const HANG_GUARD: Duration = crate::WAIT_BOUND;
 
 pub struct Tmux {
     session: String,

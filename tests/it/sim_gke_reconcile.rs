@@ -13,10 +13,10 @@ use futures::{AsyncBufReadExt, StreamExt, TryStreamExt};
 use gantry::sim::cloud::{DEMO_LOCATION, DEMO_PROJECT};
 use gantry::sim::faults::Fault;
 use gantry::sim::{SimCloud, SimOptions};
+use gantry_test_support::await_condition;
 use k8s_openapi::api::batch::v1::Job;
 use k8s_openapi::api::core::v1::{ConfigMap, Node, Pod};
 use kube::api::{Api, ListParams, LogParams, PostParams};
-use kube::runtime::wait::await_condition;
 use serde_json::{Value, json};
 
 /// Long enough that a client polling every few milliseconds sees each state.

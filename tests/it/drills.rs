@@ -27,7 +27,7 @@ use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 use futures::AsyncReadExt;
 use gantry::app::{App, Focus};
 use gantry::config::{Config, JobConfig};
-use gantry::engine::{Command, Engine, Level, Model, News, session};
+use gantry::engine::{Command, Engine, Level, Model, News, open_session};
 use gantry::gke::{self, Auth, ClusterRef, Gke};
 use gantry::k8s;
 use gantry::k8s::status::{AttemptPhase, AttemptSummary, PodSummary};
@@ -44,7 +44,7 @@ const LINES: u64 = 20_000;
 /// Lines per simulated second; at time scale 0.01 a pod writes its log in about 5 s of wall time.
 const PACE: &str = "40";
 /// Only against a hung drill: nothing is asserted about time.
-const HANG_GUARD: Duration = Duration::from_secs(150);
+const HANG_GUARD: Duration = gantry_test_support::WAIT_BOUND;
 
 #[derive(Debug, Clone, Copy, PartialEq)]
 enum Drill {
@@ -313,7 +313,7 @@ async fn run_inner(drill: Drill) -> Found {
     if let Some(f) = drill.fault() {
         cloud.faults().set(f);
     }
-    let engine = Engine::start(session::open(&options, config.clone()).await.unwrap());
+    let engine = Engine::start(open_session(&options, config.clone()).await.unwrap());
     let handle = engine.handle();
     let mut changed = handle.changed();
     // Troubles as they begin: a short one may come and go between two looks at the model.
@@ -597,6 +597,15 @@ async fn run_inner(drill: Drill) -> Found {
     }
     if drill == Drill::TokenExpiry {
         assert_ne!(cloud.token(), first_token, "the token never rotated");
+    }
+    // A drill that never met its fault drilled nothing.
+    if let Some(fault) = drill.fault() {
+        let fired = cloud.faults().times_fired(fault.name());
+        assert!(
+            fired > 0,
+            "{drill:?}: the fault {} never fired",
+            fault.name()
+        );
     }
     engine.stop().await;
     Found {

@@ -4,7 +4,7 @@
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 #![allow(deprecated)]
 
-mod sim_gke_support;
+use crate::sim_gke_support;
 
 use sim_gke_support::*;
 

@@ -12,7 +12,7 @@ use common::text;
 use tokio::io::{AsyncBufReadExt, BufReader};
 
 /// Only against a hung binary: nothing is asserted about time.
-const HANG_GUARD: Duration = Duration::from_secs(120);
+const HANG_GUARD: Duration = gantry_test_support::WAIT_BOUND;
 
 #[tokio::test(flavor = "multi_thread")]
 async fn watch_saves_what_another_terminal_launched_and_stops_on_sigterm() {

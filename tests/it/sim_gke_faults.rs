@@ -4,7 +4,7 @@
 // The `zones` URL form uses fields GKE has deprecated but still serves.
 #![allow(deprecated)]
 
-mod sim_gke_support;
+use crate::sim_gke_support;
 
 use sim_gke_support::*;
 

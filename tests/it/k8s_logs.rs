@@ -14,9 +14,10 @@ use gantry::config::JobConfig;
 use gantry::k8s;
 use gantry::k8s::logs::{LogTail, StreamEnd, TailEvent, TailOptions, TailTarget};
 use gantry::sim::faults::Fault;
+use gantry_test_support::await_condition;
 use k8s_openapi::api::core::v1::Pod;
 use kube::api::{Api, ListParams, LogParams};
-use kube::runtime::wait::{await_condition, conditions};
+use kube::runtime::wait::conditions;
 
 fn config(env: &[(&str, &str)], workers: Option<u32>) -> JobConfig {
     let mut cfg = JobConfig::default();

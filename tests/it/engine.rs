@@ -11,7 +11,7 @@ use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 use futures::AsyncReadExt;
 use gantry::app::App;
 use gantry::config::{Config, JobConfig};
-use gantry::engine::{Command, Engine, EngineHandle, Model, session};
+use gantry::engine::{Command, Engine, EngineHandle, Model, open_session};
 use gantry::k8s::status::{AttemptPhase, AttemptSummary, PodSummary};
 use gantry::keys::Keymap;
 use gantry::sim::SimOptions;
@@ -20,7 +20,7 @@ use k8s_openapi::api::core::v1::Pod;
 use kube::api::{Api, ListParams, LogParams};
 
 /// Only against a hang: nothing is asserted about time.
-const HANG_GUARD: Duration = Duration::from_secs(120);
+const HANG_GUARD: Duration = gantry_test_support::WAIT_BOUND;
 
 fn key(c: char) -> KeyEvent {
     KeyEvent::new(KeyCode::Char(c), KeyModifiers::NONE)
@@ -103,7 +103,7 @@ async fn from_cluster_creation_to_a_retried_attempt_without_a_terminal() {
     };
     let logs = tempfile::tempdir().unwrap();
     let options = common::engine_options(&cloud, sim_dir.path(), logs.path());
-    let engine = Engine::start(session::open(&options, config.clone()).await.unwrap());
+    let engine = Engine::start(open_session(&options, config.clone()).await.unwrap());
     let handle = engine.handle();
     let mut app = App::new(config, Keymap::default(), false);
 
@@ -174,7 +174,7 @@ async fn from_cluster_creation_to_a_retried_attempt_without_a_terminal() {
 async fn engine_on(cloud: &gantry::sim::SimCloud, dirs: &tempfile::TempDir) -> Engine {
     let options = common::engine_options(cloud, &dirs.path().join("sim"), dirs.path());
     let config = Config::default();
-    Engine::start(session::open(&options, config).await.unwrap())
+    Engine::start(open_session(&options, config).await.unwrap())
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -4,10 +4,11 @@
 
 use gantry_test_support as common;
 
+use gantry_test_support::await_condition;
 use k8s_openapi::api::batch::v1::Job;
 use k8s_openapi::api::core::v1::Pod;
 use kube::api::{Api, DeleteParams, ListParams, LogParams, PostParams};
-use kube::runtime::wait::{await_condition, conditions};
+use kube::runtime::wait::conditions;
 use serde_json::json;
 
 fn job(name: &str, env: serde_json::Value, spec: serde_json::Value) -> Job {
@@ -46,12 +47,16 @@ async fn active_deadline_fails_the_job_and_stops_its_pods() {
     .await
     .unwrap();
     let pods: Api<Pod> = Api::default_namespaced(client.clone());
-    for p in pods
+    let slow_pods = pods
         .list(&ListParams::default().labels("job-name=slow"))
         .await
         .unwrap()
-        .items
-    {
+        .items;
+    assert!(
+        !slow_pods.is_empty(),
+        "the Job made a pod before its deadline"
+    );
+    for p in slow_pods {
         let name = p.metadata.name.clone().unwrap();
         await_condition(
             pods.clone(),

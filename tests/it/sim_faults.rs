@@ -9,10 +9,11 @@ use std::time::Duration;
 use futures::TryStreamExt;
 use gantry::sim::SimOptions;
 use gantry::sim::faults::Fault;
+use gantry_test_support::await_condition;
 use k8s_openapi::api::batch::v1::Job;
 use k8s_openapi::api::core::v1::{Node, Pod};
 use kube::api::{Api, ListParams, LogParams, PostParams};
-use kube::runtime::wait::{await_condition, conditions};
+use kube::runtime::wait::conditions;
 use serde_json::json;
 
 fn job(name: &str, lines: u32, rate: u32) -> Job {
@@ -69,6 +70,8 @@ async fn watch_drop_cuts_every_watch_and_watchers_recover() {
     await_condition(jobs, "dropped", conditions::is_job_completed())
         .await
         .unwrap();
+    // The fault took effect: this tested it, not a quiet day.
+    assert!(cloud.faults().times_fired("watch-drop") > 0, "watch-drop never fired");
 }
 
 #[tokio::test]
@@ -117,6 +120,8 @@ async fn log_cut_ends_a_follow_mid_line_but_not_a_plain_read() {
     let whole = pods.logs(&pod_name, &LogParams::default()).await.unwrap();
     assert_eq!(whole.lines().count(), 1000);
     assert!(whole.as_bytes().starts_with(&received));
+    // The fault took effect: this tested it, not a quiet day.
+    assert!(cloud.faults().times_fired("log-cut") > 0, "log-cut never fired");
 }
 
 #[tokio::test]
@@ -137,6 +142,8 @@ async fn watch_gone_answers_410_in_the_stream() {
     assert_eq!(event["type"], "ERROR");
     assert_eq!(event["object"]["code"], 410);
     assert_eq!(event["object"]["reason"], "Expired");
+    // The fault took effect: this tested it, not a quiet day.
+    assert!(cloud.faults().times_fired("watch-gone") > 0, "watch-gone never fired");
 }
 
 #[tokio::test]
@@ -161,6 +168,9 @@ async fn http_faults_answer_429_and_503_on_both_apis() {
     assert_eq!(raw_get(&cloud, "/api/v1/nodes").await.status(), 503);
     cloud.faults().clear();
     assert_eq!(raw_get(&cloud, "/api/v1/nodes").await.status(), 200);
+    // The fault took effect: this tested it, not a quiet day.
+    assert!(cloud.faults().times_fired("http-429") > 0, "http-429 never fired");
+    assert!(cloud.faults().times_fired("http-503") > 0, "http-503 never fired");
 }
 
 #[tokio::test]
@@ -198,6 +208,8 @@ async fn restart_brings_the_api_server_back_on_the_same_port() {
         3
     );
     assert_eq!(common::endpoint(&cloud), endpoint);
+    // The fault took effect: this tested it, not a quiet day.
+    assert!(cloud.faults().times_fired("restart") > 0, "restart never fired");
 }
 
 #[tokio::test]
@@ -250,6 +262,8 @@ async fn token_expiry_rotates_the_token_file_and_refuses_the_old_token() {
         .list(&ListParams::default())
         .await
         .unwrap();
+    // The fault took effect: this tested it, not a quiet day.
+    assert!(cloud.faults().times_fired("token-expiry") > 0, "token-expiry never fired");
 }
 
 #[tokio::test]
@@ -262,4 +276,6 @@ async fn slow_answers_still_answer() {
         .await
         .unwrap();
     assert_eq!(nodes.items.len(), 3);
+    // The fault took effect: this tested it, not a quiet day.
+    assert!(cloud.faults().times_fired("slow") > 0, "slow never fired");
 }

@@ -709,7 +709,7 @@ fn signal_restores_the_terminal(signal: &str) {
                 return screen;
             }
             assert!(
-                start.elapsed() < std::time::Duration::from_secs(120),
+                start.elapsed() < gantry_test_support::WAIT_BOUND,
                 "{screen}"
             );
             std::thread::sleep(std::time::Duration::from_millis(50));

@@ -8,10 +8,10 @@ use std::collections::BTreeMap;
 
 use futures::AsyncReadExt;
 use gantry_test_support as common;
+use gantry_test_support::await_condition;
 use k8s_openapi::api::batch::v1::Job;
 use k8s_openapi::api::core::v1::Pod;
 use kube::api::{Api, ListParams, LogParams, PostParams};
-use kube::runtime::wait::await_condition;
 use serde_json::json;
 
 type Series = BTreeMap<String, Vec<(f64, f64)>>;

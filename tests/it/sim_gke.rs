@@ -5,7 +5,7 @@
 // The seed's request uses fields GKE has deprecated but still serves.
 #![allow(deprecated)]
 
-mod sim_gke_support;
+use crate::sim_gke_support;
 
 use sim_gke_support::*;
 

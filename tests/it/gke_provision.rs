@@ -22,7 +22,7 @@ use serde_json::Value;
 use tokio::sync::mpsc::{UnboundedReceiver, unbounded_channel};
 
 /// Only a guard against a hung test; nothing asserts how long anything takes.
-const PATIENCE: Duration = Duration::from_secs(120);
+const PATIENCE: Duration = gantry_test_support::WAIT_BOUND;
 
 fn target() -> ClusterRef {
     ClusterRef::new(DEMO_PROJECT, DEMO_LOCATION, common::CLUSTER)

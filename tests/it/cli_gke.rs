@@ -13,7 +13,7 @@ use gantry::sim::{SimCloud, SimOptions};
 use serde_json::Value;
 
 /// Only a guard against a hung binary; nothing asserts how long anything takes.
-const PATIENCE: Duration = Duration::from_secs(180);
+const PATIENCE: Duration = gantry_test_support::WAIT_BOUND;
 
 struct Env {
     cloud: SimCloud,

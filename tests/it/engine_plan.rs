@@ -10,13 +10,13 @@ use std::time::Duration;
 use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 use gantry::app::App;
 use gantry::config::Config;
-use gantry::engine::{Command, Engine, EngineHandle, Level, Model, session};
+use gantry::engine::{Command, Engine, EngineHandle, Level, Model, open_session};
 use gantry::keys::Keymap;
 use k8s_openapi::api::core::v1::Node;
 use kube::api::{Api, ListParams};
 
 /// Only against a hang: nothing is asserted about time.
-const HANG_GUARD: Duration = Duration::from_secs(120);
+const HANG_GUARD: Duration = gantry_test_support::WAIT_BOUND;
 
 fn key(c: char) -> KeyEvent {
     let modifiers = if c.is_ascii_uppercase() {
@@ -64,7 +64,7 @@ async fn two_nodes_wanted(dirs: &tempfile::TempDir) -> (gantry::sim::SimCloud, E
     let mut config = Config::default();
     config.cluster.node_count = 2;
     let options = common::engine_options(&cloud, &dirs.path().join("sim"), dirs.path());
-    let engine = Engine::start(session::open(&options, config.clone()).await.unwrap());
+    let engine = Engine::start(open_session(&options, config.clone()).await.unwrap());
     (cloud, engine, config)
 }
 

@@ -226,7 +226,7 @@ fn on_failure_reaches_the_pod_template() {
     assert_eq!(service.spec.unwrap().ports.unwrap()[0].port, 23456);
 }
 
-const GPU_MANIFEST: &str = include_str!("job_manifests/valid/gpu-indexed.yaml");
+const GPU_MANIFEST: &str = include_str!("../job_manifests/valid/gpu-indexed.yaml");
 
 /// A valid manifest with edits: pieces of YAML syntax, anchors, tags and junk put in, spans cut.
 fn edited_manifest() -> impl Strategy<Value = String> {

@@ -5,6 +5,7 @@
 use gantry_test_support as common;
 
 use futures::{StreamExt, TryStreamExt};
+use gantry_test_support::await_condition;
 use k8s_openapi::api::batch::v1::Job;
 use k8s_openapi::api::core::v1::{Event, Node, Pod};
 use kube::api::{
@@ -12,7 +13,7 @@ use kube::api::{
     WatchParams,
 };
 use kube::runtime::WatchStreamExt;
-use kube::runtime::wait::{await_condition, conditions};
+use kube::runtime::wait::conditions;
 use serde_json::json;
 
 fn job_manifest(name: &str, env: serde_json::Value, extra_spec: serde_json::Value) -> Job {

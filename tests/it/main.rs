@@ -1,0 +1,55 @@
+//! Gantry's integration tests, in one binary (one link instead of one per file, and the long
+//! drills of one module overlap the others' instead of waiting in line): each module is what
+//! was a file of its own, against the simulated cloud, the real binary, tmux, kubectl and ssh.
+//! The screen snapshot tests (insta) keep binaries of their own, beside this directory.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+mod sim_gke_support;
+
+mod cli_any_cluster;
+mod cli_apply;
+mod cli_flow;
+mod cli_gke;
+mod cli_job;
+mod cli_plan;
+mod config_files;
+mod drills;
+mod engine;
+mod engine_plan;
+mod gke_provision;
+mod hostile_drill;
+mod hostile_input;
+mod job_manifest;
+mod k8s_job;
+mod k8s_lines;
+mod k8s_logs;
+mod k8s_manifest;
+mod k8s_sink;
+mod kubectl;
+mod kubectl_top;
+mod metrics_cli;
+mod readme_screenshot;
+mod security;
+mod serve;
+mod serve_drill;
+mod sim_faults;
+mod sim_gke;
+mod sim_gke_faults;
+mod sim_gke_pools;
+mod sim_gke_reconcile;
+mod sim_gke_updates;
+mod sim_job_controller;
+mod sim_kube;
+mod sim_training_logs;
+mod tui_context;
+mod tui_e2e;
+mod tui_events;
+mod tui_idle_e2e;
+mod tui_keys;
+mod tui_log_colours;
+mod tui_metrics_e2e;
+mod tui_reconcile;
+mod tui_refusals;
+mod viewer_screen;
+mod viewers;
+mod watch;
