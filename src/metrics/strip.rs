@@ -2,55 +2,38 @@
 //! codes (`\x1b[32m`) sit between keys and values (Keras 3 prints its counters bold), and cursor
 //! moves come with tqdm's nested bars. The usual line has none and is used as it is.
 
-use memchr::memchr;
+use memchr::memchr2;
+
+use crate::sanitize::escape;
 
 const ESC: u8 = 0x1b;
+/// The first byte of a C1 control written as a character (U+0080–U+009F in UTF-8).
+const C1_LEAD: u8 = 0xc2;
 
 /// `line` without escape sequences: `line` itself when it has none, else a copy in `scratch`.
-/// Other control characters become spaces, so they still separate what they stood between.
+/// Other control characters (C0 and C1) become spaces, so they still separate what they stood
+/// between. The grammar is the screen's own (`sanitize::escape`).
 pub(crate) fn strip_escapes<'a>(line: &'a [u8], scratch: &'a mut Vec<u8>) -> &'a [u8] {
-    if memchr(ESC, line).is_none() {
+    if memchr2(ESC, C1_LEAD, line).is_none() {
         return line;
     }
     scratch.clear();
     let mut i = 0;
     while i < line.len() {
-        let b = line[i];
-        if b != ESC {
-            scratch.push(if b < 0x20 && b != b'\t' { b' ' } else { b });
-            i += 1;
+        if let Some(control) = escape::at(&line[i..]) {
+            i += control.len;
             continue;
         }
-        i = match line.get(i + 1) {
-            // CSI: parameters and intermediates, then one final byte in 0x40..=0x7e.
-            Some(b'[') => {
-                let body = &line[i + 2..];
-                let n = body
-                    .iter()
-                    .take_while(|b| !(0x40..=0x7e).contains(*b))
-                    .count();
-                (i + 2 + n + 1).min(line.len())
-            }
-            // OSC, DCS, SOS, PM, APC: up to BEL or ST (`ESC \`).
-            Some(b']' | b'P' | b'X' | b'^' | b'_') => string_end(line, i + 2),
-            Some(_) => i + 2,
-            None => i + 1,
-        };
+        let b = line[i];
+        if b == C1_LEAD && line.get(i + 1).is_some_and(|n| (0x80..=0x9f).contains(n)) {
+            scratch.push(b' ');
+            i += 2;
+            continue;
+        }
+        scratch.push(if b < 0x20 && b != b'\t' { b' ' } else { b });
+        i += 1;
     }
     scratch
-}
-
-/// Just past the BEL or ST that ends a control string starting at `from`, or the line's end.
-fn string_end(line: &[u8], from: usize) -> usize {
-    let mut j = from;
-    while j < line.len() {
-        match line[j] {
-            0x07 => return j + 1,
-            ESC if line.get(j + 1) == Some(&b'\\') => return j + 2,
-            _ => j += 1,
-        }
-    }
-    line.len()
 }
 
 #[cfg(test)]
@@ -78,6 +61,16 @@ mod tests {
             "a=1 b=2"
         );
         assert_eq!(strip(b"x\x1bP+q\x1b\\y\x1b"), "xy");
+    }
+
+    #[test]
+    fn takes_out_character_set_choices_c1_controls_and_unfinished_sequences() {
+        // `tput sgr0` writes `ESC ( B` after the colour reset: no stray `B` on the name.
+        assert_eq!(strip(b"\x1b[1mloss\x1b(B\x1b[m=0.5"), "loss=0.5");
+        assert_eq!(strip(b"\x1b)0acc=0.9"), "acc=0.9");
+        assert_eq!(strip("\u{9b}32mloss=1\u{9b}0m".as_bytes()), "loss=1");
+        assert_eq!(strip("\u{9d}0;t\u{9c}a=1\u{85}b=2".as_bytes()), "a=1 b=2");
+        assert_eq!(strip(b"a=1 \x1b]0;never ends"), "a=1 ");
     }
 
     #[test]

@@ -10,6 +10,7 @@
 //!   visible (`^[`), colours kept only when asked for.
 //! - [`Mode::Raw`]: a pipe or a file. The bytes exactly, as `kubectl logs` gives them.
 
+pub mod escape;
 mod json;
 mod screen;
 pub mod sgr;

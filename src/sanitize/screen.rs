@@ -3,6 +3,7 @@
 
 use std::borrow::Cow;
 
+use super::escape;
 use super::sgr::{Ink, Run};
 use super::{is_bidi_override, is_c1};
 
@@ -34,7 +35,6 @@ pub fn screen_styled(bytes: &[u8]) -> Styled<'_> {
 struct Inks<'a> {
     runs: &'a mut Vec<Run>,
     ink: Ink,
-    params: String,
 }
 
 impl Inks<'_> {
@@ -67,7 +67,6 @@ fn render<'a>(bytes: &'a [u8], runs: Option<&mut Vec<Run>>) -> Cow<'a, str> {
     let mut inks = runs.map(|runs| Inks {
         runs,
         ink: Ink::default(),
-        params: String::new(),
     });
     let text = String::from_utf8_lossy(bytes);
     // A carriage return overwrites the line on a terminal: show what the operator would see
@@ -100,25 +99,31 @@ fn render<'a>(bytes: &'a [u8], runs: Option<&mut Vec<Run>>) -> Cow<'a, str> {
     Cow::Owned(out)
 }
 
-/// Writes `text` to `out` as the screen shows it, reading SGR into `inks` when given.
+/// Writes `text` to `out` as the screen shows it, reading SGR into `inks` when given. What is a
+/// control sequence, and where it ends, is the one grammar's (`escape`).
 fn walk(text: &str, out: &mut String, mut inks: Option<&mut Inks<'_>>) {
     // Characters in `out` at the last tab, and `out`'s length in bytes then: tab stops are
     // counted in characters without walking the whole line again at every tab.
     let (mut counted_chars, mut counted_bytes) = (0, 0);
-    let mut chars = text.chars().peekable();
-    while let Some(c) = chars.next() {
-        match c {
-            '\u{1b}' => {
-                if chars.peek() == Some(&'[') {
-                    chars.next();
-                    csi(&mut chars, out.len(), inks.as_deref_mut());
-                } else {
-                    skip_escape(&mut chars);
+    let bytes = text.as_bytes();
+    let mut i = 0;
+    while i < bytes.len() {
+        if let Some(control) = escape::at(&bytes[i..]) {
+            if let (Some(inks), Some(csi)) = (inks.as_deref_mut(), control.csi) {
+                let params = &text[i + csi.params.0..i + csi.params.1];
+                if csi.final_byte == b'm' && is_sgr(params) {
+                    inks.ink.apply(params);
+                    inks.mark(out.len());
                 }
             }
-            // C1 introducers have the same power as ESC sequences on some terminals.
-            '\u{9b}' => csi(&mut chars, out.len(), inks.as_deref_mut()),
-            '\u{90}' | '\u{98}' | '\u{9d}' | '\u{9e}' | '\u{9f}' => skip_string(&mut chars),
+            i += control.len;
+            continue;
+        }
+        let Some(c) = text[i..].chars().next() else {
+            break;
+        };
+        i += c.len_utf8();
+        match c {
             '\t' => {
                 counted_chars += out[counted_bytes..].chars().count();
                 let pad = 4 - (counted_chars % 4);
@@ -137,71 +142,13 @@ fn walk(text: &str, out: &mut String, mut inks: Option<&mut Inks<'_>>) {
     }
 }
 
-type Chars<'a> = std::iter::Peekable<std::str::Chars<'a>>;
-
-fn skip_escape(chars: &mut Chars<'_>) {
-    match chars.next() {
-        Some('[') => skip_csi(chars),
-        Some(']' | 'P' | 'X' | '^' | '_') => skip_string(chars),
-        // Character-set and other intermediate forms: ESC ( B, ESC # 8 …
-        Some(' '..='/') => {
-            chars.next();
-        }
-        _ => {}
-    }
-}
-
-/// A CSI sequence, dropped; an SGR one read into `inks` first (its ink starts at byte `at`).
-fn csi(chars: &mut Chars<'_>, at: usize, inks: Option<&mut Inks<'_>>) {
-    let Some(inks) = inks else {
-        skip_csi(chars);
-        return;
-    };
-    inks.params.clear();
-    // Parameters only (digits, `;`, `:`, and not without end): a private or intermediate form
-    // is not SGR.
-    let mut sgr = true;
-    for c in chars.by_ref() {
-        if ('@'..='~').contains(&c) {
-            if c == 'm' && sgr {
-                let params = std::mem::take(&mut inks.params);
-                inks.ink.apply(&params);
-                inks.params = params;
-                inks.mark(at);
-            }
-            return;
-        }
-        if sgr && (c.is_ascii_digit() || c == ';' || c == ':') && inks.params.len() < 256 {
-            inks.params.push(c);
-        } else {
-            sgr = false;
-        }
-    }
-}
-
-/// CSI: parameters and intermediates, then one final byte in @..~.
-fn skip_csi(chars: &mut Chars<'_>) {
-    for c in chars.by_ref() {
-        if ('@'..='~').contains(&c) {
-            return;
-        }
-    }
-}
-
-/// OSC/DCS/SOS/PM/APC: everything up to BEL or ST (ESC \ or U+009C).
-fn skip_string(chars: &mut Chars<'_>) {
-    while let Some(c) = chars.next() {
-        match c {
-            '\u{7}' | '\u{9c}' => return,
-            '\u{1b}' => {
-                if chars.peek() == Some(&'\\') {
-                    chars.next();
-                }
-                return;
-            }
-            _ => {}
-        }
-    }
+/// SGR parameters: digits, `;` and `:` only (a private or intermediate form is not SGR), and
+/// not without end.
+fn is_sgr(params: &str) -> bool {
+    params.len() <= 256
+        && params
+            .bytes()
+            .all(|b| b.is_ascii_digit() || b == b';' || b == b':')
 }
 
 #[cfg(test)]
@@ -220,6 +167,10 @@ mod tests {
             (b"\x1b[?1049hscreen", "screen"),
             (b"\x1bP+q\x1b\\dcs", "dcs"),
             (b"\x1b(Bcharset", "charset"),
+            (b"\x1b)0line\x1b#8", "line"),
+            (b"tput\x1b[m\x1b(B sgr0", "tput sgr0"),
+            (b"open \x1b]0;never ends", "open "),
+            (b"open \x1b[31", "open "),
             (b"bell\x07nul\x00", "bell^Gnul^@"),
             (b"10%\r100%", "100%"),
             (b"a\tb", "a   b"),

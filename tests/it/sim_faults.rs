@@ -71,7 +71,10 @@ async fn watch_drop_cuts_every_watch_and_watchers_recover() {
         .await
         .unwrap();
     // The fault took effect: this tested it, not a quiet day.
-    assert!(cloud.faults().times_fired("watch-drop") > 0, "watch-drop never fired");
+    assert!(
+        cloud.faults().times_fired("watch-drop") > 0,
+        "watch-drop never fired"
+    );
 }
 
 #[tokio::test]
@@ -121,7 +124,10 @@ async fn log_cut_ends_a_follow_mid_line_but_not_a_plain_read() {
     assert_eq!(whole.lines().count(), 1000);
     assert!(whole.as_bytes().starts_with(&received));
     // The fault took effect: this tested it, not a quiet day.
-    assert!(cloud.faults().times_fired("log-cut") > 0, "log-cut never fired");
+    assert!(
+        cloud.faults().times_fired("log-cut") > 0,
+        "log-cut never fired"
+    );
 }
 
 #[tokio::test]
@@ -143,7 +149,10 @@ async fn watch_gone_answers_410_in_the_stream() {
     assert_eq!(event["object"]["code"], 410);
     assert_eq!(event["object"]["reason"], "Expired");
     // The fault took effect: this tested it, not a quiet day.
-    assert!(cloud.faults().times_fired("watch-gone") > 0, "watch-gone never fired");
+    assert!(
+        cloud.faults().times_fired("watch-gone") > 0,
+        "watch-gone never fired"
+    );
 }
 
 #[tokio::test]
@@ -169,8 +178,14 @@ async fn http_faults_answer_429_and_503_on_both_apis() {
     cloud.faults().clear();
     assert_eq!(raw_get(&cloud, "/api/v1/nodes").await.status(), 200);
     // The fault took effect: this tested it, not a quiet day.
-    assert!(cloud.faults().times_fired("http-429") > 0, "http-429 never fired");
-    assert!(cloud.faults().times_fired("http-503") > 0, "http-503 never fired");
+    assert!(
+        cloud.faults().times_fired("http-429") > 0,
+        "http-429 never fired"
+    );
+    assert!(
+        cloud.faults().times_fired("http-503") > 0,
+        "http-503 never fired"
+    );
 }
 
 #[tokio::test]
@@ -209,7 +224,10 @@ async fn restart_brings_the_api_server_back_on_the_same_port() {
     );
     assert_eq!(common::endpoint(&cloud), endpoint);
     // The fault took effect: this tested it, not a quiet day.
-    assert!(cloud.faults().times_fired("restart") > 0, "restart never fired");
+    assert!(
+        cloud.faults().times_fired("restart") > 0,
+        "restart never fired"
+    );
 }
 
 #[tokio::test]
@@ -263,7 +281,10 @@ async fn token_expiry_rotates_the_token_file_and_refuses_the_old_token() {
         .await
         .unwrap();
     // The fault took effect: this tested it, not a quiet day.
-    assert!(cloud.faults().times_fired("token-expiry") > 0, "token-expiry never fired");
+    assert!(
+        cloud.faults().times_fired("token-expiry") > 0,
+        "token-expiry never fired"
+    );
 }
 
 #[tokio::test]
