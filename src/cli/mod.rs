@@ -15,8 +15,19 @@ use crate::simulated::Fault;
 #[command(
     name = "gantry",
     version,
-    about = "Run ML training on GKE from a terminal: provision the cluster, launch the Job, follow every pod's logs",
-    after_help = "Examples:\n  gantry --sim                      the whole product on the embedded simulated cloud\n  gantry sim --state-dir /tmp/sim --cluster ml-gke-cluster\n                                    a simulated cloud in the foreground, for kubectl and scripts"
+    about = "Run ML training on GKE from a terminal: provision the cluster, launch the Job, follow every pod's logs"
+)]
+#[cfg_attr(
+    feature = "sim",
+    command(
+        after_help = "Examples:\n  gantry --sim                      the whole product on the embedded simulated cloud\n  gantry sim --state-dir /tmp/sim --cluster ml-gke-cluster\n                                    a simulated cloud in the foreground, for kubectl and scripts"
+    )
+)]
+#[cfg_attr(
+    not(feature = "sim"),
+    command(
+        after_help = "Examples:\n  gantry --project my-proj --location us-central1-a\n  gantry --context my-cluster      any cluster of your kubeconfig"
+    )
 )]
 pub struct Cli {
     /// Run on the embedded simulated cloud instead of Google Cloud.
