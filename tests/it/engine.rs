@@ -26,8 +26,8 @@ fn key(c: char) -> KeyEvent {
     KeyEvent::new(KeyCode::Char(c), KeyModifiers::NONE)
 }
 
-/// Presses a key; what the viewer asks goes to the engine.
-fn press(app: &mut App, engine: &EngineHandle, k: KeyEvent) -> Vec<Command> {
+/// Presses a key; what the viewer asks goes to the engine, through the viewer's gate.
+pub(crate) fn press(app: &mut App, engine: &EngineHandle, k: KeyEvent) -> Vec<Command> {
     let asked = app.on_key(k, &engine.model());
     for c in &asked {
         if let Some(approved) = app.pass(c.clone()) {
@@ -38,7 +38,7 @@ fn press(app: &mut App, engine: &EngineHandle, k: KeyEvent) -> Vec<Command> {
 }
 
 /// Waits for the model to satisfy `done`, taking every change into the viewer.
-async fn until(app: &mut App, engine: &EngineHandle, done: impl Fn(&Model) -> bool) {
+pub(crate) async fn until(app: &mut App, engine: &EngineHandle, done: impl Fn(&Model) -> bool) {
     let mut changed = engine.changed();
     loop {
         {

@@ -10,7 +10,7 @@ use std::time::Duration;
 use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 use gantry::app::App;
 use gantry::config::Config;
-use gantry::engine::{Command, Engine, EngineHandle, Level, Model, open_session};
+use gantry::engine::{Command, Engine, Level, open_session};
 use gantry::keys::Keymap;
 use k8s_openapi::api::core::v1::Node;
 use kube::api::{Api, ListParams};
@@ -27,29 +27,7 @@ fn key(c: char) -> KeyEvent {
     KeyEvent::new(KeyCode::Char(c), modifiers)
 }
 
-fn press(app: &mut App, engine: &EngineHandle, k: KeyEvent) -> Vec<Command> {
-    let asked = app.on_key(k, &engine.model());
-    for c in &asked {
-        if let Some(approved) = app.pass(c.clone()) {
-            engine.run(approved);
-        }
-    }
-    asked
-}
-
-async fn until(app: &mut App, engine: &EngineHandle, done: impl Fn(&Model) -> bool) {
-    let mut changed = engine.changed();
-    loop {
-        {
-            let model = engine.model();
-            app.on_model(&model);
-            if done(&model) {
-                return;
-            }
-        }
-        changed.changed().await.unwrap();
-    }
-}
+use crate::engine::{press, until};
 
 /// The seed cluster (3 × n1-standard-1) against a config that wants two nodes: drift that
 /// `SetNodePoolSize` makes good in place.
