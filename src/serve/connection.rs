@@ -18,7 +18,7 @@ use russh::server::{Auth, ChannelOpenHandle, Handler, Msg, Session, VerifiedPubl
 use russh::{Channel, ChannelId, ChannelOpenFailure};
 use tokio::sync::{mpsc, watch};
 
-use super::keys::{Standing, fingerprint};
+use super::key_files::{Standing, fingerprint};
 use super::session::{self, Start};
 use super::size::Size;
 use super::{Shared, ViewerSlot};

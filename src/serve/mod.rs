@@ -10,7 +10,7 @@
 mod admission;
 mod connection;
 mod input;
-pub mod keys;
+pub mod key_files;
 mod revoke;
 mod session;
 mod size;
@@ -32,7 +32,7 @@ use crate::config::Config;
 use crate::engine::EngineHandle;
 use crate::keys::Keymap;
 use crate::viewer::Pacing;
-use keys::{KeyFile, Standing};
+use key_files::{KeyFile, Standing};
 
 pub use crate::viewer::output::{QUEUE_BYTES, QUEUE_FRAMES};
 
@@ -163,8 +163,8 @@ impl Server {
             .as_deref()
             .map(KeyFile::open)
             .transpose()?;
-        let host_key = keys::host_key(&options.host_key)?;
-        let host_key_fingerprint = keys::fingerprint(host_key.public_key());
+        let host_key = key_files::host_key(&options.host_key)?;
+        let host_key_fingerprint = key_files::fingerprint(host_key.public_key());
         let listener = TcpListener::bind(options.listen).await.map_err(|e| {
             format!(
                 "cannot listen on {}: {e} (another address: --ssh-listen HOST:PORT)",

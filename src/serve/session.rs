@@ -17,7 +17,7 @@ use tokio::sync::{mpsc, watch};
 use tokio_util::sync::CancellationToken;
 
 use super::input::{ESC_WAIT, Keys};
-use super::keys::{Standing, fingerprint};
+use super::key_files::{Standing, fingerprint};
 use super::size::{Size, too_large};
 use super::{Shared, ViewerSlot};
 use crate::app::App;

@@ -18,7 +18,7 @@ pub struct LogRequest {
 }
 
 /// Where a tail's events go.
-pub enum Sink {
+pub enum TailTo {
     /// The model's store, as events of this generation.
     Model { generation: u64 },
     /// One viewer, waiting for it when it is slow.
@@ -29,7 +29,7 @@ pub enum Sink {
 }
 
 /// Starts a tail that runs until `cancel` (or the engine stops).
-pub fn tail(shared: Arc<Shared>, request: LogRequest, sink: Sink, cancel: CancellationToken) {
+pub fn tail(shared: Arc<Shared>, request: LogRequest, sink: TailTo, cancel: CancellationToken) {
     tokio::spawn(async move {
         let Some(client) = shared
             .connection
@@ -47,7 +47,7 @@ pub fn tail(shared: Arc<Shared>, request: LogRequest, sink: Sink, cancel: Cancel
         } else {
             shared.session.logs_dir(&request.attempt)
         };
-        if let (Some(dir), Sink::Model { generation }) = (&save_dir, &sink) {
+        if let (Some(dir), TailTo::Model { generation }) = (&save_dir, &sink) {
             let _ = shared.tx.send(Event::LogsSavedTo {
                 generation: *generation,
                 dir: dir.display().to_string(),
@@ -76,7 +76,7 @@ pub fn tail(shared: Arc<Shared>, request: LogRequest, sink: Sink, cancel: Cancel
                 },
             };
             let delivered = match &sink {
-                Sink::Model { generation } => {
+                TailTo::Model { generation } => {
                     flow_room(&shared.flow_budget, &cancel).await
                         && shared
                             .tx
@@ -86,7 +86,7 @@ pub fn tail(shared: Arc<Shared>, request: LogRequest, sink: Sink, cancel: Cancel
                             })
                             .is_ok()
                 }
-                Sink::Viewer { to, generation } => tokio::select! {
+                TailTo::Viewer { to, generation } => tokio::select! {
                     _ = cancel.cancelled() => false,
                     sent = to.send((*generation, event)) => sent.is_ok(),
                 },

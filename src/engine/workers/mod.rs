@@ -16,7 +16,7 @@ use tokio_util::sync::CancellationToken;
 
 use self::actions::job_action;
 use self::cluster::{follow_cluster, operate};
-use self::logs::{LogRequest, Sink};
+use self::logs::{LogRequest, TailTo};
 use super::model::FollowLogs;
 use super::session::Session;
 use super::{Command, Event};
@@ -157,7 +157,7 @@ impl Workers {
                 pod: None,
                 previous: false,
             },
-            Sink::Model {
+            TailTo::Model {
                 generation: follow.generation,
             },
             cancel.clone(),
@@ -206,7 +206,7 @@ impl Workers {
                 pod,
                 previous,
             },
-            Sink::Viewer { to, generation },
+            TailTo::Viewer { to, generation },
             cancel,
         );
     }
