@@ -6,6 +6,11 @@ use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 
+/// The frame rates `max-fps` may ask for, from the flag or the file (`viewer::pacing` holds to
+/// them too).
+pub const MAX_FPS_LOWEST: u32 = 1;
+pub const MAX_FPS_HIGHEST: u32 = 60;
+
 pub const SEED_SCOPES: [&str; 4] = [
     "https://www.googleapis.com/auth/compute",
     "https://www.googleapis.com/auth/devstorage.read_only",
@@ -247,6 +252,12 @@ pub enum ConfigError {
 }
 
 impl Config {
+    /// The one rule for read-only: `--read-only` or the config's `read-only`, either is enough
+    /// (a flag can make a session read-only, never the other way round).
+    pub fn read_only_with(&self, flag: bool) -> bool {
+        flag || self.read_only
+    }
+
     /// Reads a TOML file over the seed's defaults.
     pub fn load(path: &Path) -> Result<Self, ConfigError> {
         let text = std::fs::read_to_string(path).map_err(|source| ConfigError::Read {
@@ -288,10 +299,10 @@ impl Config {
             ));
         }
         if let Some(fps) = self.max_fps
-            && !(1..=60).contains(&fps)
+            && !(MAX_FPS_LOWEST..=MAX_FPS_HIGHEST).contains(&fps)
         {
             return Err(format!(
-                "max-fps = {fps}: frames a second go from 1 to 60 (keys are answered at once whatever it says)"
+                "max-fps = {fps}: frames a second go from {MAX_FPS_LOWEST} to {MAX_FPS_HIGHEST} (keys are answered at once whatever it says)"
             ));
         }
         let c = &self.cluster;

@@ -64,7 +64,7 @@ pub struct Cli {
 
     /// Frames a second from new log lines alone (1–60; keys are answered at once) [default: 10,
     /// 4 under SSH and in `serve`]
-    #[arg(long, global = true, value_name = "N", value_parser = clap::value_parser!(u32).range(1..=60))]
+    #[arg(long, global = true, value_name = "N", value_parser = clap::value_parser!(u32).range(i64::from(crate::config::MAX_FPS_LOWEST)..=i64::from(crate::config::MAX_FPS_HIGHEST)))]
     pub max_fps: Option<u32>,
 
     #[command(flatten)]

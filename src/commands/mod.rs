@@ -116,7 +116,7 @@ fn refused(command: &Subcommand, target: &Target, read_only: bool, sim: bool) ->
     let what = command.mutation()?;
     // The config file can ask for read-only too; a file that cannot be read is the command's
     // own error to report.
-    if read_only || crate::connect::load_config(target).is_ok_and(|c| c.read_only) {
+    if read_only || crate::connect::load_config(target).is_ok_and(|c| c.read_only_with(read_only)) {
         crate::errln!(
             "gantry: --read-only: refusing to {what}; run without --read-only to change anything"
         );

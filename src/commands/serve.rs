@@ -11,7 +11,7 @@ use crate::engine::{Engine, open_session};
 use crate::keys::Keymap;
 use crate::serve::{ServeOptions, Server};
 use crate::tui::TuiOptions;
-use crate::viewer::{Pacing, default_max_fps};
+use crate::viewer::Pacing;
 
 pub async fn run(args: ServeArgs, tui: TuiOptions) -> i32 {
     let mut config = match crate::connect::load_config(&tui.session.target) {
@@ -125,13 +125,9 @@ fn options(
         operators,
         host_key,
         max_viewers: args.max_viewers,
-        pacing: Pacing {
-            max_fps: tui
-                .max_fps
-                .or(config.max_fps)
-                .unwrap_or_else(|| default_max_fps(true)),
-        },
-        read_only: tui.read_only || config.read_only,
+        // Every viewer of `serve` is remote.
+        pacing: Pacing::resolve(tui.max_fps, config.max_fps, true),
+        read_only: config.read_only_with(tui.read_only),
         login_grace: std::time::Duration::from_secs(args.login_grace),
         max_startups: args.max_startups as usize,
     })

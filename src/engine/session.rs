@@ -95,7 +95,7 @@ pub struct SessionOptions {
 /// A session on Google Cloud (GKE) or a kubeconfig context (`open_session` starts the
 /// simulated cloud for `--sim`).
 pub(super) async fn open(options: &SessionOptions, config: Config) -> Result<Session> {
-    let read_only = options.read_only || config.read_only;
+    let read_only = config.read_only_with(options.read_only);
     let target = &options.target;
     if let Some(context) = &target.context {
         let client = crate::connect::cluster_client(target, &config)

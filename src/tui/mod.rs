@@ -11,7 +11,7 @@ use crate::app::App;
 use crate::engine::{Engine, open_session};
 use crate::keys::Keymap;
 use crate::ui::theme::Theme;
-use crate::viewer::{self, Input, Pacing, Viewer, default_max_fps, local_terminal_is_remote};
+use crate::viewer::{self, Input, Pacing, Viewer, local_terminal_is_remote};
 
 pub use crate::engine::SessionOptions;
 
@@ -59,7 +59,7 @@ pub async fn run(options: TuiOptions) -> Result<i32> {
         }
     };
     let engine = Engine::start(session);
-    let read_only = options.read_only || config.read_only;
+    let read_only = config.read_only_with(options.read_only);
     let config_max_fps = config.max_fps;
     let app = App::new(config, keymap, read_only);
     let stop = stop_on_signals()?;
@@ -84,12 +84,7 @@ pub async fn run(options: TuiOptions) -> Result<i32> {
     let viewer = Viewer {
         engine: engine.handle(),
         theme: Theme::from_env(),
-        pacing: Pacing {
-            max_fps: options
-                .max_fps
-                .or(config_max_fps)
-                .unwrap_or_else(|| default_max_fps(local_terminal_is_remote())),
-        },
+        pacing: Pacing::resolve(options.max_fps, config_max_fps, local_terminal_is_remote()),
         stop: stop.clone(),
         delivery,
     };

@@ -5,6 +5,8 @@
 
 use std::time::Duration;
 
+use crate::config::{MAX_FPS_HIGHEST, MAX_FPS_LOWEST};
+
 /// At most this many frames a second from log lines alone.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Pacing {
@@ -12,8 +14,16 @@ pub struct Pacing {
 }
 
 impl Pacing {
+    /// The one precedence rule: `--max-fps`, else the config's `max-fps`, else the default for
+    /// where the screen is (`default_max_fps`).
+    pub fn resolve(flag: Option<u32>, config: Option<u32>, over_ssh: bool) -> Pacing {
+        Pacing {
+            max_fps: flag.or(config).unwrap_or_else(|| default_max_fps(over_ssh)),
+        }
+    }
+
     pub fn interval(self) -> Duration {
-        Duration::from_millis(1000 / u64::from(self.max_fps.clamp(1, 60)))
+        Duration::from_millis(1000 / u64::from(self.max_fps.clamp(MAX_FPS_LOWEST, MAX_FPS_HIGHEST)))
     }
 
     /// When the next frame may be drawn: at once for a key's answer (`urgent`), else one
@@ -45,6 +55,14 @@ pub fn local_terminal_is_remote() -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_flag_beats_the_config_which_beats_the_default_for_the_screen() {
+        assert_eq!(Pacing::resolve(Some(20), Some(30), true).max_fps, 20);
+        assert_eq!(Pacing::resolve(None, Some(30), true).max_fps, 30);
+        assert_eq!(Pacing::resolve(None, None, true).max_fps, 4);
+        assert_eq!(Pacing::resolve(None, None, false).max_fps, 10);
+    }
 
     #[test]
     fn the_interval_follows_the_rate_and_stays_sane() {
