@@ -1,7 +1,9 @@
 //! Gantry's integration tests, in one binary (one link instead of one per file, and the long
 //! drills of one module overlap the others' instead of waiting in line): each module is what
 //! was a file of its own, against the simulated cloud, the real binary, tmux, kubectl and ssh.
-//! The screen snapshot tests (insta) keep binaries of their own, beside this directory.
+//! The screen snapshot tests (insta) keep binaries of their own, beside this directory. Tests
+//! run in the order of their names, two at a time: the long drills are named `drill_…` so
+//! that they start early and their waiting overlaps the short tests, instead of ending the run.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 mod sim_gke_support;
@@ -13,6 +15,8 @@ mod cli_gke;
 mod cli_job;
 mod cli_plan;
 mod config_files;
+mod drill_serve_stopped_client;
+mod drill_stalled_terminal;
 mod drills;
 mod engine;
 mod engine_plan;
@@ -31,7 +35,6 @@ mod metrics_cli;
 mod readme_screenshot;
 mod security;
 mod serve;
-mod serve_drill;
 mod sim_faults;
 mod sim_gke;
 mod sim_gke_faults;

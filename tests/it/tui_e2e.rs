@@ -14,9 +14,6 @@ use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 use gantry::config::Config;
 use gantry::keys::{Action, Keymap};
 
-#[path = "tui_e2e/stalled.rs"]
-mod stalled;
-
 const FAILING_JOB: &str =
     "[job]\nbackoff-limit = 0\n[job.env]\nSIM_FAIL_ATTEMPTS = \"1\"\nSIM_LOG_LINES = \"40\"\n";
 
