@@ -125,7 +125,7 @@ impl Owner {
             return false;
         }
         let by = approved.by().clone();
-        let mut model = self.model.write().unwrap_or_else(|p| p.into_inner());
+        // The audit file is written before the model is locked: no viewer waits on the disk.
         if !approved.may_run(self.read_only) {
             self.audit.record(&by, &command, "refused: read-only");
             let text = format!(
@@ -133,9 +133,7 @@ impl Owner {
                 command.describe()
             );
             tracing::warn!(target: "gantry::audit", principal = %by, "{text}");
-            model.notify(Level::Warning, text.clone());
-            drop(model);
-            let _ = self.news.send(News::Said(text));
+            self.tell(Level::Warning, text, |_| {});
             return true;
         }
         self.audit.record(&by, &command, "started");
@@ -148,10 +146,9 @@ impl Owner {
                 tracing::info!(target: "gantry::audit", principal = %by, command = command.kind(), "{text}")
             }
         }
-        model.command_sent(&command);
-        model.notify(Level::Info, text.clone());
-        drop(model);
-        let _ = self.news.send(News::Said(text));
+        self.tell(Level::Info, text, |model| {
+            model.command_sent(&command);
+        });
         if ends_with_done(&command) {
             self.asked
                 .entry(command.describe())
@@ -160,6 +157,17 @@ impl Owner {
         }
         self.run(command);
         true
+    }
+
+    /// Tells every viewer (a notice) and every listener (news) one line, after `change` to the
+    /// model under the same lock.
+    fn tell(&self, level: Level, text: String, change: impl FnOnce(&mut Model)) {
+        {
+            let mut model = self.write();
+            change(&mut model);
+            model.notify(level, text.clone());
+        }
+        let _ = self.news.send(News::Said(text));
     }
 
     /// A viewer's own fetch of logs, if its approval still holds here.

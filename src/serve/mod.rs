@@ -94,6 +94,18 @@ pub struct Shared {
 /// A viewer's place among `--max-viewers`; given back when dropped.
 pub struct ViewerSlot(Arc<AtomicUsize>);
 
+impl ViewerSlot {
+    /// One of at most `max` places counted by `count`, if one is free.
+    fn take(count: &Arc<AtomicUsize>, max: usize) -> Option<ViewerSlot> {
+        count
+            .fetch_update(Ordering::AcqRel, Ordering::Acquire, |n| {
+                (n < max).then_some(n + 1)
+            })
+            .ok()
+            .map(|_| ViewerSlot(count.clone()))
+    }
+}
+
 impl Drop for ViewerSlot {
     fn drop(&mut self) {
         self.0.fetch_sub(1, Ordering::AcqRel);
@@ -103,12 +115,7 @@ impl Drop for ViewerSlot {
 impl Shared {
     /// A place among the authenticated connections, if there is one.
     fn take_authenticated(&self) -> Option<ViewerSlot> {
-        self.authenticated
-            .fetch_update(Ordering::AcqRel, Ordering::Acquire, |n| {
-                (n < self.max_authenticated).then_some(n + 1)
-            })
-            .ok()
-            .map(|_| ViewerSlot(self.authenticated.clone()))
+        ViewerSlot::take(&self.authenticated, self.max_authenticated)
     }
 
     /// What `key` may do now, as the files were last read, with the comment it is listed by.
@@ -131,12 +138,7 @@ impl Shared {
     }
 
     fn take_slot(&self) -> Option<ViewerSlot> {
-        self.viewers
-            .fetch_update(Ordering::AcqRel, Ordering::Acquire, |n| {
-                (n < self.max_viewers).then_some(n + 1)
-            })
-            .ok()
-            .map(|_| ViewerSlot(self.viewers.clone()))
+        ViewerSlot::take(&self.viewers, self.max_viewers)
     }
 }
 
