@@ -21,7 +21,7 @@ use bytes::Bytes;
 use criterion::{BatchSize, BenchmarkId, Criterion, Throughput};
 use gantry::app::{App, Focus};
 use gantry::engine::model::log_store::DEFAULT_CAPACITY;
-use gantry::engine::{Event, Model, TargetInfo};
+use gantry::engine::{Model, Report, TargetInfo};
 use gantry_test_support::tui::Tui;
 
 use gantry::config::Config;
@@ -118,20 +118,20 @@ fn app(pods: usize) -> Tui {
         model: Model::default(),
         app: App::new(config, keymap, false),
     };
-    app.on_event(Event::Target(TargetInfo {
+    app.on_event(Report::Target(TargetInfo {
         place: "demo-project/us-central1-a".into(),
         cluster: "ml-gke-cluster".into(),
         managed: true,
         unmanaged_reason: None,
         simulated: true,
     }));
-    app.on_event(Event::Cluster(cluster()));
-    app.on_event(Event::Connected);
-    app.on_event(Event::Job(JobWatchEvent::Job(Change::Applied(attempt()))));
+    app.on_event(Report::Cluster(cluster()));
+    app.on_event(Report::Connected);
+    app.on_event(Report::Job(JobWatchEvent::Job(Change::Applied(attempt()))));
     for i in 0..pods {
-        app.on_event(Event::Job(JobWatchEvent::Pod(Change::Applied(pod(i)))));
+        app.on_event(Report::Job(JobWatchEvent::Pod(Change::Applied(pod(i)))));
     }
-    app.on_event(Event::LogsSavedTo {
+    app.on_event(Report::LogsSavedTo {
         generation: app.model.logs.generation,
         dir: "/home/op/.local/state/gantry/logs/ml-gke-cluster/ml-training-job".into(),
     });
@@ -208,8 +208,8 @@ fn batch(make: fn(u64) -> LogLine, from: u64) -> Vec<LogLine> {
     (from..from + BATCH as u64).map(make).collect()
 }
 
-fn tail_event(app: &Tui, pod: usize, lines: Vec<LogLine>) -> Event {
-    Event::Tail {
+fn tail_event(app: &Tui, pod: usize, lines: Vec<LogLine>) -> Report {
+    Report::Tail {
         generation: app.model.logs.generation,
         event: TailEvent::Lines {
             pod: pod_name(pod),
@@ -256,7 +256,7 @@ fn ingest(c: &mut Criterion) {
                     if pod == 1 {
                         from += BATCH as u64;
                     }
-                    Event::Tail {
+                    Report::Tail {
                         generation,
                         event: TailEvent::Lines {
                             pod: pod_name(pod),
@@ -364,7 +364,7 @@ fn pods(c: &mut Criterion) {
                 n += 1;
                 let mut p = pod(n % 5_000);
                 p.restarts = (n % 3) as i32;
-                Event::Job(JobWatchEvent::Pod(Change::Applied(p)))
+                Report::Job(JobWatchEvent::Pod(Change::Applied(p)))
             },
             |event| app.on_event(black_box(event)),
             BatchSize::SmallInput,
@@ -376,7 +376,7 @@ fn pods(c: &mut Criterion) {
                 n += 1;
                 let mut p = pod(n % 5_000);
                 p.restarts = (n % 3) as i32;
-                Event::Job(JobWatchEvent::Pod(Change::Applied(p)))
+                Report::Job(JobWatchEvent::Pod(Change::Applied(p)))
             },
             |event| {
                 app.on_event(event);
@@ -440,7 +440,7 @@ fn frame_percentiles() {
         &mut |app, i| {
             let mut p = pod(i as usize % 5_000);
             p.restarts = (i % 3) as i32;
-            app.on_event(Event::Job(JobWatchEvent::Pod(Change::Applied(p))));
+            app.on_event(Report::Job(JobWatchEvent::Pod(Change::Applied(p))));
         },
     );
     let mut app = metrics_state(4, 1_000_000);

@@ -252,12 +252,6 @@ pub enum ConfigError {
 }
 
 impl Config {
-    /// The one rule for read-only: `--read-only` or the config's `read-only`, either is enough
-    /// (a flag can make a session read-only, never the other way round).
-    pub fn read_only_with(&self, flag: bool) -> bool {
-        flag || self.read_only
-    }
-
     /// Reads a TOML file over the seed's defaults.
     pub fn load(path: &Path) -> Result<Self, ConfigError> {
         let text = std::fs::read_to_string(path).map_err(|source| ConfigError::Read {

@@ -5,7 +5,6 @@ use std::path::PathBuf;
 
 use crate::config::{Config, ConfigError};
 use crate::gke::{self, Auth, ClusterRef, Gke, GkeError};
-use crate::k8s::manifest::import::ImportError;
 
 /// Where Gantry works and with what credentials, as the operator said it (the command line
 /// fills this in; nothing here knows about flags).
@@ -43,34 +42,6 @@ impl ConnectError {
         match self {
             ConnectError::Config(_) | ConnectError::Kubeconfig { .. } => 2,
             ConnectError::Gke(e) => e.exit_code(),
-        }
-    }
-}
-
-/// The configuration in force: `--config FILE` (which must exist), else the default path when
-/// the file is there, else the seed's defaults; with `--job-manifest FILE`, its Job in place of
-/// the `[job]` section.
-pub fn load_config(target: &Target) -> Result<Config, ConfigError> {
-    let mut config = match &target.config {
-        Some(path) => Config::load(path)?,
-        None => match Config::default_path().filter(|p| p.is_file()) {
-            Some(path) => Config::load(&path)?,
-            None => Config::default(),
-        },
-    };
-    if let Some(path) = &target.job_manifest {
-        config.job = crate::k8s::manifest::import::load(path)?;
-    }
-    Ok(config)
-}
-
-/// A `--job-manifest` file stands where the config's `[job]` section would: its errors are the
-/// config's.
-impl From<ImportError> for ConfigError {
-    fn from(e: ImportError) -> Self {
-        match e {
-            ImportError::Read { path, source } => ConfigError::Read { path, source },
-            ImportError::Invalid { path, message } => ConfigError::Invalid { path, message },
         }
     }
 }
@@ -138,37 +109,4 @@ pub async fn context_client(context: &str) -> Result<(kube::Client, String), Con
         .map_err(|e| fail(e.to_string()))?
         .build();
     Ok((client, server))
-}
-
-/// Where `--config` or the default configuration file is, for messages.
-pub fn config_path(target: &Target) -> Option<PathBuf> {
-    target.config.clone().or_else(Config::default_path)
-}
-
-#[cfg(test)]
-mod tests {
-    #![allow(clippy::unwrap_used, clippy::expect_used)]
-    use super::*;
-
-    #[test]
-    fn explicit_config_must_exist_and_parse() {
-        let missing = Target {
-            config: Some("/nonexistent/gantry.toml".into()),
-            ..Target::default()
-        };
-        assert!(matches!(
-            load_config(&missing),
-            Err(ConfigError::Read { .. })
-        ));
-        let dir = tempfile::tempdir().unwrap();
-        let path = dir.path().join("c.toml");
-        std::fs::write(&path, "project = \"p\"\n[cluster]\nnode-count = 5\n").unwrap();
-        let target = Target {
-            config: Some(path),
-            ..Target::default()
-        };
-        let config = load_config(&target).unwrap();
-        assert_eq!(config.project.as_deref(), Some("p"));
-        assert_eq!(config.cluster.node_count, 5);
-    }
 }

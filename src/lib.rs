@@ -20,6 +20,7 @@ pub mod pricing;
 pub mod private_file;
 pub mod sanitize;
 pub mod serve;
+pub mod settings;
 #[cfg(feature = "sim")]
 pub use gantry_sim as sim;
 pub mod simulated;

@@ -9,7 +9,7 @@ use gantry_test_support::tui as common_tui;
 use common_tui::*;
 use crossterm::event::KeyCode;
 use gantry::app::Overlay;
-use gantry::engine::{Command, Event, Level};
+use gantry::engine::{Command, Report, Severity};
 use gantry::gke::{ClusterStatus, OperationKind, ProvisionEvent};
 use ratatui::Terminal;
 use ratatui::backend::TestBackend;
@@ -44,7 +44,7 @@ fn snapshot(name: &str, app: &mut Tui) {
 fn as_configured() -> Tui {
     let mut app = running(false);
     let config = app.app.config.cluster.clone();
-    app.on_event(Event::Desired {
+    app.on_event(Report::Desired {
         cluster: Box::new(config),
         scale_to_zero_when_idle: false,
     });
@@ -177,7 +177,7 @@ fn read_only_viewers_see_the_plan_and_y_is_refused() {
     snapshot("plan_overlay_read_only", &mut app);
     assert!(app.on_key(key('y')).is_empty());
     let notice = app.notice.clone().unwrap();
-    assert_eq!(notice.level, Level::Warning);
+    assert_eq!(notice.severity, Severity::Warning);
     assert_eq!(notice.text, "read-only: refused to apply the plan");
 }
 
@@ -189,7 +189,7 @@ fn a_plan_the_cluster_has_moved_on_from_is_not_applied() {
     let mut resized = hand_made_summary();
     resized.node_count = 2;
     resized.node_pools[0].node_count = 2;
-    app.on_event(Event::Cluster(resized));
+    app.on_event(Report::Cluster(resized));
     let text = rows(&app, 120, 40).join("\n");
     assert!(text.contains("the cluster changed since"), "{text}");
     assert!(app.on_key(key('y')).is_empty());
@@ -212,7 +212,7 @@ fn a_plan_the_cluster_has_moved_on_from_is_not_applied() {
 fn the_same_summary_polled_again_keeps_the_plan_applicable() {
     let mut app = drifted(false);
     let view = opened_plan(&mut app);
-    app.on_event(Event::Cluster(hand_made_summary()));
+    app.on_event(Report::Cluster(hand_made_summary()));
     assert_eq!(
         app.on_key(key('y')),
         [Command::ApplyPlan {
@@ -236,7 +236,7 @@ fn nothing_to_apply_sends_nothing() {
 fn applying_waits_for_an_operation_under_way() {
     let mut app = drifted(false);
     opened_plan(&mut app);
-    app.on_event(Event::Provision(ProvisionEvent::Started {
+    app.on_event(Report::Provision(ProvisionEvent::Started {
         kind: OperationKind::Delete,
         operation: "operation-1".into(),
     }));
@@ -253,15 +253,15 @@ fn a_cluster_gantry_does_not_manage_has_no_plan() {
 #[test]
 fn before_gke_answers_there_is_no_plan_yet() {
     let mut app = new_app(false);
-    app.on_event(Event::Target(target()));
+    app.on_event(Report::Target(target()));
     let config = app.app.config.cluster.clone();
-    app.on_event(Event::Desired {
+    app.on_event(Report::Desired {
         cluster: Box::new(config),
         scale_to_zero_when_idle: false,
     });
     assert!(refused(&mut app, key('P')).contains("no plan yet"));
     // Not created: the plan is the create, which c makes.
-    app.on_event(Event::Cluster(not_found_summary()));
+    app.on_event(Report::Cluster(not_found_summary()));
     opened_plan(&mut app);
     assert!(app.on_key(key('y')).is_empty());
     assert_eq!(notice(&app), "no cluster yet: press c to create it");
@@ -273,7 +273,7 @@ fn the_overlay_says_what_this_cluster_cannot_take_is_left() {
     let mut app = running(false);
     let mut config = app.app.config.cluster.clone();
     config.spot = true;
-    app.on_event(Event::Desired {
+    app.on_event(Report::Desired {
         cluster: Box::new(config),
         scale_to_zero_when_idle: false,
     });

@@ -6,7 +6,7 @@
 
 use gantry_test_support::tui::*;
 
-use gantry::engine::Event;
+use gantry::engine::Report;
 use gantry::k8s::logs::{LogLine, StreamEnd, TailEvent};
 use gantry::k8s::status::{AttemptPhase, PodSummary};
 use gantry::k8s::watch::Change;
@@ -275,7 +275,7 @@ fn a_bar_left_without_a_newline_is_read_when_the_pod_ends() {
         }],
     );
     let generation = app.model.logs.generation;
-    app.on_event(Event::Tail {
+    app.on_event(Report::Tail {
         generation,
         event: TailEvent::PodEnded {
             pod: pod.clone(),
@@ -326,7 +326,7 @@ fn an_attempt_not_followed_live_is_read_from_its_saved_logs_for_comparison() {
     })
     .unwrap();
     store.flush(1);
-    app.on_event(Event::TrainingLoaded {
+    app.on_event(Report::TrainingLoaded {
         attempt: 1,
         store: Box::new(store),
     });

@@ -244,7 +244,7 @@ fn pods_show_the_gpus_each_asked_for_where_there_is_room() {
 #[test]
 fn pods_say_n_a_without_metrics_server() {
     let mut app = with_attempts(false);
-    app.on_event(gantry::engine::Event::Usage(None));
+    app.on_event(gantry::engine::Report::Usage(None));
     snapshot_usage("pods_usage_unavailable", &mut app);
 }
 
@@ -256,12 +256,15 @@ fn an_idle_cluster_says_what_it_costs_on_the_status_line() {
 
 #[test]
 fn the_idle_reminder_takes_the_place_of_old_news_but_not_of_a_warning() {
-    use gantry::engine::model::Level;
+    use gantry::engine::Severity;
     let mut app = common_tui::running(false);
-    app.notify(Level::Info, "cluster ml-gke-cluster is running (created)");
+    app.notify(
+        Severity::Info,
+        "cluster ml-gke-cluster is running (created)",
+    );
     let screen = render(&app, 80, 24).backend().to_string();
     assert!(screen.contains("no attempt running"), "{screen}");
-    app.notify(Level::Warning, "launch refused: read-only");
+    app.notify(Severity::Warning, "launch refused: read-only");
     let screen = render(&app, 80, 24).backend().to_string();
     assert!(
         screen.contains("launch refused") && !screen.contains("no attempt running"),

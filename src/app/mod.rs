@@ -17,7 +17,7 @@ pub use plan_view::PlanView;
 pub use selection::Selection;
 
 use crate::config::Config;
-use crate::engine::{Approved, Command, Gate, Level, Model, Notice, Principal, Refused};
+use crate::engine::{Approved, Command, Gate, Model, Notice, Principal, Refused, Severity};
 use crate::keys::Keymap;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -92,11 +92,9 @@ impl App {
         }
     }
 
-    pub fn notify(&mut self, level: Level, text: impl Into<String>) {
-        self.notice = Some(Notice {
-            level,
-            text: text.into(),
-        });
+    /// Tells this viewer's operator alone (a search that found nothing, a refused key).
+    pub fn notify(&mut self, severity: Severity, text: impl Into<String>) {
+        self.notice = Some(Notice::viewer(severity, text));
         self.dirty = true;
     }
 
@@ -108,7 +106,7 @@ impl App {
                 confirm::Outcome::Open => Vec::new(),
                 confirm::Outcome::Cancelled => {
                     self.overlay = None;
-                    self.notify(Level::Info, "cancelled");
+                    self.notify(Severity::Info, "cancelled");
                     Vec::new()
                 }
                 confirm::Outcome::Confirmed(command) => {
@@ -142,7 +140,7 @@ impl App {
                 self.logs.typing = None;
                 self.logs.search = (!query.is_empty()).then_some(query.clone());
                 if !query.is_empty() && !self.logs.jump_to_match(model, false) {
-                    self.notify(Level::Info, format!("no line contains \"{query}\""));
+                    self.notify(Severity::Info, format!("no line contains \"{query}\""));
                 }
             }
             KeyCode::Backspace => {
@@ -168,7 +166,7 @@ impl App {
         if !self.gate.read_only() {
             // A dialog left open is refused by the gate when answered.
             self.gate.restrict();
-            self.notify(Level::Warning, why.to_string());
+            self.notify(Severity::Warning, why.to_string());
         }
     }
 
@@ -177,7 +175,7 @@ impl App {
     pub fn request(&mut self, command: Command) -> Vec<Command> {
         if self.gate.refuses(&command) {
             let refused = Refused { command };
-            self.notify(Level::Warning, refused.to_string());
+            self.notify(Severity::Warning, refused.to_string());
             return Vec::new();
         }
         vec![command]
@@ -189,7 +187,7 @@ impl App {
         match self.gate.pass(command) {
             Ok(approved) => Some(approved),
             Err(refused) => {
-                self.notify(Level::Warning, refused.to_string());
+                self.notify(Severity::Warning, refused.to_string());
                 None
             }
         }
@@ -199,16 +197,20 @@ impl App {
     /// logs that has left it) into this view.
     pub fn on_model(&mut self, model: &Model) {
         self.dirty = true;
-        if let Some((n, notice)) = model.notices_after(self.notices_seen).last() {
+        if let Some((_, notice)) = model
+            .notices_after(self.notices_seen)
+            .filter(|(_, n)| n.on_status_line())
+            .last()
+        {
             self.notice = Some(notice.clone());
-            self.notices_seen = *n;
         }
+        self.notices_seen = model.last_notice();
         // A new attempt (a launch, a retry) takes over the panes, as the operator expects.
         if self.logs.generation_seen() != model.logs.generation {
             self.selection = Selection::default();
         }
         if let Some(told) = self.logs.follow_model(model) {
-            self.notify(Level::Info, told);
+            self.notify(Severity::Info, told);
         }
     }
 

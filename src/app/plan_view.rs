@@ -5,7 +5,7 @@
 use crossterm::event::{KeyCode, KeyEvent};
 
 use super::{App, Overlay};
-use crate::engine::{Command, Level, Model};
+use crate::engine::{Command, Model, Severity};
 use crate::gke::plan::{Action as PlanAction, Plan};
 use crate::keys::Action;
 
@@ -101,7 +101,7 @@ impl App {
         match view.plan.action {
             PlanAction::None => {
                 self.notify(
-                    Level::Info,
+                    Severity::Info,
                     "nothing to apply: the cluster matches the config",
                 );
                 return Vec::new();

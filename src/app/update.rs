@@ -4,7 +4,7 @@ use super::confirm::Confirm;
 use super::{App, Focus, Overlay};
 use crate::engine::model::cluster::ClusterPhase;
 use crate::engine::model::log_store::Source;
-use crate::engine::{Command, Level, Model};
+use crate::engine::{Command, Model, Severity};
 use crate::keys::Action;
 
 impl App {
@@ -56,14 +56,14 @@ impl App {
             Action::NextMatch | Action::PrevMatch => {
                 if self.logs.search.is_none() {
                     self.notify(
-                        Level::Info,
+                        Severity::Info,
                         format!(
                             "no search: press {} to search",
                             self.keymap.keys_for(Action::Search)
                         ),
                     );
                 } else if !self.logs.jump_to_match(model, action == Action::NextMatch) {
-                    self.notify(Level::Info, "no more matches");
+                    self.notify(Severity::Info, "no more matches");
                 }
             }
         }
@@ -74,12 +74,15 @@ impl App {
     fn choose_metric(&mut self, model: &Model, delta: isize) {
         self.metrics.shown = true;
         let Some(attempt) = self.selection.attempt(&model.jobs) else {
-            return self.notify(Level::Info, "no attempt yet: no metrics to chart");
+            return self.notify(Severity::Info, "no attempt yet: no metrics to chart");
         };
         let names = model.training.store.metrics(attempt.number());
         if self.metrics.step(&names, delta).is_none() {
             let name = attempt.name.clone();
-            self.notify(Level::Info, format!("no metrics in the logs of {name} yet"));
+            self.notify(
+                Severity::Info,
+                format!("no metrics in the logs of {name} yet"),
+            );
         }
     }
 
@@ -109,7 +112,7 @@ impl App {
     }
 
     pub(super) fn unavailable(&mut self, why: impl Into<String>) -> Vec<Command> {
-        self.notify(Level::Warning, why);
+        self.notify(Severity::Warning, why);
         Vec::new()
     }
 

@@ -164,28 +164,22 @@ impl Cli {
         })
     }
 
-    /// Where the engine works: the TUI's, `watch`'s and `serve`'s.
-    pub fn session_options(&self) -> crate::engine::SessionOptions {
-        crate::engine::SessionOptions {
-            target: (&self.target).into(),
-            sim: self.sim,
-            time_scale: self.time_scale,
-            faults: self.faults.clone(),
-            replay_dir: self.replay_dir.clone(),
-            logs_root: None,
-            read_only: self.read_only,
-            audit_file: crate::paths::state_dir().map(|d| d.join(crate::paths::AUDIT_FILE)),
-        }
-    }
-
-    /// What the TUI needs of the command line.
-    pub fn tui_options(&self) -> crate::tui::TuiOptions {
-        crate::tui::TuiOptions {
-            session: self.session_options(),
-            read_only: self.read_only,
-            log_file: self.target.log_file.clone(),
+    /// What the command line asks for; `Settings::resolve` adds the config file's.
+    pub fn asked(&self) -> crate::settings::Asked {
+        crate::settings::Asked {
+            session: crate::engine::SessionOptions {
+                target: (&self.target).into(),
+                sim: self.sim,
+                time_scale: self.time_scale,
+                faults: self.faults.clone(),
+                replay_dir: self.replay_dir.clone(),
+                logs_root: None,
+                read_only: self.read_only,
+                audit_file: crate::paths::state_dir().map(|d| d.join(crate::paths::AUDIT_FILE)),
+            },
             launch: (&self.launch).into(),
             max_fps: self.max_fps,
+            log_file: self.target.log_file.clone(),
         }
     }
 }

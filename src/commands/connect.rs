@@ -6,6 +6,7 @@ use crate::config::Config;
 use crate::connect::{self, Target};
 use crate::gke::{ClusterRef, Gke};
 use crate::k8s::K8sError;
+use crate::settings::Settings;
 
 /// What every GKE command needs, or the exit code of why it cannot have it (after the message).
 pub struct Prepared {
@@ -14,8 +15,8 @@ pub struct Prepared {
     pub gke: Gke,
 }
 
-pub async fn prepare(target: &Target) -> Result<Prepared, i32> {
-    let config = connect::load_config(target).map_err(|e| fail(&e, 2))?;
+pub async fn prepare(settings: &Settings) -> Result<Prepared, i32> {
+    let (target, config) = (settings.target(), settings.config.clone());
     let cluster = connect::cluster_ref(target, &config).map_err(|e| fail(&e, e.exit_code()))?;
     let gke = connect::gke_client(target)
         .await
@@ -42,12 +43,9 @@ pub struct JobTarget {
     pub project: Option<String>,
 }
 
-/// Loads the configuration and connects; on failure prints why and gives the exit code.
-pub async fn connect(target: &Target) -> Result<JobTarget, i32> {
-    let mut config = connect::load_config(target).map_err(|e| fail(&e, 2))?;
-    if let Err(e) = config.validate() {
-        return Err(fail(&e, 2));
-    }
+/// Connects with the settings' configuration; on failure prints why and gives the exit code.
+pub async fn connect(settings: &Settings) -> Result<JobTarget, i32> {
+    let (target, mut config) = (settings.target(), settings.config.clone());
     let project = crate::gke::target::project(&target.named, &config);
     if config.project.is_none() {
         config.project = project.clone();

@@ -4,12 +4,12 @@
 use std::io::IsTerminal;
 
 use crate::cli::{DeleteArgs, DeleteWhat};
-use crate::connect::Target;
 use crate::k8s;
+use crate::settings::Settings;
 
 use super::connect::{connect, fail, job_error};
 
-pub async fn run(args: DeleteArgs, target: &Target) -> i32 {
+pub async fn run(args: DeleteArgs, settings: &Settings) -> i32 {
     let (name, yes) = match args.what {
         DeleteWhat::Job {
             name: Some(name), ..
@@ -24,7 +24,7 @@ pub async fn run(args: DeleteArgs, target: &Target) -> i32 {
         DeleteWhat::Job { name: None, yes } => (None, yes),
         DeleteWhat::Attempt { name, yes } => (Some(name), yes),
     };
-    let t = match connect(target).await {
+    let t = match connect(settings).await {
         Ok(t) => t,
         Err(code) => return code,
     };

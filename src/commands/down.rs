@@ -7,11 +7,11 @@ use tokio::sync::mpsc::unbounded_channel;
 use super::connect::{Prepared, fail, prepare};
 use super::up_progress::print_events;
 use crate::cli::YesArgs;
-use crate::connect::Target;
 use crate::gke::{self, DownOutcome, PollPolicy};
+use crate::settings::Settings;
 
-pub async fn run(args: YesArgs, target: &Target) -> i32 {
-    let Prepared { cluster, gke, .. } = match prepare(target).await {
+pub async fn run(args: YesArgs, settings: &Settings) -> i32 {
+    let Prepared { cluster, gke, .. } = match prepare(settings).await {
         Ok(p) => p,
         Err(code) => return code,
     };

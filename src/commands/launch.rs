@@ -2,11 +2,11 @@
 
 use super::connect::{connect, job_error};
 use crate::cli::LaunchArgs;
-use crate::connect::Target;
 use crate::k8s::{self, manifest};
+use crate::settings::Settings;
 
-pub async fn run(args: LaunchArgs, target: &Target) -> i32 {
-    let mut t = match connect(target).await {
+pub async fn run(args: LaunchArgs, settings: &Settings) -> i32 {
+    let mut t = match connect(settings).await {
         Ok(t) => t,
         Err(code) => return code,
     };

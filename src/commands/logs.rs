@@ -12,17 +12,17 @@ use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 
 use crate::cli::LogsArgs;
-use crate::connect::Target;
 use crate::k8s::logs::{LogTail, StreamEnd, TailEvent, TailOptions, TailTarget, logs_dir};
 use crate::k8s::status::{AttemptPhase, AttemptSummary};
 use crate::k8s::watch::{Change, watch_objects};
 use crate::k8s::{self, attempts};
 use crate::sanitize;
+use crate::settings::Settings;
 
 use super::connect::{connect, fail, job_error};
 
-pub async fn run(args: LogsArgs, target: &Target) -> i32 {
-    let t = match connect(target).await {
+pub async fn run(args: LogsArgs, settings: &Settings) -> i32 {
+    let t = match connect(settings).await {
         Ok(t) => t,
         Err(code) => return code,
     };

@@ -23,73 +23,119 @@ pub mod watch;
 use color_eyre::eyre::Result;
 
 use crate::cli::{Cli, Subcommand};
-use crate::connect::Target;
+use crate::config::ConfigError;
+use crate::settings::Settings;
 
-/// The one dispatcher: the TUI when no subcommand is given, else the subcommand, after the
-/// command line's one read-only gate (every command that would change the cloud is refused
-/// before it connects to anything) and with its changes audited.
+/// The one dispatcher: the TUI when no subcommand is given, else the subcommand. The settings
+/// are resolved once (flags over the config file) for everything but `sim` and `completions`,
+/// which read no config; a command that would change the cloud meets the command line's one
+/// read-only gate before it connects to anything, and its changes are audited.
 pub async fn run(cli: Cli) -> Result<i32> {
-    let session = cli.session_options();
-    let tui_options = cli.tui_options();
-    let target: Target = (&cli.target).into();
-    let log_file = cli.target.log_file.clone();
-    let (read_only, sim) = (cli.read_only, cli.sim);
-    #[cfg(feature = "sim")]
-    let simulated = (cli.time_scale, cli.faults.clone(), cli.replay_dir.clone());
+    let settings = Settings::resolve(cli.asked());
     let Some(command) = cli.command else {
-        return crate::tui::run(tui_options).await;
+        return match settings {
+            Ok(settings) => crate::tui::run(settings).await,
+            Err(e) => Ok(config_error(&e)),
+        };
     };
-    if let Some(code) = refused(&command, &target, read_only, sim) {
-        return Ok(code);
+    if cli.sim && !runs_on_sim(&command) {
+        crate::errln!(
+            "gantry: --sim runs the TUI on a simulated cloud of its own; for `gantry {}`, run `gantry sim --state-dir DIR` in another terminal, then pass --gke-endpoint URL --access-token-file DIR/token --project demo-project --location us-central1-a (or KUBECONFIG=DIR/kubeconfig with --context)",
+            command.name()
+        );
+        return Ok(2);
     }
     let change = command.audit_kind().zip(command.mutation());
-    let code: Result<i32> = match command {
+    let settled = Settled {
+        settings,
+        mutation: command.mutation(),
+    };
+    let code = match command {
         #[cfg(feature = "sim")]
         Subcommand::Sim(args) => {
             crate::logging::to_stderr();
-            let (time_scale, faults, replay_dir) = simulated;
-            let options =
-                crate::cli::sim_options(&args, time_scale, &faults, replay_dir.as_deref());
-            sim::run(&args, options).await
+            let options = crate::cli::sim_options(
+                &args,
+                cli.time_scale,
+                &cli.faults,
+                cli.replay_dir.as_deref(),
+            );
+            return sim::run(&args, options).await;
         }
-        Subcommand::Watch => Ok(watch::run(session, log_file.as_deref()).await),
-        Subcommand::Serve(args) => Ok(serve::run(args, tui_options).await),
         Subcommand::Completions { shell } => {
             let mut command = <Cli as clap::CommandFactory>::command();
             clap_complete::generate(shell, &mut command, "gantry", &mut std::io::stdout());
-            Ok(0)
+            return Ok(0);
         }
-        Subcommand::Up(args) => Ok(up::run(args, &target).await),
-        Subcommand::Status(args) => Ok(status::run(args, &target).await),
-        Subcommand::Plan(args) => Ok(plan::run(args, &target, sim).await),
-        Subcommand::Down(args) => Ok(down::run(args, &target).await),
-        Subcommand::Launch(args) => Ok(launch::run(args, &target).await),
-        Subcommand::Retry(args) => Ok(retry::run(args, &target).await),
-        Subcommand::Logs(args) => Ok(logs::run(args, &target).await),
-        Subcommand::Metrics(args) => Ok(metrics::run(args, &target)),
-        Subcommand::Delete(args) => Ok(delete::run(args, &target).await),
-        Subcommand::Config => Ok(show_config::run(&target)),
+        Subcommand::Watch => settled.run(async |s| watch::run(s).await).await,
+        Subcommand::Serve(args) => settled.run(async |s| serve::run(args, s).await).await,
+        Subcommand::Up(args) => settled.run(async |s| up::run(args, &s).await).await,
+        Subcommand::Status(args) => settled.run(async |s| status::run(args, &s).await).await,
+        Subcommand::Plan(args) => settled.run(async |s| plan::run(args, &s).await).await,
+        Subcommand::Down(args) => settled.run(async |s| down::run(args, &s).await).await,
+        Subcommand::Launch(args) => settled.run(async |s| launch::run(args, &s).await).await,
+        Subcommand::Retry(args) => settled.run(async |s| retry::run(args, &s).await).await,
+        Subcommand::Logs(args) => settled.run(async |s| logs::run(args, &s).await).await,
+        Subcommand::Metrics(args) => settled.run(async |s| metrics::run(args, &s)).await,
+        Subcommand::Delete(args) => settled.run(async |s| delete::run(args, &s).await).await,
+        Subcommand::Config => settled.run(async |s| show_config::run(&s)).await,
     };
     // The command line's changes go in the same audit file as the engine's, with the local user.
+    let code = match code {
+        Ok(code) => code,
+        // Never ran (a bad config, or refused by read-only): nothing to audit.
+        Err(code) => return Ok(code),
+    };
     if let Some((kind, what)) = change {
         let audit = crate::paths::state_dir()
             .map(|d| crate::engine::audit::Audit::to_file(d.join(crate::paths::AUDIT_FILE)))
             .unwrap_or_default();
-        let result = match &code {
-            Ok(0) => "done".to_string(),
-            Ok(n) => format!("exit {n}"),
-            Err(e) => format!("failed: {}", crate::sanitize::one_line(&e.to_string())),
+        let result = match code {
+            0 => "done".to_string(),
+            n => format!("exit {n}"),
         };
         audit.record_change(&crate::engine::Principal::local(), kind, what, &result);
     }
-    code
+    Ok(code)
 }
 
-/// Why the command line refuses `command` before it runs, said, as its exit code: `--sim`
-/// with a command that needs a cloud of its own, or a change under `--read-only` (or the
-/// config's `read-only`).
-fn refused(command: &Subcommand, target: &Target, read_only: bool, sim: bool) -> Option<i32> {
-    let runs_on_sim = match command {
+/// The settings a one-shot command runs with, once they are known to be good and to allow it.
+struct Settled {
+    settings: Result<Settings, ConfigError>,
+    /// What the command would change, if anything.
+    mutation: Option<&'static str>,
+}
+
+impl Settled {
+    /// Runs `command` with the settings; a bad config or a change under read-only is said, and
+    /// the command never runs (`Err` with its exit code).
+    async fn run(self, command: impl AsyncFnOnce(Settings) -> i32) -> Result<i32, i32> {
+        let settings = match self.settings {
+            Ok(s) => s,
+            Err(e) => {
+                return Err(config_error(&e));
+            }
+        };
+        if let Some(what) = self.mutation
+            && settings.read_only()
+        {
+            crate::errln!(
+                "gantry: --read-only: refusing to {what}; run without --read-only (and without the config's read-only = true) to change anything"
+            );
+            return Err(2);
+        }
+        Ok(command(settings).await)
+    }
+}
+
+fn config_error(e: &ConfigError) -> i32 {
+    crate::errln!("gantry: {e}");
+    2
+}
+
+/// Whether `command` can run beside `--sim`: those that need a cloud of their own cannot.
+fn runs_on_sim(command: &Subcommand) -> bool {
+    match command {
         #[cfg(feature = "sim")]
         Subcommand::Sim(_) => true,
         Subcommand::Completions { .. }
@@ -105,22 +151,5 @@ fn refused(command: &Subcommand, target: &Target, read_only: bool, sim: bool) ->
         | Subcommand::Retry(_)
         | Subcommand::Logs(_)
         | Subcommand::Delete(_) => false,
-    };
-    if sim && !runs_on_sim {
-        crate::errln!(
-            "gantry: --sim runs the TUI on a simulated cloud of its own; for `gantry {}`, run `gantry sim --state-dir DIR` in another terminal, then pass --gke-endpoint URL --access-token-file DIR/token --project demo-project --location us-central1-a (or KUBECONFIG=DIR/kubeconfig with --context)",
-            command.name()
-        );
-        return Some(2);
     }
-    let what = command.mutation()?;
-    // The config file can ask for read-only too; a file that cannot be read is the command's
-    // own error to report.
-    if read_only || crate::connect::load_config(target).is_ok_and(|c| c.read_only_with(read_only)) {
-        crate::errln!(
-            "gantry: --read-only: refusing to {what}; run without --read-only to change anything"
-        );
-        return Some(2);
-    }
-    None
 }

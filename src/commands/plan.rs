@@ -7,11 +7,11 @@ use serde::Serialize;
 
 use super::connect::{Prepared, fail, prepare};
 use crate::cli::PlanArgs;
-use crate::connect::Target;
 use crate::gke::plan::{Action, Change, Current, Plan, plan};
 pub use crate::gke::plan_text::render;
 use crate::gke::{ClusterRef, ClusterSummary, Gke};
 use crate::pricing::Estimate;
+use crate::settings::Settings;
 
 /// `--exit-code`'s answer when the plan has something to do (0: nothing; 1 and 2 are errors).
 pub const EXIT_CHANGES: i32 = 3;
@@ -49,17 +49,18 @@ impl<'a> PlanReport<'a> {
     }
 }
 
-pub async fn run(args: PlanArgs, target: &Target, sim: bool) -> i32 {
+pub async fn run(args: PlanArgs, settings: &Settings) -> i32 {
+    let target = settings.target();
     if let Some(context) = &target.context {
         crate::errln!(
             "gantry: plan compares the config with the GKE cluster it describes; context {context} is not one Gantry manages: drop --context (and give --project and --location), or try it on the simulated cloud with `gantry --sim plan`"
         );
         return 2;
     }
-    let found = if sim {
-        on_sim(target).await
+    let found = if settings.session.sim {
+        on_sim(settings).await
     } else {
-        on_gke(target).await
+        on_gke(settings).await
     };
     let (plan, cluster) = match found {
         Ok(found) => found,
@@ -81,23 +82,21 @@ pub async fn run(args: PlanArgs, target: &Target, sim: bool) -> i32 {
     }
 }
 
-async fn on_gke(target: &Target) -> Result<(Plan, ClusterRef), i32> {
+async fn on_gke(settings: &Settings) -> Result<(Plan, ClusterRef), i32> {
     let Prepared {
         config,
         cluster,
         gke,
-    } = prepare(target).await?;
-    config.validate().map_err(|e| fail(&e, 2))?;
+    } = prepare(settings).await?;
     let plan = plan_against(&gke, &cluster, &config.cluster).await?;
     Ok((plan, cluster))
 }
 
 /// The embedded simulated cloud, fresh: what `up` would create there.
-async fn on_sim(target: &Target) -> Result<(Plan, ClusterRef), i32> {
-    let config = crate::connect::load_config(target).map_err(|e| fail(&e, 2))?;
-    config.validate().map_err(|e| fail(&e, 2))?;
+async fn on_sim(settings: &Settings) -> Result<(Plan, ClusterRef), i32> {
+    let config = settings.config.clone();
     let options = crate::engine::SessionOptions {
-        target: target.clone(),
+        target: settings.target().clone(),
         sim: true,
         time_scale: 1.0,
         ..Default::default()

@@ -2,14 +2,14 @@
 //! given overrides; the old attempt stays for its logs.
 
 use crate::cli::RetryArgs;
-use crate::connect::Target;
 use crate::k8s;
+use crate::settings::Settings;
 
 use super::connect::{connect, job_error};
 use super::launch::print_launched;
 
-pub async fn run(args: RetryArgs, target: &Target) -> i32 {
-    let t = match connect(target).await {
+pub async fn run(args: RetryArgs, settings: &Settings) -> i32 {
+    let t = match connect(settings).await {
         Ok(t) => t,
         Err(code) => return code,
     };

@@ -10,22 +10,16 @@ use crate::cli::ServeArgs;
 use crate::engine::{Engine, open_session};
 use crate::keys::Keymap;
 use crate::serve::{ServeOptions, Server};
-use crate::tui::TuiOptions;
+use crate::settings::Settings;
 use crate::viewer::Pacing;
 
-pub async fn run(args: ServeArgs, tui: TuiOptions) -> i32 {
-    let mut config = match crate::connect::load_config(&tui.session.target) {
-        Ok(c) => c,
-        Err(e) => {
-            crate::errln!("gantry: {e}");
-            return 2;
-        }
-    };
-    tui.launch.apply(&mut config.job);
-    if let Err(e) = config.validate() {
-        crate::errln!("gantry: {e}");
-        return 2;
-    }
+pub async fn run(args: ServeArgs, settings: Settings) -> i32 {
+    let Settings {
+        session: engine_options,
+        config,
+        max_fps,
+        log_file,
+    } = settings;
     let keymap = match Keymap::with_overrides(&config.keys) {
         Ok(k) => k,
         Err(e) => {
@@ -33,18 +27,18 @@ pub async fn run(args: ServeArgs, tui: TuiOptions) -> i32 {
             return 2;
         }
     };
-    let Some(options) = options(&args, &tui, &config) else {
+    let Some(options) = options(&args, max_fps, engine_options.read_only) else {
         crate::errln!(
             "gantry serve: no configuration directory (set HOME or XDG_CONFIG_HOME), or pass --authorized-keys FILE and --host-key FILE"
         );
         return 2;
     };
-    crate::logging::to_stderr_and_file(tui.log_file.as_deref());
+    crate::logging::to_stderr_and_file(log_file.as_deref());
     let Ok(mut stop_signals) = StopSignals::listen() else {
         crate::errln!("gantry: cannot listen for SIGTERM and SIGINT");
         return 1;
     };
-    let session = match open_session(&tui.session, config.clone()).await {
+    let session = match open_session(&engine_options, config.clone()).await {
         Ok(s) => s,
         Err(e) => {
             crate::errln!("gantry: {e:#}");
@@ -101,11 +95,7 @@ pub async fn run(args: ServeArgs, tui: TuiOptions) -> i32 {
 }
 
 /// The flags, with the defaults filled in from the config and state directories.
-fn options(
-    args: &ServeArgs,
-    tui: &TuiOptions,
-    config: &crate::config::Config,
-) -> Option<ServeOptions> {
+fn options(args: &ServeArgs, max_fps: Option<u32>, read_only: bool) -> Option<ServeOptions> {
     let config_dir = crate::paths::config_dir();
     let authorized_keys = match &args.authorized_keys {
         Some(p) => p.clone(),
@@ -126,8 +116,8 @@ fn options(
         host_key,
         max_viewers: args.max_viewers,
         // Every viewer of `serve` is remote.
-        pacing: Pacing::resolve(tui.max_fps, config.max_fps, true),
-        read_only: config.read_only_with(tui.read_only),
+        pacing: Pacing::resolve(max_fps, true),
+        read_only,
         login_grace: std::time::Duration::from_secs(args.login_grace),
         max_startups: args.max_startups as usize,
     })

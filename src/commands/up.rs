@@ -8,15 +8,16 @@ use tokio::sync::mpsc::unbounded_channel;
 use super::connect::{Prepared, fail, prepare};
 use super::up_progress::{print_events, write_kubeconfig};
 use crate::cli::UpArgs;
-use crate::connect::Target;
 use crate::gke::{self, Begun, OperationKind, PollPolicy, UpHow, spec};
+use crate::settings::Settings;
 
-pub async fn run(args: UpArgs, target: &Target) -> i32 {
+pub async fn run(args: UpArgs, settings: &Settings) -> i32 {
+    let target = settings.target();
     let Prepared {
         config,
         cluster,
         gke,
-    } = match prepare(target).await {
+    } = match prepare(settings).await {
         Ok(p) => p,
         Err(code) => return code,
     };

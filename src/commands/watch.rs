@@ -1,28 +1,23 @@
 //! `gantry watch`: the engine alone, in the foreground — for tmux, systemd or a server where no
 //! one keeps a terminal open. It follows the cluster and the newest attempt, saves every pod's
-//! log exactly as the TUI does (same files, same lock), and prints one line per change worth
-//! knowing (also to `gantry.log`). SIGTERM or Ctrl-C stop it cleanly: exit 0.
-
-use std::path::Path;
+//! log exactly as the TUI does (same files, same lock), and prints every notice, one line each:
+//! the time, the severity and the text (also to `gantry.log`). SIGTERM or Ctrl-C stop it
+//! cleanly: exit 0.
 
 use tokio::sync::broadcast::error::RecvError;
 
 use super::stop_signals::StopSignals;
-use crate::engine::{Engine, SessionOptions, open_session};
+use crate::engine::{Engine, open_session};
+use crate::settings::Settings;
 
-pub async fn run(options: SessionOptions, log_file: Option<&Path>) -> i32 {
-    let config = match crate::connect::load_config(&options.target) {
-        Ok(c) => c,
-        Err(e) => {
-            crate::errln!("gantry: {e}");
-            return 2;
-        }
-    };
-    if let Err(e) = config.validate() {
-        crate::errln!("gantry: {e}");
-        return 2;
-    }
-    crate::logging::to_file(log_file);
+pub async fn run(settings: Settings) -> i32 {
+    let Settings {
+        session: options,
+        config,
+        log_file,
+        ..
+    } = settings;
+    crate::logging::to_file(log_file.as_deref());
     let session = match open_session(&options, config).await {
         Ok(s) => s,
         Err(e) => {
@@ -43,13 +38,17 @@ pub async fn run(options: SessionOptions, log_file: Option<&Path>) -> i32 {
         return 1;
     };
     let engine = Engine::start(session);
-    let mut news = engine.handle().news();
+    let mut notices = engine.handle().notices();
     crate::errln!("gantry watch: cluster {cluster} in {place}; SIGTERM or Ctrl-C stops");
     loop {
         tokio::select! {
             _ = stop.recv() => break,
-            n = news.recv() => match n {
-                Ok(n) => crate::outln!("{} {n}", jiff::Timestamp::now().strftime("%Y-%m-%dT%H:%M:%SZ")),
+            n = notices.recv() => match n {
+                Ok(n) => crate::outln!(
+                    "{} {:<8} {n}",
+                    jiff::Timestamp::now().strftime("%Y-%m-%dT%H:%M:%SZ"),
+                    n.severity.name()
+                ),
                 Err(RecvError::Lagged(missed)) => {
                     crate::errln!("gantry watch: {missed} changes came too fast to print (gantry.log has them)");
                 }

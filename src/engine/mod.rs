@@ -7,10 +7,11 @@
 
 pub mod audit;
 mod command;
-mod event;
 pub mod gate;
 pub mod model;
+pub mod notice;
 mod owner;
+mod report;
 pub mod session;
 mod session_sim;
 mod workers;
@@ -21,9 +22,10 @@ use tokio::sync::{broadcast, mpsc, watch};
 use tokio_util::sync::{CancellationToken, DropGuard};
 
 pub use command::Command;
-pub use event::{Event, TargetInfo};
 pub use gate::{Approved, Gate, Principal, Refused};
-pub use model::{Level, Model, News, Notice};
+pub use model::Model;
+pub use notice::{Kind, Notice, Severity};
+pub use report::{Report, TargetInfo};
 pub use session::{Session, SessionOptions};
 
 use crate::k8s::logs::TailEvent;
@@ -33,8 +35,8 @@ use workers::Workers;
 
 /// Worker events folded into the model under one write lock, at most.
 const EVENTS_PER_BATCH: usize = 4096;
-/// News kept for a slow listener before it misses some (it is told how many).
-const NEWS_KEPT: usize = 1024;
+/// Notices kept for a slow listener before it misses some (it is told how many).
+const NOTICES_KEPT_FOR_LISTENERS: usize = 1024;
 /// Lines of a viewer's own fetch in flight to it: the stream waits beyond this.
 const FETCH_IN_FLIGHT: usize = 256;
 
@@ -73,7 +75,7 @@ pub struct EngineHandle {
     model: Arc<RwLock<Model>>,
     changed: watch::Receiver<u64>,
     requests: mpsc::UnboundedSender<Request>,
-    news: broadcast::Sender<News>,
+    notices: broadcast::Sender<Notice>,
     /// Screens showing usage: metrics.k8s.io is read only while there is one.
     usage_shown: Arc<watch::Sender<usize>>,
 }
@@ -105,13 +107,13 @@ impl Engine {
         let model = Arc::new(RwLock::new(Model::default()));
         let (changed_tx, changed) = watch::channel(0);
         let (requests, requests_rx) = mpsc::unbounded_channel();
-        let (news, _) = broadcast::channel(NEWS_KEPT);
+        let (notices, _) = broadcast::channel(NOTICES_KEPT_FOR_LISTENERS);
         let stop = CancellationToken::new();
         let task = tokio::spawn(own_the_model(
             Owner::new(
                 model.clone(),
                 changed_tx,
-                news.clone(),
+                notices.clone(),
                 workers,
                 read_only,
                 audit,
@@ -125,7 +127,7 @@ impl Engine {
                 model,
                 changed,
                 requests,
-                news,
+                notices,
                 usage_shown: Arc::new(usage_shown),
             },
             stop: stop.drop_guard(),
@@ -156,9 +158,9 @@ impl EngineHandle {
         self.changed.clone()
     }
 
-    /// Every change worth a line (`gantry watch` prints them).
-    pub fn news(&self) -> broadcast::Receiver<News> {
-        self.news.subscribe()
+    /// Every notice, as it is told (`gantry watch` prints them).
+    pub fn notices(&self) -> broadcast::Receiver<Notice> {
+        self.notices.subscribe()
     }
 
     /// Says this viewer shows usage until the guard is dropped.

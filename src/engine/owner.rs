@@ -8,8 +8,9 @@ use std::sync::{Arc, RwLock};
 use tokio::sync::{broadcast, mpsc, watch};
 use tokio_util::sync::CancellationToken;
 
+use super::notice::{Kind, Notice, Severity};
 use super::workers::Workers;
-use super::{Approved, Command, EVENTS_PER_BATCH, Event, Gate, Level, Model, News, Principal};
+use super::{Approved, Command, EVENTS_PER_BATCH, Gate, Model, Principal, Report};
 use super::{Request, audit, model};
 use crate::k8s::logs::TailEvent;
 
@@ -32,7 +33,7 @@ fn ends_with_done(command: &Command) -> bool {
 pub(super) struct Owner {
     model: Arc<RwLock<Model>>,
     changed: watch::Sender<u64>,
-    news: broadcast::Sender<News>,
+    notices: broadcast::Sender<Notice>,
     workers: Workers,
     /// The idle cluster's pools were sent to zero nodes: not again until it has been busy (or
     /// not RUNNING with nodes) in between, so a refused resize is not asked for at every poll.
@@ -49,7 +50,7 @@ impl Owner {
     pub(super) fn new(
         model: Arc<RwLock<Model>>,
         changed: watch::Sender<u64>,
-        news: broadcast::Sender<News>,
+        notices: broadcast::Sender<Notice>,
         workers: Workers,
         read_only: bool,
         audit: audit::Audit,
@@ -57,7 +58,7 @@ impl Owner {
         Owner {
             model,
             changed,
-            news,
+            notices,
             workers,
             scaled_while_idle: false,
             read_only,
@@ -69,7 +70,7 @@ impl Owner {
 
 pub(super) async fn own_the_model(
     mut owner: Owner,
-    mut events: mpsc::UnboundedReceiver<Event>,
+    mut events: mpsc::UnboundedReceiver<Report>,
     mut requests: mpsc::UnboundedReceiver<Request>,
     stop: CancellationToken,
 ) {
@@ -133,7 +134,8 @@ impl Owner {
                 command.describe()
             );
             tracing::warn!(target: "gantry::audit", principal = %by, "{text}");
-            self.tell(Level::Warning, text, |_| {});
+            let notice = Notice::new(Kind::Command, Severity::Warning, command.describe(), text);
+            self.tell(notice, |_| {});
             return true;
         }
         self.audit.record(&by, &command, "started");
@@ -146,7 +148,8 @@ impl Owner {
                 tracing::info!(target: "gantry::audit", principal = %by, command = command.kind(), "{text}")
             }
         }
-        self.tell(Level::Info, text, |model| {
+        let notice = Notice::new(Kind::Command, Severity::Info, command.describe(), text);
+        self.tell(notice, |model| {
             model.command_sent(&command);
         });
         if ends_with_done(&command) {
@@ -159,15 +162,19 @@ impl Owner {
         true
     }
 
-    /// Tells every viewer (a notice) and every listener (news) one line, after `change` to the
-    /// model under the same lock.
-    fn tell(&self, level: Level, text: String, change: impl FnOnce(&mut Model)) {
+    /// Tells every viewer and every listener, after `change` to the model under the same lock.
+    fn tell(&self, notice: Notice, change: impl FnOnce(&mut Model)) {
         {
             let mut model = self.write();
             change(&mut model);
-            model.notify(level, text.clone());
+            model.record(notice.clone());
         }
-        let _ = self.news.send(News::Said(text));
+        tracing::info!(
+            kind = notice.kind.name(),
+            severity = notice.severity.name(),
+            "{notice}"
+        );
+        let _ = self.notices.send(notice);
     }
 
     /// A viewer's own fetch of logs, if its approval still holds here.
@@ -183,12 +190,12 @@ impl Owner {
     }
 
     /// A one-shot command's end, told with the name of who asked for it.
-    fn attribute(&mut self, event: Event) -> Event {
-        let Event::Done { what, result } = event else {
+    fn attribute(&mut self, event: Report) -> Report {
+        let Report::Done { what, result } = event else {
             return event;
         };
         let Some(queue) = self.asked.get_mut(&what) else {
-            return Event::Done { what, result };
+            return Report::Done { what, result };
         };
         let by = queue.pop_front();
         if queue.is_empty() {
@@ -196,16 +203,16 @@ impl Owner {
         }
         match (by, result) {
             // The engine's own work says so itself ("idle: …").
-            (Some(Principal::Engine(_)), result) => Event::Done { what, result },
-            (Some(by), Ok(text)) => Event::Done {
+            (Some(Principal::Engine(_)), result) => Report::Done { what, result },
+            (Some(by), Ok(text)) => Report::Done {
                 what,
                 result: Ok(format!("{by}: {text}")),
             },
-            (Some(by), Err(e)) => Event::Done {
+            (Some(by), Err(e)) => Report::Done {
                 what: format!("{what} (asked by {by})"),
                 result: Err(e),
             },
-            (None, result) => Event::Done { what, result },
+            (None, result) => Report::Done { what, result },
         }
     }
 
@@ -242,23 +249,23 @@ impl Owner {
     }
 
     /// Folds a batch of events in; whether anything viewers show changed.
-    fn fold(&mut self, batch: Vec<Event>) -> bool {
+    fn fold(&mut self, batch: Vec<Report>) -> bool {
         let mut changed = false;
         let mut follows = Vec::new();
-        let mut news = Vec::new();
+        let mut told = Vec::new();
         let wanted;
         let idle;
         {
-            let batch: Vec<Event> = batch.into_iter().map(|e| self.attribute(e)).collect();
+            let batch: Vec<Report> = batch.into_iter().map(|e| self.attribute(e)).collect();
             let mut model = self.write();
             for event in batch {
-                if matches!(event, Event::Tail { .. } | Event::Job(_)) {
+                if matches!(event, Report::Tail { .. } | Report::Job(_)) {
                     self.workers.flow_event_taken();
                 }
                 let applied = model.apply(event);
                 changed |= applied.changed;
                 follows.extend(applied.follow);
-                news.extend(applied.news);
+                told.extend(applied.told);
             }
             wanted = model.training.take_wanted();
             let settings = self.workers.idle_settings();
@@ -271,9 +278,13 @@ impl Owner {
         if let Some(number) = wanted {
             self.workers.load_saved_metrics(number);
         }
-        for n in news {
-            tracing::info!(news = %n, "model");
-            let _ = self.news.send(n);
+        for notice in told {
+            tracing::info!(
+                kind = notice.kind.name(),
+                severity = notice.severity.name(),
+                "{notice}"
+            );
+            let _ = self.notices.send(notice);
         }
         changed
     }

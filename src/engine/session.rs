@@ -85,7 +85,8 @@ pub struct SessionOptions {
     /// Where saved logs go (`<root>/<cluster>/<attempt>/<pod>.log`); default: the state
     /// directory's `logs`.
     pub logs_root: Option<std::path::PathBuf>,
-    /// `--read-only`: the engine changes nothing on its own either (idle node pools stay).
+    /// Read-only (the flag's or the config's, as `Settings` resolved it): the engine changes
+    /// nothing on its own either (idle node pools stay).
     pub read_only: bool,
     /// The audit file (the command line gives the state directory's `audit.jsonl`); None:
     /// changes are not recorded.
@@ -95,7 +96,7 @@ pub struct SessionOptions {
 /// A session on Google Cloud (GKE) or a kubeconfig context (`open_session` starts the
 /// simulated cloud for `--sim`).
 pub(super) async fn open(options: &SessionOptions, config: Config) -> Result<Session> {
-    let read_only = config.read_only_with(options.read_only);
+    let read_only = options.read_only;
     let target = &options.target;
     if let Some(context) = &target.context {
         let client = crate::connect::cluster_client(target, &config)

@@ -15,7 +15,7 @@ pub async fn open(options: &SessionOptions, config: Config) -> Result<Session> {
     use crate::simulated::{DEMO_LOCATION, DEMO_PROJECT, SimCloud, SimOptions};
     use color_eyre::eyre::WrapErr;
     use std::sync::Arc;
-    let read_only = config.read_only_with(options.read_only);
+    let read_only = options.read_only;
     let base = crate::paths::state_dir()
         .ok_or_else(|| eyre!("no state directory: set HOME or XDG_STATE_HOME"))?;
     let dir = base.join("sim").join(std::process::id().to_string());

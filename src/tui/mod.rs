@@ -13,36 +13,18 @@ use crate::keys::Keymap;
 use crate::ui::theme::Theme;
 use crate::viewer::{self, Input, Pacing, Viewer, local_terminal_is_remote};
 
-pub use crate::engine::SessionOptions;
+use crate::settings::Settings;
 
 /// How long the last frame and the restored screen may wait for a terminal that is not reading.
 const LAST_WORDS: std::time::Duration = std::time::Duration::from_secs(2);
 
-/// What the TUI is started with.
-#[derive(Debug, Clone, Default)]
-pub struct TuiOptions {
-    pub session: SessionOptions,
-    /// Refuse every change to the cloud (the config file can ask for it too).
-    pub read_only: bool,
-    /// Gantry's own log (default: the state directory's `gantry.log`).
-    pub log_file: Option<std::path::PathBuf>,
-    /// `--image`, `--env`… for the Job the launch key starts.
-    pub launch: crate::k8s::manifest::LaunchFlags,
-    /// Frames a second from log lines alone (`--max-fps`); None: 10, or 4 under SSH.
-    pub max_fps: Option<u32>,
-}
-
-pub async fn run(options: TuiOptions) -> Result<i32> {
-    let config = match crate::connect::load_config(&options.session.target) {
-        Ok(mut c) => {
-            options.launch.apply(&mut c.job);
-            c
-        }
-        Err(e) => {
-            crate::errln!("gantry: {e}");
-            return Ok(2);
-        }
-    };
+pub async fn run(settings: Settings) -> Result<i32> {
+    let Settings {
+        session: options,
+        config,
+        max_fps,
+        log_file,
+    } = settings;
     let keymap = match Keymap::with_overrides(&config.keys) {
         Ok(k) => k,
         Err(e) => {
@@ -50,8 +32,8 @@ pub async fn run(options: TuiOptions) -> Result<i32> {
             return Ok(2);
         }
     };
-    crate::logging::to_file(options.log_file.as_deref());
-    let session = match open_session(&options.session, config.clone()).await {
+    crate::logging::to_file(log_file.as_deref());
+    let session = match open_session(&options, config.clone()).await {
         Ok(s) => s,
         Err(e) => {
             crate::errln!("gantry: {e}");
@@ -59,9 +41,7 @@ pub async fn run(options: TuiOptions) -> Result<i32> {
         }
     };
     let engine = Engine::start(session);
-    let read_only = config.read_only_with(options.read_only);
-    let config_max_fps = config.max_fps;
-    let app = App::new(config, keymap, read_only);
+    let app = App::new(config, keymap, options.read_only);
     let stop = stop_on_signals()?;
     // ratatui sets the terminal up (raw mode, the alternate screen, a panic hook that restores
     // it); the frames are written by the viewer's own screen.
@@ -84,7 +64,7 @@ pub async fn run(options: TuiOptions) -> Result<i32> {
     let viewer = Viewer {
         engine: engine.handle(),
         theme: Theme::from_env(),
-        pacing: Pacing::resolve(options.max_fps, config_max_fps, local_terminal_is_remote()),
+        pacing: Pacing::resolve(max_fps, local_terminal_is_remote()),
         stop: stop.clone(),
         delivery,
     };

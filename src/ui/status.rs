@@ -10,7 +10,7 @@ use super::theme::Theme;
 use super::widgets::fit;
 use crate::app::App;
 use crate::engine::model::idle::{self, IdleSettings};
-use crate::engine::{Level, Model};
+use crate::engine::{Model, Severity};
 use crate::keys::Action;
 use crate::sanitize::one_line;
 
@@ -45,7 +45,7 @@ pub fn draw(
     let notice = app
         .notice
         .as_ref()
-        .filter(|n| n.level != Level::Info || reminder.is_none());
+        .filter(|n| n.severity != Severity::Info || reminder.is_none());
     let message = match (model.trouble(), notice) {
         (Some(t), _) => Some(Span::styled(
             match model.troubles.len() {
@@ -56,10 +56,10 @@ pub fn draw(
         )),
         (None, Some(n)) => Some(Span::styled(
             one_line(&n.text),
-            match n.level {
-                Level::Info => theme.good(),
-                Level::Warning => theme.busy(),
-                Level::Error => theme.bad(),
+            match n.severity {
+                Severity::Info => theme.good(),
+                Severity::Warning => theme.busy(),
+                Severity::Critical => theme.bad(),
             },
         )),
         (None, None) => reminder,

@@ -14,11 +14,11 @@ pub struct Pacing {
 }
 
 impl Pacing {
-    /// The one precedence rule: `--max-fps`, else the config's `max-fps`, else the default for
-    /// where the screen is (`default_max_fps`).
-    pub fn resolve(flag: Option<u32>, config: Option<u32>, over_ssh: bool) -> Pacing {
+    /// The settings' rate (`--max-fps`, else the config's), else the default for where the
+    /// screen is (`default_max_fps`).
+    pub fn resolve(settled: Option<u32>, over_ssh: bool) -> Pacing {
         Pacing {
-            max_fps: flag.or(config).unwrap_or_else(|| default_max_fps(over_ssh)),
+            max_fps: settled.unwrap_or_else(|| default_max_fps(over_ssh)),
         }
     }
 
@@ -57,11 +57,10 @@ mod tests {
     use super::*;
 
     #[test]
-    fn the_flag_beats_the_config_which_beats_the_default_for_the_screen() {
-        assert_eq!(Pacing::resolve(Some(20), Some(30), true).max_fps, 20);
-        assert_eq!(Pacing::resolve(None, Some(30), true).max_fps, 30);
-        assert_eq!(Pacing::resolve(None, None, true).max_fps, 4);
-        assert_eq!(Pacing::resolve(None, None, false).max_fps, 10);
+    fn the_settings_rate_beats_the_default_for_the_screen() {
+        assert_eq!(Pacing::resolve(Some(20), true).max_fps, 20);
+        assert_eq!(Pacing::resolve(None, true).max_fps, 4);
+        assert_eq!(Pacing::resolve(None, false).max_fps, 10);
     }
 
     #[test]

@@ -27,7 +27,7 @@ use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 use futures::AsyncReadExt;
 use gantry::app::{App, Focus};
 use gantry::config::{Config, JobConfig};
-use gantry::engine::{Command, Engine, Level, Model, News, open_session};
+use gantry::engine::{Command, Engine, Kind, Model, Severity, open_session};
 use gantry::gke::{self, Auth, ClusterRef, Gke};
 use gantry::k8s;
 use gantry::k8s::status::{AttemptPhase, AttemptSummary, PodSummary};
@@ -317,7 +317,7 @@ async fn run_inner(drill: Drill) -> Found {
     let handle = engine.handle();
     let mut changed = handle.changed();
     // Troubles as they begin: a short one may come and go between two looks at the model.
-    let mut news = handle.news();
+    let mut notices = handle.notices();
     let mut app = App::new(config, Keymap::default(), false);
     // A plain client of our own, for the truth: through GKE, with the token file re-read when
     // the token rotates.
@@ -411,9 +411,9 @@ async fn run_inner(drill: Drill) -> Found {
             );
         }
         let mut begun: Vec<String> = trouble.into_iter().collect();
-        while let Ok(n) = news.try_recv() {
-            if let News::Trouble(t) = n {
-                begun.push(t);
+        while let Ok(n) = notices.try_recv() {
+            if n.kind == Kind::Trouble {
+                begun.push(n.text.trim_start_matches("trouble: ").to_string());
             }
         }
         for t in begun {
@@ -591,7 +591,7 @@ async fn run_inner(drill: Drill) -> Found {
         assert!(
             notices
                 .iter()
-                .all(|n| n.level != Level::Error && !n.text.contains("another Gantry")),
+                .all(|n| n.severity != Severity::Critical && !n.text.contains("another Gantry")),
             "{drill:?}: {notices:?}"
         );
     }

@@ -10,7 +10,7 @@ use std::time::Duration;
 use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 use gantry::app::App;
 use gantry::config::Config;
-use gantry::engine::{Command, Engine, Level, open_session};
+use gantry::engine::{Command, Engine, Severity, open_session};
 use gantry::keys::Keymap;
 use k8s_openapi::api::core::v1::Node;
 use kube::api::{Api, ListParams};
@@ -80,7 +80,7 @@ async fn p_then_y_resizes_the_pool_to_the_config_and_the_drift_goes() {
         .find(|(_, n)| n.text.starts_with("plan applied"))
         .map(|(_, n)| n.clone())
         .unwrap();
-    assert_eq!(told.level, Level::Info, "{told:?}");
+    assert_eq!(told.severity, Severity::Info, "{told:?}");
     assert_eq!(told.text, "plan applied: 1 change made");
 
     let nodes: Api<Node> = Api::all(common::kube_client(&cloud));

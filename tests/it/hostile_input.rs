@@ -18,7 +18,7 @@ use bytes::Bytes;
 use common::cases::cases;
 use gantry::config::{Config, JobConfig, Toleration};
 use gantry::engine::model::log_store::{DISPLAY_CHARS, LogStore, Source};
-use gantry::engine::{Event, Model};
+use gantry::engine::{Model, Report};
 use gantry::k8s::logs::lines::FRAGMENT_BYTES;
 use gantry::k8s::logs::{LogTail, StreamEnd, TailEvent, TailOptions, TailTarget};
 use gantry::k8s::manifest;
@@ -388,7 +388,7 @@ async fn watchers_report_trouble(mode: Garbage) {
     let _set =
         gantry::k8s::watch::spawn_job_watchers(client, &JobConfig::default(), tx, cancel.clone());
     let mut model = Model::default();
-    model.apply(Event::Connected);
+    model.apply(Report::Connected);
     let mut troubled = [false; 3];
     tokio::time::timeout(HANG_GUARD, async {
         while !troubled.iter().all(|t| *t) {
@@ -399,7 +399,7 @@ async fn watchers_report_trouble(mode: Garbage) {
                 JobWatchEvent::Event(Change::Trouble(_)) => Some(2),
                 _ => None,
             };
-            model.apply(Event::Job(e));
+            model.apply(Report::Job(e));
             if let Some(i) = which {
                 troubled[i] = true;
                 assert!(
@@ -553,7 +553,7 @@ async fn a_broken_log_endpoint_is_trouble() {
                     ..
                 }
             );
-            model.apply(Event::Tail { generation, event });
+            model.apply(Report::Tail { generation, event });
             if reconnecting {
                 assert!(model.trouble().is_some());
                 break;

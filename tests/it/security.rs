@@ -13,7 +13,7 @@ use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 use futures::AsyncReadExt;
 use gantry::app::{App, Focus};
 use gantry::config::Config;
-use gantry::engine::{Command, Event, Model, TargetInfo};
+use gantry::engine::{Command, Model, Report, TargetInfo};
 use gantry::gke::{ClusterRef, ClusterStatus, ClusterSummary};
 use gantry::k8s::status::{AttemptSummary, PodSummary};
 use gantry::k8s::watch::{Change, JobWatchEvent};
@@ -152,16 +152,16 @@ fn states(read_only: bool, keymap: &Keymap) -> Vec<(String, Model, App)> {
             for overlay in [false, true] {
                 let mut app = App::new(Config::default(), keymap.clone(), read_only);
                 let mut model = Model::default();
-                model.apply(Event::Target(info.clone()));
+                model.apply(Report::Target(info.clone()));
                 let mut summary = ClusterSummary::not_found(&target, "n1-standard-1");
                 summary.status = status;
-                model.apply(Event::Cluster(summary));
+                model.apply(Report::Cluster(summary));
                 if status == ClusterStatus::Running {
-                    model.apply(Event::Connected);
+                    model.apply(Report::Connected);
                 }
                 for a in &attempts {
-                    model.apply(Event::Job(JobWatchEvent::Job(Change::Applied(a.clone()))));
-                    model.apply(Event::Job(JobWatchEvent::Pod(Change::Applied(pod(
+                    model.apply(Report::Job(JobWatchEvent::Job(Change::Applied(a.clone()))));
+                    model.apply(Report::Job(JobWatchEvent::Pod(Change::Applied(pod(
                         &format!("{}-0-abcde", a.name),
                         &a.name,
                     )))));

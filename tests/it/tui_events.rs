@@ -10,7 +10,7 @@ use common_tui::*;
 use crossterm::event::KeyCode;
 use gantry::engine::model::cluster::ClusterPhase;
 use gantry::engine::model::trouble::TroubleSource;
-use gantry::engine::{Command, Event, Level};
+use gantry::engine::{Command, Report, Severity};
 use gantry::gke::{ClusterStatus, OperationKind, ProvisionEvent};
 use gantry::k8s::logs::{StreamEnd, TailEvent};
 use gantry::k8s::status::AttemptPhase;
@@ -58,14 +58,14 @@ fn stale_tail_events_are_ignored() {
         },
     ] {
         assert!(
-            app.on_event(Event::Tail {
+            app.on_event(Report::Tail {
                 generation: old,
                 event
             })
             .is_empty()
         );
     }
-    app.on_event(Event::LogsSavedTo {
+    app.on_event(Report::LogsSavedTo {
         generation: old,
         dir: "/old".into(),
     });
@@ -77,7 +77,7 @@ fn stale_tail_events_are_ignored() {
     assert_eq!(app.notice, None);
 
     tail_lines(&mut app, "ml-training-job-3-abcde", vec![line("fresh")]);
-    app.on_event(Event::LogsSavedTo {
+    app.on_event(Report::LogsSavedTo {
         generation: new,
         dir: "/new".into(),
     });
@@ -90,7 +90,7 @@ fn stale_tail_events_are_ignored() {
 fn tail_events_of_the_current_generation_are_shown() {
     let mut app = with_attempts(false);
     let generation = app.model.logs.generation;
-    let tail = |event| Event::Tail { generation, event };
+    let tail = |event| Report::Tail { generation, event };
     app.on_event(tail(TailEvent::Reconnecting {
         pod: POD_RUNNING.into(),
         error: "connection reset".into(),
@@ -124,12 +124,18 @@ fn tail_events_of_the_current_generation_are_shown() {
             )
         ]
     );
-    assert_eq!(app.notice.as_ref().map(|n| n.level), Some(Level::Warning));
+    assert_eq!(
+        app.notice.as_ref().map(|n| n.severity),
+        Some(Severity::Warning)
+    );
     app.on_event(tail(TailEvent::SaveFailed {
         pod: POD_RUNNING.into(),
         error: "disk full".into(),
     }));
-    assert_eq!(app.notice.as_ref().map(|n| n.level), Some(Level::Error));
+    assert_eq!(
+        app.notice.as_ref().map(|n| n.severity),
+        Some(Severity::Critical)
+    );
     assert!(notice(&app).contains("could not save the logs of ml-training-job-2-4xk9p"));
 }
 
@@ -137,7 +143,7 @@ fn tail_events_of_the_current_generation_are_shown() {
 fn a_failing_pod_watch_of_the_tail_marks_the_logs_pane_until_it_recovers() {
     let mut app = with_attempts(false);
     let generation = app.model.logs.generation;
-    let tail = |event| Event::Tail { generation, event };
+    let tail = |event| Report::Tail { generation, event };
     app.on_event(tail(TailEvent::WatchTrouble {
         error: "connection refused".into(),
     }));
@@ -167,13 +173,16 @@ fn a_failing_pod_watch_of_the_tail_marks_the_logs_pane_until_it_recovers() {
 fn a_pod_saved_by_another_gantry_is_a_warning_not_an_error() {
     let mut app = with_attempts(false);
     let generation = app.model.logs.generation;
-    app.on_event(Event::Tail {
+    app.on_event(Report::Tail {
         generation,
         event: TailEvent::SavedByAnother {
             pod: POD_RUNNING.into(),
         },
     });
-    assert_eq!(app.notice.as_ref().map(|n| n.level), Some(Level::Warning));
+    assert_eq!(
+        app.notice.as_ref().map(|n| n.severity),
+        Some(Severity::Warning)
+    );
     assert_eq!(
         notice(&app),
         "another Gantry is saving the log of ml-training-job-2-4xk9p: shown here, not saved"
@@ -279,7 +288,7 @@ fn a_relist_drops_what_vanished_while_the_watch_was_down() {
 #[test]
 fn a_failing_watch_is_shown_as_trouble_until_it_recovers() {
     let mut app = with_attempts(false);
-    app.on_event(Event::Job(JobWatchEvent::Pod(Change::Trouble(
+    app.on_event(Report::Job(JobWatchEvent::Pod(Change::Trouble(
         "watch pods: 410 Gone".into(),
     ))));
     assert_eq!(app.model.trouble(), Some("watch pods: 410 Gone"));
@@ -288,19 +297,19 @@ fn a_failing_watch_is_shown_as_trouble_until_it_recovers() {
     assert_eq!(app.model.trouble(), None);
 
     // Said outright, after a relist that changed nothing.
-    app.on_event(Event::Job(JobWatchEvent::Job(Change::Trouble(
+    app.on_event(Report::Job(JobWatchEvent::Job(Change::Trouble(
         "watch jobs: connection refused".into(),
     ))));
     assert!(app.model.trouble().is_some());
-    app.on_event(Event::Job(JobWatchEvent::Job(Change::Recovered)));
+    app.on_event(Report::Job(JobWatchEvent::Job(Change::Recovered)));
     assert_eq!(app.model.trouble(), None);
 
-    app.on_event(Event::Trouble {
+    app.on_event(Report::Trouble {
         source: TroubleSource::Gke,
         message: "GKE: 503, retrying".into(),
     });
     assert!(app.model.trouble().is_some());
-    app.on_event(Event::TroubleOver(TroubleSource::Gke));
+    app.on_event(Report::TroubleOver(TroubleSource::Gke));
     assert_eq!(app.model.trouble(), None);
 }
 
@@ -308,14 +317,14 @@ fn a_failing_watch_is_shown_as_trouble_until_it_recovers() {
 fn a_trouble_clears_only_when_its_own_source_recovers() {
     let mut app = with_attempts(false);
     let generation = app.model.logs.generation;
-    app.on_event(Event::Trouble {
+    app.on_event(Report::Trouble {
         source: TroubleSource::Gke,
         message: "GKE: 503".into(),
     });
-    app.on_event(Event::Job(JobWatchEvent::Pod(Change::Trouble(
+    app.on_event(Report::Job(JobWatchEvent::Pod(Change::Trouble(
         "watch pods: 410 Gone".into(),
     ))));
-    app.on_event(Event::Tail {
+    app.on_event(Report::Tail {
         generation,
         event: TailEvent::Reconnecting {
             pod: POD_RUNNING.into(),
@@ -324,16 +333,16 @@ fn a_trouble_clears_only_when_its_own_source_recovers() {
     });
     assert_eq!(app.model.troubles.len(), 3);
     // Other watchers' news, a good poll of something else: nothing of these clears.
-    app.on_event(Event::Job(JobWatchEvent::Job(Change::Recovered)));
-    app.on_event(Event::TroubleOver(TroubleSource::Cluster));
+    app.on_event(Report::Job(JobWatchEvent::Job(Change::Recovered)));
+    app.on_event(Report::TroubleOver(TroubleSource::Cluster));
     assert_eq!(app.model.troubles.len(), 3);
-    app.on_event(Event::Job(JobWatchEvent::Pod(Change::Recovered)));
+    app.on_event(Report::Job(JobWatchEvent::Pod(Change::Recovered)));
     assert_eq!(app.model.troubles.len(), 2);
     // A good poll that changes nothing draws nothing.
     app.dirty = false;
-    app.on_event(Event::TroubleOver(TroubleSource::Cluster));
+    app.on_event(Report::TroubleOver(TroubleSource::Cluster));
     assert!(!app.dirty);
-    app.on_event(Event::TroubleOver(TroubleSource::Gke));
+    app.on_event(Report::TroubleOver(TroubleSource::Gke));
     assert!(app.dirty);
     assert_eq!(
         app.model.trouble(),
@@ -367,7 +376,7 @@ fn provisioning_events_drive_the_cluster_pane() {
     assert_eq!(progress.fraction(), 0.25);
     assert_eq!(progress.stage.as_ref().map(|s| s.index), Some(2));
 
-    app.on_event(Event::Provision(ProvisionEvent::Retrying {
+    app.on_event(Report::Provision(ProvisionEvent::Retrying {
         request: "get operation",
         status: Some(503),
         attempt: 1,
@@ -375,68 +384,77 @@ fn provisioning_events_drive_the_cluster_pane() {
         message: "GKE is busy".into(),
     }));
     assert_eq!(app.model.trouble(), Some("GKE is busy"));
-    app.on_event(Event::Provision(ProvisionEvent::Cluster(cluster_summary(
+    app.on_event(Report::Provision(ProvisionEvent::Cluster(cluster_summary(
         ClusterStatus::Running,
     ))));
     assert_eq!(app.model.trouble(), None);
-    app.on_event(Event::Provision(ProvisionEvent::Finished {
+    app.on_event(Report::Provision(ProvisionEvent::Finished {
         kind: OperationKind::Create,
         elapsed: std::time::Duration::from_secs(800),
     }));
-    app.on_event(Event::ProvisionDone(Ok(
+    app.on_event(Report::ProvisionDone(Ok(
         "cluster ml-gke-cluster is RUNNING".into(),
     )));
     assert_eq!(app.model.cluster.phase(), ClusterPhase::Running);
     assert!(!app.model.ticking());
     assert_eq!(notice(&app), "cluster ml-gke-cluster is RUNNING");
     assert!(!app.model.connected);
-    app.on_event(Event::Connected);
+    app.on_event(Report::Connected);
     assert_eq!(app.on_key(key('l')), [Command::LaunchJob]);
 }
 
 #[test]
 fn a_failed_operation_is_an_error_and_only_the_workers_say_the_connection_is_gone() {
     let mut app = provisioning(false);
-    app.on_event(Event::ProvisionDone(Err("quota exceeded for CPUS".into())));
+    app.on_event(Report::ProvisionDone(Err("quota exceeded for CPUS".into())));
     assert_eq!(app.model.cluster.busy, None);
     assert_eq!(
         app.model.cluster.last_error.as_deref(),
         Some("quota exceeded for CPUS")
     );
-    assert_eq!(app.notice.as_ref().map(|n| n.level), Some(Level::Error));
+    assert_eq!(
+        app.notice.as_ref().map(|n| n.severity),
+        Some(Severity::Critical)
+    );
 
     // GKE reconciles (an auto-upgrade, a node-pool change): the API server keeps serving, the
     // workers keep their connection, and launching still works, during and after.
     let mut app = running(false);
     assert!(app.model.connected);
-    app.on_event(Event::Cluster(cluster_summary(ClusterStatus::Reconciling)));
+    app.on_event(Report::Cluster(cluster_summary(ClusterStatus::Reconciling)));
     assert!(app.model.connected);
     assert_eq!(app.model.cluster.phase(), ClusterPhase::Other);
     assert_eq!(app.on_key(key('l')), [Command::LaunchJob]);
-    app.on_event(Event::Cluster(cluster_summary(ClusterStatus::Running)));
+    app.on_event(Report::Cluster(cluster_summary(ClusterStatus::Running)));
     assert_eq!(app.on_key(key('l')), [Command::LaunchJob]);
     // The workers lost the cluster: refused until they are back.
-    app.on_event(Event::Disconnected);
+    app.on_event(Report::Disconnected);
     assert!(refused(&mut app, key('l')).contains("connecting to the cluster"));
-    app.on_event(Event::Connected);
+    app.on_event(Report::Connected);
     assert_eq!(app.on_key(key('l')), [Command::LaunchJob]);
 }
 
 #[test]
 fn one_shot_results_become_notices() {
     let mut app = with_attempts(false);
-    app.on_event(Event::Done {
+    app.on_event(Report::Done {
         what: "delete pod x".into(),
         result: Err("forbidden".into()),
     });
     assert_eq!(notice(&app), "delete pod x: forbidden");
-    assert_eq!(app.notice.as_ref().map(|n| n.level), Some(Level::Error));
-    app.on_event(Event::Done {
+    assert_eq!(
+        app.notice.as_ref().map(|n| n.severity),
+        Some(Severity::Critical)
+    );
+    app.on_event(Report::Done {
         what: "launch".into(),
         result: Ok("launched ml-training-job-3".into()),
     });
     assert_eq!(notice(&app), "launched ml-training-job-3");
-    assert_eq!(app.notice.as_ref().map(|n| n.level), Some(Level::Info));
+    assert_eq!(
+        app.notice.as_ref().map(|n| n.severity),
+        Some(Severity::Info)
+    );
 }
 
 #[test]
@@ -446,10 +464,10 @@ fn every_key_and_event_marks_the_screen_dirty() {
     app.on_key(key('x'));
     assert!(app.dirty, "even an unbound key (cheap, and simpler)");
     app.dirty = false;
-    app.on_event(Event::Connected);
+    app.on_event(Report::Connected);
     assert!(app.dirty);
     // Except a source's "all is well" with nothing to clear: it comes after every good poll.
     app.dirty = false;
-    app.on_event(Event::TroubleOver(TroubleSource::Gke));
+    app.on_event(Report::TroubleOver(TroubleSource::Gke));
     assert!(!app.dirty);
 }

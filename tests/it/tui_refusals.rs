@@ -11,7 +11,7 @@ use crossterm::event::{KeyCode, KeyEvent};
 use gantry::app::confirm::Answer;
 use gantry::app::{Focus, Overlay};
 use gantry::engine::model::cluster::ClusterPhase;
-use gantry::engine::{Command, Event, Level};
+use gantry::engine::{Command, Report, Severity};
 use gantry::gke::{ClusterStatus, OperationKind, ProvisionEvent};
 use gantry::k8s::status::AttemptPhase;
 use gantry::k8s::watch::Change;
@@ -47,10 +47,10 @@ fn launch_before_the_cluster_runs_says_why() {
 
     // RUNNING, but the Job watchers are not connected yet.
     let mut app = new_app(false);
-    app.on_event(Event::Target(target()));
-    app.on_event(Event::Cluster(cluster_summary(ClusterStatus::Running)));
+    app.on_event(Report::Target(target()));
+    app.on_event(Report::Cluster(cluster_summary(ClusterStatus::Running)));
     assert_eq!(refused(&mut app, key('l')), "connecting to the cluster…");
-    app.on_event(Event::Connected);
+    app.on_event(Report::Connected);
     assert_eq!(app.on_key(key('l')), [Command::LaunchJob]);
 }
 
@@ -111,7 +111,7 @@ fn delete_cluster_when_there_is_none_or_it_is_going_is_refused() {
     let mut app = not_created(false);
     assert_eq!(refused(&mut app, key('X')), "there is no cluster to delete");
     let mut app = running(false);
-    app.on_event(Event::Provision(ProvisionEvent::Started {
+    app.on_event(Report::Provision(ProvisionEvent::Started {
         kind: OperationKind::Delete,
         operation: "operation-2".into(),
     }));
@@ -370,7 +370,7 @@ fn read_only_sessions_refuse_each_mutating_command_and_say_so() {
         assert!(app.on_key(*first).is_empty(), "{:?}", m.expected);
         assert_eq!(app.overlay, None, "no dialog opens in read-only");
         let n = app.notice.clone().expect("the refusal says so");
-        assert_eq!(n.level, Level::Warning);
+        assert_eq!(n.severity, Severity::Warning);
         assert_eq!(
             n.text,
             format!("read-only: refused to {}", m.expected.describe())

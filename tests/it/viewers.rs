@@ -10,7 +10,7 @@ use std::cell::Cell;
 use common_tui::*;
 use gantry::app::{App, Focus};
 use gantry::config::Config;
-use gantry::engine::{Event, Model};
+use gantry::engine::{Model, Report};
 use gantry::k8s::logs::{LogLine, TailEvent};
 use gantry::keys::{Action, Keymap};
 
@@ -44,8 +44,8 @@ unsafe impl GlobalAlloc for Counting {
 static ALLOCATOR: Counting = Counting;
 
 /// A batch of numbered lines from one pod, as the tail sends them.
-fn batch(model: &Model, from: u64, count: u64) -> Event {
-    Event::Tail {
+fn batch(model: &Model, from: u64, count: u64) -> Report {
+    Report::Tail {
         generation: model.logs.generation,
         event: TailEvent::Lines {
             pod: POD_RUNNING.into(),

@@ -12,7 +12,7 @@ mod table;
 use std::path::{Path, PathBuf};
 
 use crate::cli::MetricsArgs;
-use crate::connect::Target;
+use crate::settings::Settings;
 
 use super::connect::{cluster_label, fail};
 use export::Out;
@@ -30,7 +30,7 @@ enum Format {
     Csv,
 }
 
-pub fn run(args: MetricsArgs, target: &Target) -> i32 {
+pub fn run(args: MetricsArgs, settings: &Settings) -> i32 {
     // clap refuses --json with --csv.
     let format = match (args.json, args.csv) {
         (true, _) => Format::Json,
@@ -38,7 +38,7 @@ pub fn run(args: MetricsArgs, target: &Target) -> i32 {
         (false, false) => Format::Table,
     };
     let (heading, sources) = if args.files.is_empty() {
-        match saved_sources(args.attempt, target) {
+        match saved_sources(args.attempt, settings) {
             Ok(found) => found,
             Err(code) => return code,
         }
@@ -68,11 +68,11 @@ fn file_sources(files: &[PathBuf]) -> Vec<Source> {
 /// The pods' saved logs of the attempt asked for, or the newest; with a line that says which.
 fn saved_sources(
     attempt: Option<u32>,
-    target: &Target,
+    settings: &Settings,
 ) -> Result<(Option<String>, Vec<Source>), i32> {
-    let config = crate::connect::load_config(target).map_err(|e| fail(&e, 2))?;
+    let config = &settings.config;
     let job = config.job.name.clone();
-    let cluster = cluster_label(target, &config);
+    let cluster = cluster_label(settings.target(), config);
     let cluster_dir = crate::k8s::logs::logs_dir(&cluster, &job)
         .and_then(|d| d.parent().map(Path::to_path_buf))
         .ok_or_else(|| {

@@ -13,13 +13,13 @@ pub use view::render;
 use super::connect::{Prepared, fail, prepare};
 use crate::cli::StatusArgs;
 use crate::config::Config;
-use crate::connect::Target;
 use crate::gke::cost::RunningCost;
 use crate::gke::{ClusterStatus, ClusterSummary};
 use crate::k8s::JobStatus;
 use crate::k8s::cluster_info::{ContextStatus, ContextSummary, describe};
 use crate::k8s::logs::logs_dir;
 use crate::pricing::Estimate;
+use crate::settings::Settings;
 
 /// `gantry status --json`: one object.
 #[derive(Debug, Serialize)]
@@ -99,14 +99,15 @@ impl ClusterReport {
     }
 }
 
-pub async fn run(args: StatusArgs, target: &Target) -> i32 {
+pub async fn run(args: StatusArgs, settings: &Settings) -> i32 {
+    let target = settings.target();
     let now = jiff::Timestamp::now();
     let (cluster, config, client) = match &target.context {
-        Some(context) => match on_context(target, context).await {
+        Some(context) => match on_context(settings, context).await {
             Ok(found) => found,
             Err(code) => return code,
         },
-        None => match on_gke(target, now).await {
+        None => match on_gke(settings, now).await {
             Ok(found) => found,
             Err(code) => return code,
         },
@@ -141,12 +142,13 @@ pub async fn run(args: StatusArgs, target: &Target) -> i32 {
 /// The cluster, the configuration, and a client for the Job when the cluster can serve it.
 type Found = (ClusterReport, Config, Option<Result<kube::Client, String>>);
 
-async fn on_gke(target: &Target, now: jiff::Timestamp) -> Result<Found, i32> {
+async fn on_gke(settings: &Settings, now: jiff::Timestamp) -> Result<Found, i32> {
+    let target = settings.target();
     let Prepared {
         config,
         cluster,
         gke,
-    } = prepare(target).await?;
+    } = prepare(settings).await?;
     let summary = match gke.get_cluster(&cluster).await {
         Ok(Some(c)) => ClusterSummary::from_cluster(&cluster, &c),
         Ok(None) => ClusterSummary::not_found(&cluster, &config.cluster.machine_type),
@@ -169,8 +171,8 @@ async fn on_gke(target: &Target, now: jiff::Timestamp) -> Result<Found, i32> {
 }
 
 /// A kubeconfig context: no Google Cloud project, location or credentials needed.
-async fn on_context(target: &Target, context: &str) -> Result<Found, i32> {
-    let config = crate::connect::load_config(target).map_err(|e| fail(&e, 2))?;
+async fn on_context(settings: &Settings, context: &str) -> Result<Found, i32> {
+    let config = settings.config.clone();
     let (client, server) = crate::connect::context_client(context)
         .await
         .map_err(|e| fail(&e, e.exit_code()))?;

@@ -26,7 +26,7 @@ impl IdleSettings {
         Self {
             reminder: config.idle_reminder(),
             scale_to_zero: config.scale_to_zero_when_idle,
-            read_only: config.read_only_with(read_only),
+            read_only,
         }
     }
 }

@@ -1,7 +1,7 @@
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 use super::*;
-use crate::engine::Event;
+use crate::engine::Report;
 use crate::gke::summary::PoolSummary;
 use crate::gke::{ClusterRef, ClusterSummary};
 use crate::k8s::status::{AttemptPhase, AttemptSummary};
@@ -55,10 +55,10 @@ fn attempt(status: AttemptPhase, started: i64, finished: Option<i64>) -> Attempt
 /// A model of a connected cluster, with these attempts.
 fn model(summary: ClusterSummary, attempts: &[AttemptSummary]) -> Model {
     let mut model = Model::default();
-    model.apply(Event::Cluster(summary));
-    model.apply(Event::Connected);
+    model.apply(Report::Cluster(summary));
+    model.apply(Report::Connected);
     for a in attempts {
-        model.apply(Event::Job(JobWatchEvent::Job(Change::Applied(a.clone()))));
+        model.apply(Report::Job(JobWatchEvent::Job(Change::Applied(a.clone()))));
     }
     model
 }
@@ -102,7 +102,7 @@ fn nothing_is_said_of_a_cluster_not_running_with_nodes_or_not_yet_connected() {
     let no_nodes = model(cluster(ClusterStatus::Running, 0), &[]);
     assert_eq!(decide(&no_nodes, &SETTINGS, at(300)), Idle::No);
     let mut unconnected = model(cluster(ClusterStatus::Running, 3), &[]);
-    unconnected.apply(Event::Disconnected);
+    unconnected.apply(Report::Disconnected);
     assert_eq!(decide(&unconnected, &SETTINGS, at(300)), Idle::No);
 }
 

@@ -9,36 +9,23 @@ pub mod idle;
 pub mod jobs;
 mod log_lines;
 pub mod log_store;
-mod news;
+mod noticing;
 pub mod training;
 pub mod trouble;
 
 use std::collections::VecDeque;
 
 pub use log_lines::{Line, LineBuffer};
-pub use news::News;
 
 use self::cluster::ClusterModel;
 use self::jobs::JobsModel;
 use self::log_store::{LogStore, Source};
 use self::training::Training;
 use self::trouble::{TroubleSource, Troubles};
-use super::event::{Event, TargetInfo};
+use super::notice::{Kind, Notice, Severity};
+use super::report::{Report, TargetInfo};
 use crate::gke::ProvisionEvent;
 use crate::k8s::logs::{StreamEnd, TailEvent};
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Level {
-    Info,
-    Warning,
-    Error,
-}
-
-#[derive(Debug, Clone, PartialEq)]
-pub struct Notice {
-    pub level: Level,
-    pub text: String,
-}
 
 /// What the pods and nodes use: not read yet, not served (no metrics-server), or as last read.
 #[derive(Debug, Clone, Default, PartialEq)]
@@ -80,7 +67,7 @@ pub struct Model {
     pub usage: Usage,
     /// The training's own metrics, read out of the followed attempts' log lines.
     pub training: Training,
-    /// What happened that every viewer should be told, numbered.
+    /// What every viewer and listener was told, numbered (the newest few).
     notices: VecDeque<(u64, Notice)>,
     next_notice: u64,
 }
@@ -99,7 +86,8 @@ pub struct Applied {
     /// every good poll, changes nothing: no frame for it).
     pub changed: bool,
     pub follow: Option<FollowLogs>,
-    pub news: Vec<News>,
+    /// What the event told, for the engine's listeners (`gantry watch`, the log).
+    pub told: Vec<Notice>,
 }
 
 impl Default for Applied {
@@ -107,7 +95,7 @@ impl Default for Applied {
         Self {
             changed: true,
             follow: None,
-            news: Vec::new(),
+            told: Vec::new(),
         }
     }
 }
@@ -132,18 +120,19 @@ impl Model {
         self.next_notice
     }
 
-    pub fn notify(&mut self, level: Level, text: impl Into<String>) {
+    /// Keeps a notice for the viewers (the engine tells its listeners itself).
+    pub fn record(&mut self, notice: Notice) {
         self.next_notice += 1;
-        self.notices.push_back((
-            self.next_notice,
-            Notice {
-                level,
-                text: text.into(),
-            },
-        ));
+        self.notices.push_back((self.next_notice, notice));
         while self.notices.len() > NOTICES_KEPT {
             self.notices.pop_front();
         }
+    }
+
+    /// Tells viewers and listeners alike.
+    fn tell(&mut self, applied: &mut Applied, notice: Notice) {
+        self.record(notice.clone());
+        applied.told.push(notice);
     }
 
     /// Whether the screen changes with time alone (elapsed counters).
@@ -162,27 +151,27 @@ impl Model {
         false
     }
 
-    pub fn apply(&mut self, event: Event) -> Applied {
+    pub fn apply(&mut self, event: Report) -> Applied {
         let mut applied = Applied::default();
         match event {
-            Event::Target(t) => self.cluster.target = Some(t),
-            Event::Cluster(summary) => {
-                applied
-                    .news
-                    .extend(News::of_cluster(self.cluster.summary.as_ref(), &summary));
+            Report::Target(t) => self.cluster.target = Some(t),
+            Report::Cluster(summary) => {
+                if let Some(n) = noticing::of_cluster(self.cluster.summary.as_ref(), &summary) {
+                    self.tell(&mut applied, n);
+                }
                 self.cluster.set_summary(summary);
             }
-            Event::Desired {
+            Report::Desired {
                 cluster,
                 scale_to_zero_when_idle,
             } => self.cluster.desire(*cluster, scale_to_zero_when_idle),
-            Event::Provision(e) => {
+            Report::Provision(e) => {
                 // The operation's follower reports the cluster too: a status change is news
                 // whichever of the two saw it first.
-                if let ProvisionEvent::Cluster(summary) = &e {
-                    applied
-                        .news
-                        .extend(News::of_cluster(self.cluster.summary.as_ref(), summary));
+                if let ProvisionEvent::Cluster(summary) = &e
+                    && let Some(n) = noticing::of_cluster(self.cluster.summary.as_ref(), summary)
+                {
+                    self.tell(&mut applied, n);
                 }
                 if let ProvisionEvent::Retrying { message, .. } = &e {
                     self.raise(&mut applied, TroubleSource::Provision, message.clone());
@@ -191,18 +180,22 @@ impl Model {
                 }
                 self.cluster.apply(e);
             }
-            Event::ProvisionDone(result) => {
+            Report::ProvisionDone(result) => {
                 self.troubles.clear(&TroubleSource::Provision);
+                // A create, delete or plan applied: the cluster is what it changed.
+                let subject = self.target().map(|t| t.cluster.clone()).unwrap_or_default();
                 self.cluster.finished(&result);
-                let (level, text) = match result {
-                    Ok(done) => (Level::Info, done),
-                    Err(e) => (Level::Error, e),
+                let (severity, text) = match result {
+                    Ok(done) => (Severity::Info, done),
+                    Err(e) => (Severity::Critical, e),
                 };
-                applied.news.push(News::Said(text.clone()));
-                self.notify(level, text);
+                self.tell(
+                    &mut applied,
+                    Notice::new(Kind::Command, severity, subject, text),
+                );
             }
-            Event::Connected => self.connected = true,
-            Event::Usage(read) => {
+            Report::Connected => self.connected = true,
+            Report::Usage(read) => {
                 let usage = match read {
                     Some(reading) => Usage::Known(reading),
                     None => Usage::Unavailable,
@@ -210,12 +203,14 @@ impl Model {
                 applied.changed = usage != self.usage;
                 self.usage = usage;
             }
-            Event::Disconnected => self.connected = false,
-            Event::TrainingLoaded { attempt, store } => {
+            Report::Disconnected => self.connected = false,
+            Report::TrainingLoaded { attempt, store } => {
                 applied.changed = self.training.loaded(attempt, *store)
             }
-            Event::Job(e) => {
-                applied.news.extend(News::of_job(&self.jobs, &e));
+            Report::Job(e) => {
+                for n in noticing::of_job(&self.jobs, &e) {
+                    self.tell(&mut applied, n);
+                }
                 let watch = TroubleSource::watch_of(&e);
                 match self.jobs.apply(e) {
                     Some(trouble) => self.raise(&mut applied, watch, trouble),
@@ -225,27 +220,26 @@ impl Model {
                 }
                 applied.follow = self.follow_newest();
             }
-            Event::Tail { generation, event } if generation == self.logs.generation => {
+            Report::Tail { generation, event } if generation == self.logs.generation => {
                 self.on_tail(event, &mut applied)
             }
-            Event::Tail { .. } => {}
-            Event::LogsSavedTo { generation, dir } if generation == self.logs.generation => {
+            Report::Tail { .. } => {}
+            Report::LogsSavedTo { generation, dir } if generation == self.logs.generation => {
                 self.logs.saved_to = Some(dir)
             }
-            Event::LogsSavedTo { .. } => {}
-            Event::Done { what, result } => match result {
-                Ok(text) => {
-                    applied.news.push(News::Said(text.clone()));
-                    self.notify(Level::Info, text)
-                }
-                Err(e) => {
-                    let text = format!("{what}: {e}");
-                    applied.news.push(News::Said(text.clone()));
-                    self.notify(Level::Error, text)
-                }
-            },
-            Event::Trouble { source, message } => self.raise(&mut applied, source, message),
-            Event::TroubleOver(source) => applied.changed = self.troubles.clear(&source),
+            Report::LogsSavedTo { .. } => {}
+            Report::Done { what, result } => {
+                let (severity, text) = match result {
+                    Ok(text) => (Severity::Info, text),
+                    Err(e) => (Severity::Critical, format!("{what}: {e}")),
+                };
+                self.tell(
+                    &mut applied,
+                    Notice::new(Kind::Command, severity, what, text),
+                );
+            }
+            Report::Trouble { source, message } => self.raise(&mut applied, source, message),
+            Report::TroubleOver(source) => applied.changed = self.troubles.clear(&source),
         }
         applied
     }
@@ -278,18 +272,29 @@ impl Model {
     fn alert(&mut self, applied: &mut Applied, alerts: Vec<crate::metrics::alerts::Alert>) {
         for alert in alerts {
             let text = alert.to_string();
-            applied.news.push(News::Said(text.clone()));
             if !self.troubles.has(&TroubleSource::Training) {
                 self.troubles.set(TroubleSource::Training, text.clone());
             }
-            self.notify(Level::Warning, text);
+            let severity = match alert.kind {
+                crate::metrics::alerts::AlertKind::NonFinite { .. } => Severity::Critical,
+                crate::metrics::alerts::AlertKind::Jump { .. } => Severity::Warning,
+            };
+            self.tell(
+                applied,
+                Notice::new(Kind::Alert, severity, alert.metric, text),
+            );
         }
     }
 
     /// A source's trouble; when it begins, it is news too.
     fn raise(&mut self, applied: &mut Applied, source: TroubleSource, message: String) {
+        let subject = source.name();
         if self.troubles.set(source, message.clone()) {
-            applied.news.push(News::Trouble(message));
+            let text = format!("trouble: {message}");
+            self.tell(
+                applied,
+                Notice::new(Kind::Trouble, Severity::Warning, subject, text),
+            );
         }
     }
 
@@ -311,27 +316,36 @@ impl Model {
             }
             TailEvent::PodEnded { pod, why } => {
                 if let StreamEnd::Failed(e) = &why {
-                    self.notify(Level::Warning, format!("logs of {pod}: {e}"));
+                    let text = format!("logs of {pod}: {e}");
+                    self.tell(
+                        applied,
+                        Notice::new(Kind::Log, Severity::Warning, &pod, text),
+                    );
                 }
                 self.troubles.clear(&TroubleSource::Logs(pod.clone()));
                 let alerts = self.training.ended(&pod);
                 self.alert(applied, alerts);
                 self.logs.ended(pod.clone(), &why);
                 if let Some((_, how)) = self.logs.ended.last() {
-                    applied.news.push(News::LogEnded {
-                        pod,
-                        how: how.clone(),
-                    });
+                    let text = format!("log of {pod} {}", crate::sanitize::one_line(how));
+                    self.tell(applied, Notice::new(Kind::Log, Severity::Info, pod, text));
                 }
             }
-            TailEvent::SaveFailed { pod, error } => self.notify(
-                Level::Error,
-                format!("could not save the logs of {pod}: {error}"),
-            ),
-            TailEvent::SavedByAnother { pod } => self.notify(
-                Level::Warning,
-                format!("another Gantry is saving the log of {pod}: shown here, not saved"),
-            ),
+            TailEvent::SaveFailed { pod, error } => {
+                let text = format!("could not save the logs of {pod}: {error}");
+                self.tell(
+                    applied,
+                    Notice::new(Kind::Log, Severity::Critical, pod, text),
+                );
+            }
+            TailEvent::SavedByAnother { pod } => {
+                let text =
+                    format!("another Gantry is saving the log of {pod}: shown here, not saved");
+                self.tell(
+                    applied,
+                    Notice::new(Kind::Log, Severity::Warning, pod, text),
+                );
+            }
             TailEvent::WatchTrouble { error } => self.logs.pods_stale = Some(error),
             TailEvent::WatchRecovered => self.logs.pods_stale = None,
         }

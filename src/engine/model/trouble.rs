@@ -31,6 +31,19 @@ impl TroubleSource {
         })
     }
 
+    /// Where it comes from, as a notice names it: `gke`, `cluster`, `provision`, `watch jobs`,
+    /// `logs of POD`, `training`.
+    pub fn name(&self) -> String {
+        match self {
+            TroubleSource::Gke => "gke".into(),
+            TroubleSource::Cluster => "cluster".into(),
+            TroubleSource::Provision => "provision".into(),
+            TroubleSource::Watch(what) => format!("watch {what}"),
+            TroubleSource::Logs(pod) => format!("logs of {pod}"),
+            TroubleSource::Training => "training".into(),
+        }
+    }
+
     /// Every Job watcher.
     pub fn watches() -> [TroubleSource; 3] {
         ["jobs", "pods", "events"].map(TroubleSource::Watch)

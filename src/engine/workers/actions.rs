@@ -6,7 +6,7 @@ use k8s_openapi::api::core::v1::Pod;
 use kube::api::{Api, DeleteParams};
 
 use super::Shared;
-use crate::engine::{Command, Event};
+use crate::engine::{Command, Report};
 use crate::k8s;
 
 pub async fn job_action(shared: Arc<Shared>, command: Command) {
@@ -18,7 +18,7 @@ pub async fn job_action(shared: Arc<Shared>, command: Command) {
         .map(|c| c.client.clone());
     let what = command.describe();
     let Some(client) = client else {
-        let _ = shared.tx.send(Event::Done {
+        let _ = shared.tx.send(Report::Done {
             what,
             result: Err("not connected to the cluster".into()),
         });
@@ -28,7 +28,7 @@ pub async fn job_action(shared: Arc<Shared>, command: Command) {
     if matches!(command, Command::LaunchJob | Command::RetryJob)
         && let Err(e) = super::scale::back_before_launch(&shared).await
     {
-        let _ = shared.tx.send(Event::Done {
+        let _ = shared.tx.send(Report::Done {
             what,
             result: Err(e),
         });
@@ -53,7 +53,7 @@ pub async fn job_action(shared: Arc<Shared>, command: Command) {
         }
         _ => return,
     };
-    let _ = shared.tx.send(Event::Done {
+    let _ = shared.tx.send(Report::Done {
         what,
         result: result.map_err(|e| e.to_string()),
     });

@@ -9,14 +9,14 @@ use std::sync::atomic::Ordering;
 use super::Shared;
 use super::cluster::forward_provision;
 use crate::engine::session::Backend;
-use crate::engine::{Command, Event};
+use crate::engine::{Command, Report};
 use crate::gke::plan::{Change, Plan};
 
 /// Applies `plan`; None: the plan shown has moved on since, and nothing is applied.
 pub async fn apply_plan(shared: Arc<Shared>, plan: Option<Plan>) {
     let what = Command::ApplyPlan { generation: 0 }.describe();
     let refuse = |why: &str| {
-        let _ = shared.tx.send(Event::Done {
+        let _ = shared.tx.send(Report::Done {
             what: what.clone(),
             result: Err(why.to_string()),
         });
@@ -53,11 +53,12 @@ pub async fn apply_plan(shared: Arc<Shared>, plan: Option<Plan>) {
     shared.operating.store(false, Ordering::SeqCst);
     match result {
         Ok(applied) => {
-            let _ = shared
-                .tx
-                .send(Event::ProvisionDone(Ok(done(&applied.done, &applied.left))));
+            let _ = shared.tx.send(Report::ProvisionDone(Ok(done(
+                &applied.done,
+                &applied.left,
+            ))));
             if !applied.left.is_empty() {
-                let _ = shared.tx.send(Event::Done {
+                let _ = shared.tx.send(Report::Done {
                     what,
                     result: Err(left(&applied.left)),
                 });
@@ -66,7 +67,7 @@ pub async fn apply_plan(shared: Arc<Shared>, plan: Option<Plan>) {
         Err(e) => {
             let _ = shared
                 .tx
-                .send(Event::ProvisionDone(Err(format!("{what}: {e}"))));
+                .send(Report::ProvisionDone(Err(format!("{what}: {e}"))));
         }
     }
     shared.refresh.notify_one();

@@ -9,7 +9,7 @@ use kube::api::Api;
 use tokio::sync::mpsc;
 
 use super::{Connection, Shared, Tx, flow_room};
-use crate::engine::Event;
+use crate::engine::Report;
 use crate::engine::model::trouble::TroubleSource;
 use crate::engine::session::Backend;
 use crate::gke::{self, ClusterStatus, ClusterSummary, ProvisionEvent};
@@ -20,7 +20,7 @@ pub(super) fn forward_provision(tx: &Tx) -> mpsc::UnboundedSender<ProvisionEvent
     let tx = tx.clone();
     tokio::spawn(async move {
         while let Some(e) = prx.recv().await {
-            let _ = tx.send(Event::Provision(e));
+            let _ = tx.send(Report::Provision(e));
         }
     });
     ptx
@@ -31,17 +31,17 @@ async fn disconnect(shared: &Shared) {
         conn.watchers.cancel();
         // The watchers are gone, and what they had to say with them.
         for watch in TroubleSource::watches() {
-            let _ = shared.tx.send(Event::TroubleOver(watch));
+            let _ = shared.tx.send(Report::TroubleOver(watch));
         }
     }
-    let _ = shared.tx.send(Event::TroubleOver(TroubleSource::Cluster));
-    let _ = shared.tx.send(Event::Disconnected);
+    let _ = shared.tx.send(Report::TroubleOver(TroubleSource::Cluster));
+    let _ = shared.tx.send(Report::Disconnected);
 }
 
 /// Creates or deletes the cluster (or follows such an operation already running at GKE).
 pub async fn operate(shared: Arc<Shared>, kind: gke::OperationKind) {
     let Backend::Gke { gke, target, poll } = &shared.session.backend else {
-        let _ = shared.tx.send(Event::ProvisionDone(Err(
+        let _ = shared.tx.send(Report::ProvisionDone(Err(
             "the cluster is not managed by Gantry".into(),
         )));
         return;
@@ -82,7 +82,7 @@ pub async fn operate(shared: Arc<Shared>, kind: gke::OperationKind) {
     shared.operating.store(false, Ordering::SeqCst);
     let _ = shared
         .tx
-        .send(Event::ProvisionDone(result.map_err(|e| e.to_string())));
+        .send(Report::ProvisionDone(result.map_err(|e| e.to_string())));
     shared.refresh.notify_one();
 }
 
@@ -113,17 +113,17 @@ async fn check_gke(
     let cluster = match Box::pin(gke.get_cluster(target)).await {
         Ok(c) => c,
         Err(e) => {
-            let _ = shared.tx.send(Event::Trouble {
+            let _ = shared.tx.send(Report::Trouble {
                 source: TroubleSource::Gke,
                 message: format!("GKE: {e}"),
             });
             return settled;
         }
     };
-    let _ = shared.tx.send(Event::TroubleOver(TroubleSource::Gke));
+    let _ = shared.tx.send(Report::TroubleOver(TroubleSource::Gke));
     let Some(cluster) = cluster else {
         disconnect(shared).await;
-        let _ = shared.tx.send(Event::Cluster(ClusterSummary::not_found(
+        let _ = shared.tx.send(Report::Cluster(ClusterSummary::not_found(
             target,
             &shared.session.config.cluster.machine_type,
         )));
@@ -131,7 +131,7 @@ async fn check_gke(
     };
     let summary = ClusterSummary::from_cluster(target, &cluster);
     let status = summary.status;
-    let _ = shared.tx.send(Event::Cluster(summary));
+    let _ = shared.tx.send(Report::Cluster(summary));
     match status {
         s if s.serves_api() => {
             connect(shared, target, &cluster).await;
@@ -170,7 +170,7 @@ async fn connect(
     };
     match gke::cluster_client::cluster_client(target, cluster, gke.auth()) {
         Ok(client) => {
-            let _ = shared.tx.send(Event::TroubleOver(TroubleSource::Cluster));
+            let _ = shared.tx.send(Report::TroubleOver(TroubleSource::Cluster));
             *connection = Some(start_watchers(shared, client));
             if let Some(credential) = shared.session.kubeconfig.clone() {
                 // File work (kubectl's lock, fsyncs) off the runtime's threads.
@@ -183,12 +183,12 @@ async fn connect(
                             })
                             .map_err(|e| e.to_string());
                     let what = "kubeconfig".to_string();
-                    let _ = tx.send(Event::Done { what, result });
+                    let _ = tx.send(Report::Done { what, result });
                 });
             }
         }
         Err(e) => {
-            let _ = shared.tx.send(Event::Trouble {
+            let _ = shared.tx.send(Report::Trouble {
                 source: TroubleSource::Cluster,
                 message: format!("cannot reach the cluster: {e}"),
             });
@@ -218,7 +218,7 @@ fn start_watchers(shared: &Arc<Shared>, client: kube::Client) -> Connection {
                         if !flow_room(&budget, &cancel).await {
                             return;
                         }
-                        let _ = tx.send(Event::Job(e));
+                        let _ = tx.send(Report::Job(e));
                     }
                     None => return,
                 }
@@ -232,7 +232,7 @@ fn start_watchers(shared: &Arc<Shared>, client: kube::Client) -> Connection {
         shared.usage_shown.clone(),
         watchers.clone(),
     ));
-    let _ = shared.tx.send(Event::Connected);
+    let _ = shared.tx.send(Report::Connected);
     Connection { client, watchers }
 }
 
@@ -256,7 +256,7 @@ async fn poll_usage(
         let wait = match k8s::usage::read(&client, &job.namespace, &selector).await {
             Ok(reading) => {
                 said_unavailable = false;
-                let _ = tx.send(Event::Usage(Some(reading)));
+                let _ = tx.send(Report::Usage(Some(reading)));
                 k8s::usage::POLL
             }
             Err(k8s::usage::UsageError::Unavailable) => {
@@ -266,7 +266,7 @@ async fn poll_usage(
                         "no metrics.k8s.io on this cluster (no metrics-server): usage shows n/a"
                     );
                 }
-                let _ = tx.send(Event::Usage(None));
+                let _ = tx.send(Report::Usage(None));
                 k8s::usage::RECHECK
             }
             Err(e) => {
@@ -310,7 +310,7 @@ async fn check_context(shared: &Arc<Shared>, client: &kube::Client, name: &str) 
         create_time: None,
         labels: Default::default(),
     };
-    let _ = shared.tx.send(Event::Cluster(summary));
+    let _ = shared.tx.send(Report::Cluster(summary));
     let mut connection = shared.connection.lock().await;
     if connection.is_none() {
         *connection = Some(start_watchers(shared, client.clone()));

@@ -8,7 +8,7 @@ use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 
 use super::{Shared, flow_room};
-use crate::engine::Event;
+use crate::engine::Report;
 use crate::k8s::logs::{LogTail, TailEvent, TailOptions, TailTarget};
 
 pub struct LogRequest {
@@ -48,7 +48,7 @@ pub fn tail(shared: Arc<Shared>, request: LogRequest, sink: TailTo, cancel: Canc
             shared.session.logs_dir(&request.attempt)
         };
         if let (Some(dir), TailTo::Model { generation }) = (&save_dir, &sink) {
-            let _ = shared.tx.send(Event::LogsSavedTo {
+            let _ = shared.tx.send(Report::LogsSavedTo {
                 generation: *generation,
                 dir: dir.display().to_string(),
             });
@@ -80,7 +80,7 @@ pub fn tail(shared: Arc<Shared>, request: LogRequest, sink: TailTo, cancel: Canc
                     flow_room(&shared.flow_budget, &cancel).await
                         && shared
                             .tx
-                            .send(Event::Tail {
+                            .send(Report::Tail {
                                 generation: *generation,
                                 event,
                             })

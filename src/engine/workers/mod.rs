@@ -19,10 +19,10 @@ use self::cluster::{follow_cluster, operate};
 use self::logs::{LogRequest, TailTo};
 use super::model::FollowLogs;
 use super::session::Session;
-use super::{Command, Event};
+use super::{Command, Report};
 use crate::gke;
 
-type Tx = mpsc::UnboundedSender<Event>;
+type Tx = mpsc::UnboundedSender<Report>;
 
 /// The connection to the cluster's API, once it is RUNNING.
 struct Connection {
@@ -76,9 +76,9 @@ impl Workers {
         tx: Tx,
         usage_shown: tokio::sync::watch::Receiver<usize>,
     ) -> Self {
-        let _ = tx.send(Event::Target(session.info.clone()));
+        let _ = tx.send(Report::Target(session.info.clone()));
         if let super::session::Backend::Gke { .. } = &session.backend {
-            let _ = tx.send(Event::Desired {
+            let _ = tx.send(Report::Desired {
                 cluster: Box::new(session.config.cluster.clone()),
                 scale_to_zero_when_idle: session.config.scale_to_zero_when_idle,
             });

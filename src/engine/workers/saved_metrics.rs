@@ -5,7 +5,7 @@
 use std::sync::Arc;
 
 use super::Shared;
-use crate::engine::Event;
+use crate::engine::Report;
 use crate::k8s::logs::saved;
 use crate::metrics::store::Store;
 
@@ -43,7 +43,7 @@ pub fn load(shared: Arc<Shared>, number: u32) {
         if shared.stop.is_cancelled() {
             return;
         }
-        let _ = shared.tx.send(Event::TrainingLoaded {
+        let _ = shared.tx.send(Report::TrainingLoaded {
             attempt: number,
             store: Box::new(store),
         });

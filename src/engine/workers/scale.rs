@@ -6,7 +6,7 @@ use std::sync::Arc;
 use std::sync::atomic::Ordering;
 
 use super::Shared;
-use crate::engine::Event;
+use crate::engine::Report;
 use crate::engine::session::Backend;
 use crate::gke::ClusterSummary;
 use crate::gke::resize::{self, Scale};
@@ -22,7 +22,7 @@ pub async fn scale(shared: Arc<Shared>, to: Scale) {
         }
         Scale::ToConfig => "node pools back to their configured size".to_string(),
     });
-    let _ = shared.tx.send(Event::Done { what, result });
+    let _ = shared.tx.send(Report::Done { what, result });
 }
 
 /// With `scale-to-zero-when-idle`, a launch first brings back pools left at zero nodes.
@@ -41,7 +41,7 @@ pub async fn back_before_launch(shared: &Arc<Shared>) -> Result<(), String> {
     if !at_zero {
         return Ok(());
     }
-    let _ = shared.tx.send(Event::Done {
+    let _ = shared.tx.send(Report::Done {
         what: "launch".into(),
         result: Ok("bringing the node pools back before launching…".into()),
     });

@@ -7,7 +7,7 @@ use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 use gantry::app::{App, Overlay};
 use gantry::config::Config;
 use gantry::engine::model::FollowLogs;
-use gantry::engine::{Command, Event, Level, Model, TargetInfo};
+use gantry::engine::{Command, Model, Report, Severity, TargetInfo};
 use gantry::gke::summary::PoolSummary;
 use gantry::gke::{ClusterStatus, ClusterSummary, OperationKind, ProvisionEvent, Stage};
 use gantry::k8s::logs::{LogLine, TailEvent};
@@ -67,7 +67,7 @@ impl std::ops::DerefMut for Tui {
 impl Tui {
     /// What a worker reports: folded into the model, then taken in by the viewer. Returns the
     /// log follow the engine would start (a new newest attempt).
-    pub fn on_event(&mut self, event: Event) -> Vec<FollowLogs> {
+    pub fn on_event(&mut self, event: Report) -> Vec<FollowLogs> {
         let applied = self.model.apply(event);
         if applied.changed {
             self.app.on_model(&self.model);
@@ -172,7 +172,7 @@ pub fn refused(app: &mut Tui, k: KeyEvent) -> String {
     assert!(commands.is_empty(), "{k:?} asked for {commands:?}");
     assert_eq!(app.overlay, before, "{k:?} opened a dialog");
     let n = app.notice.clone().expect("a refusal says why");
-    assert_eq!(n.level, Level::Warning, "{n:?}");
+    assert_eq!(n.severity, Severity::Warning, "{n:?}");
     n.text
 }
 
@@ -520,18 +520,18 @@ pub fn stamped(text: &str, secs_ago: i64) -> LogLine {
     }
 }
 
-pub fn job_event(change: Change<AttemptSummary>) -> Event {
-    Event::Job(JobWatchEvent::Job(change))
+pub fn job_event(change: Change<AttemptSummary>) -> Report {
+    Report::Job(JobWatchEvent::Job(change))
 }
 
-pub fn pod_event(change: Change<PodSummary>) -> Event {
-    Event::Job(JobWatchEvent::Pod(change))
+pub fn pod_event(change: Change<PodSummary>) -> Report {
+    Report::Job(JobWatchEvent::Pod(change))
 }
 
 /// The lines of the followed tail (current generation).
 pub fn tail_lines(app: &mut Tui, pod: &str, lines: Vec<LogLine>) -> Vec<FollowLogs> {
     let generation = app.model.logs.generation;
-    app.on_event(Event::Tail {
+    app.on_event(Report::Tail {
         generation,
         event: TailEvent::Lines {
             pod: pod.into(),
@@ -565,22 +565,22 @@ pub fn new_app(read_only: bool) -> Tui {
 /// The cluster does not exist yet (GKE said NOT_FOUND).
 pub fn not_created(read_only: bool) -> Tui {
     let mut app = new_app(read_only);
-    app.on_event(Event::Target(target()));
-    app.on_event(Event::Cluster(not_found_summary()));
+    app.on_event(Report::Target(target()));
+    app.on_event(Report::Cluster(not_found_summary()));
     app
 }
 
 /// Create sent: GKE's operation is at stage 2 of 4, twelve minutes in.
 pub fn provisioning(read_only: bool) -> Tui {
     let mut app = not_created(read_only);
-    app.on_event(Event::Provision(ProvisionEvent::Started {
+    app.on_event(Report::Provision(ProvisionEvent::Started {
         kind: OperationKind::Create,
         operation: "operation-1717243200000-5f2a".into(),
     }));
-    app.on_event(Event::Provision(ProvisionEvent::Cluster(cluster_summary(
+    app.on_event(Report::Provision(ProvisionEvent::Cluster(cluster_summary(
         ClusterStatus::Provisioning,
     ))));
-    app.on_event(Event::Provision(ProvisionEvent::Progress {
+    app.on_event(Report::Provision(ProvisionEvent::Progress {
         kind: OperationKind::Create,
         status: "RUNNING".into(),
         detail: "Creating node pool default-pool (1 of 3 nodes ready)".into(),
@@ -600,18 +600,18 @@ pub fn provisioning(read_only: bool) -> Tui {
 /// An existing cluster used through `--context`: RUNNING and connected, no attempt yet.
 pub fn context_cluster(read_only: bool) -> Tui {
     let mut app = new_app(read_only);
-    app.on_event(Event::Target(context_target()));
-    app.on_event(Event::Cluster(context_summary()));
-    app.on_event(Event::Connected);
+    app.on_event(Report::Target(context_target()));
+    app.on_event(Report::Cluster(context_summary()));
+    app.on_event(Report::Connected);
     app
 }
 
 /// RUNNING and connected; no attempt yet.
 pub fn running(read_only: bool) -> Tui {
     let mut app = new_app(read_only);
-    app.on_event(Event::Target(target()));
-    app.on_event(Event::Cluster(cluster_summary(ClusterStatus::Running)));
-    app.on_event(Event::Connected);
+    app.on_event(Report::Target(target()));
+    app.on_event(Report::Cluster(cluster_summary(ClusterStatus::Running)));
+    app.on_event(Report::Connected);
     app
 }
 
@@ -633,13 +633,13 @@ pub fn hand_made_summary() -> ClusterSummary {
 /// hand unlike it: drifted.
 pub fn drifted(read_only: bool) -> Tui {
     let mut app = new_app(read_only);
-    app.on_event(Event::Target(target()));
-    app.on_event(Event::Desired {
+    app.on_event(Report::Target(target()));
+    app.on_event(Report::Desired {
         cluster: Box::new(app.app.config.cluster.clone()),
         scale_to_zero_when_idle: false,
     });
-    app.on_event(Event::Cluster(hand_made_summary()));
-    app.on_event(Event::Connected);
+    app.on_event(Report::Cluster(hand_made_summary()));
+    app.on_event(Report::Connected);
     app
 }
 
@@ -662,10 +662,10 @@ pub fn with_attempts(read_only: bool) -> Tui {
         app.on_event(pod_event(Change::Applied(p)));
     }
     for e in events() {
-        app.on_event(Event::Job(JobWatchEvent::Event(Change::Applied(e))));
+        app.on_event(Report::Job(JobWatchEvent::Event(Change::Applied(e))));
     }
     let generation = app.model.logs.generation;
-    app.on_event(Event::LogsSavedTo {
+    app.on_event(Report::LogsSavedTo {
         generation,
         dir: LOGS_DIR.into(),
     });
@@ -679,7 +679,7 @@ pub fn with_attempts(read_only: bool) -> Tui {
 /// What the pods use, as metrics.k8s.io says it: the running pod near its CPU request with its
 /// memory at a plateau; the other two not running. Three n1-standard-1 nodes, the running pod's
 /// busy.
-pub fn usage() -> Event {
+pub fn usage() -> Report {
     use gantry::k8s::usage::{NodeUsage, PodUsage, Reading};
     let running = PodUsage {
         cpu_millis: 912,
@@ -692,7 +692,7 @@ pub fn usage() -> Event {
         cpu_allocatable_millis: 940,
         memory_allocatable_bytes: 2_873_729_024,
     };
-    Event::Usage(Some(Reading {
+    Report::Usage(Some(Reading {
         pods: [(POD_RUNNING.to_string(), running)].into(),
         nodes: vec![
             node(NODE, 903, 2_101_346_304),

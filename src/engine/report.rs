@@ -6,7 +6,7 @@ use crate::k8s::logs::TailEvent;
 use crate::k8s::watch::JobWatchEvent;
 
 #[derive(Debug, Clone)]
-pub enum Event {
+pub enum Report {
     /// Where Gantry is working, for the cluster pane's title.
     Target(TargetInfo),
     /// The cluster the config describes, for the plan; sent once, only when Gantry manages the
