@@ -36,12 +36,14 @@ pub fn check(metric: &str, previous: Option<f64>, value: f64) -> Option<AlertKin
     (value >= from * JUMP_FACTOR && is_loss(metric)).then_some(AlertKind::Jump { from, to: value })
 }
 
-/// `loss`, `train_loss`, `eval/loss`, `val_loss_epoch`, `Loss`.
-fn is_loss(metric: &str) -> bool {
-    metric
-        .as_bytes()
-        .windows(4)
-        .any(|w| w.eq_ignore_ascii_case(b"loss"))
+/// `loss`, `train_loss`, `eval/loss`, `val_loss_epoch`, `Loss`, `lm loss`, `valLoss`; not a
+/// loss scale (`loss_scale`, `loss scale`), which mixed precision halves and doubles.
+pub(crate) fn is_loss(metric: &str) -> bool {
+    let mut parts = metric
+        .split([' ', '/', '.', '_', '-', '(', ')'])
+        .filter(|p| !p.is_empty())
+        .map(str::to_ascii_lowercase);
+    parts.clone().any(|p| p.ends_with("loss")) && !parts.any(|p| p.starts_with("scale"))
 }
 
 impl fmt::Display for Alert {

@@ -8,7 +8,9 @@
 //! again at each epoch (`Epoch 1:  0%| 0/18` follows `Epoch 0: 100%| 18/18`). A line without a
 //! step of its own (Hugging Face's dicts, between its bar's updates) is placed at the last step
 //! seen; a stream without steps uses a fractional epoch, and without either the update's
-//! number in the stream.
+//! number in the stream. The x axis by precedence: a step the line names (`step`, `global_step`,
+//! `num_updates`, `iteration`, `iter`) over a counter within the epoch (a bar's `4/18`, fairseq's
+//! `100 / 1000`, made to keep going up), over a fractional epoch, over the update's number.
 
 use memchr::memchr2_iter;
 
@@ -235,7 +237,10 @@ impl Context {
                 self.last_counter = counter;
                 self.counter_epoch = self.counting_epoch;
             }
-            let x = step + self.offset;
+            // A step the line names beside a counter of its own (fairseq's `num_updates=` after
+            // `epoch 001:    100 / 1000`) counts the whole run already.
+            let global = parsed.step.is_some() && counter.is_none_or(|c| c.done != step);
+            let x = if global { step } else { step + self.offset };
             self.last_step_x = Some(x);
             x
         } else if let Some(x) = self.last_step_x {

@@ -32,6 +32,7 @@ mod k8s_sink;
 mod kubectl;
 mod kubectl_top;
 mod metrics_cli;
+mod metrics_frameworks;
 mod readme_screenshot;
 mod security;
 mod serve;

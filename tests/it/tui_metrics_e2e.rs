@@ -67,6 +67,28 @@ fn a_diverging_loss_raises_a_warning_naming_metric_step_and_pod() {
     t.wait_for(&["GANTRY-EXIT=0"]);
 }
 
+#[test]
+fn a_megatron_run_is_charted_by_its_lm_loss_against_the_iteration() {
+    let replays = tempfile::tempdir().unwrap();
+    let output = crate::metrics_frameworks::sample_output("megatron.log");
+    std::fs::write(replays.path().join("megatron.log"), output).unwrap();
+    let config = job("SIM_REPLAY = \"megatron.log\"\nSIM_LINES_PER_SECOND = \"20\"\n");
+    let args = format!("--replay-dir {}", replays.path().display());
+    let Some(t) = Tmux::start("metrics-megatron", &args, &config) else {
+        return;
+    };
+    create_and_launch(&t);
+    t.wait_for(&["Succeeded"]);
+    t.keys(&["m"]);
+    // The default metric is the loss, named whole; the x axis runs over the iterations.
+    let screen = t.wait_for(&["Metrics lm loss", "step 1 … 600"]);
+    assert!(has_braille(&screen), "no curve drawn:\n{screen}");
+    t.keys(&["]"]);
+    t.wait_for(&["Metrics consumed samples"]);
+    t.keys(&["q"]);
+    t.wait_for(&["GANTRY-EXIT=0"]);
+}
+
 /// A log as a real run leaves it: a Hugging Face bar redrawn with `\r`, cleared by tqdm's
 /// `write` before each dict, an evaluation dict, a plain line, and a last bar update without a newline.
 const REPLAYED: &str = concat!(

@@ -2,8 +2,10 @@
 //! `{desc}: {percentage:3.0f}%|{bar}| {n_fmt}/{total_fmt} [{elapsed}<{remaining}, {rate_fmt}{postfix}]`,
 //! the postfix being `, key=value` pairs; Keras prints `469/469 [=====] - 8s 16ms/step - loss: 0.58`
 //! (Keras 2), `469/469 ━━━━ 8s 16ms/step - loss: 0.58` (Keras 3) or `469/469 - 8s - 16ms/step -
-//! loss: 0.58` (`verbose=2`). The bar's counter is the progress through the current epoch (or
-//! the whole run for Hugging Face's bar); its metrics are read as plain tokens.
+//! loss: 0.58` (`verbose=2`); Rich (Lightning's `RichProgressBar`) prints `Epoch 0/5  ━━━━ 32/32
+//! 0:00:01 • 0:00:00 28.19it/s v_num: 0.000 train_loss: 1.715`. The bar's counter is the
+//! progress through the current epoch (or the whole run for Hugging Face's bar); its metrics are
+//! read as plain tokens.
 
 use memchr::{memchr, memchr_iter, memrchr};
 
@@ -102,6 +104,37 @@ fn scaled_at(text: &[u8], k: usize) -> Option<(f64, usize)> {
     };
     Some((value * scale, k + digits + 1))
 }
+
+/// Reads a Rich bar into `found`; false when `text` is not one. Its counter follows the bar.
+pub(crate) fn rich(text: &[u8], found: &mut Found) -> bool {
+    let Some(start) = memchr::memmem::find(text, RICH_BAR) else {
+        return false;
+    };
+    let mut end = start;
+    while let Some(rest) = text.get(end..)
+        && let Some(piece) = RICH_PIECES.iter().find(|p| rest.starts_with(p))
+    {
+        end += piece.len();
+    }
+    let Some(counter) = counter_at(text, end).filter(|_| text.get(end) == Some(&b' ')) else {
+        return false;
+    };
+    let after = end + 1 + text[end + 1..].iter().take_while(|&&b| b != b' ').count();
+    tokens::scan(text, 0, start, found);
+    if !is_side_work(&text[..start]) {
+        found.step_counter(counter);
+    }
+    tokens::scan(text, after, text.len(), found);
+    true
+}
+
+/// Rich's bar: `━` (U+2501) done and to do, `╸` `╺` (U+2578, U+257A) at the edge.
+const RICH_BAR: &[u8] = "\u{2501}".as_bytes();
+const RICH_PIECES: [&[u8]; 3] = [
+    "\u{2501}".as_bytes(),
+    "\u{2578}".as_bytes(),
+    "\u{257a}".as_bytes(),
+];
 
 /// Reads a Keras progress line into `found`; false when `text` is not one.
 pub(crate) fn keras(text: &[u8], found: &mut Found) -> bool {

@@ -163,12 +163,20 @@ impl Found {
     }
 }
 
-/// The role of a metric's name, judged by its last part (`train/global_step` is a step).
+/// The role of a metric's name, judged by its last part (`train/global_step` is a step, `Num
+/// examples` a setting). A name of several words is never the x axis (`time per iteration` is
+/// a metric).
 pub(crate) fn role(name: &[u8]) -> Role {
-    let last = match name.iter().rposition(|&b| b == b'/' || b == b'.') {
+    // A unit in brackets says nothing of the role: `ETA (s)` is the `ETA`.
+    let name = match name.windows(2).rposition(|w| w == b" (") {
+        Some(i) if name.ends_with(b")") => &name[..i],
+        _ => name,
+    };
+    let last = match name.iter().rposition(|&b| matches!(b, b'/' | b'.' | b' ')) {
         Some(i) => &name[i + 1..],
         None => name,
     };
+    let words = last.len() != name.len() && name.contains(&b' ');
     // Lower-cased on the stack: this runs for every key of every line.
     let mut buf = [0u8; MAX_NAME];
     let Some(lower) = buf.get_mut(..last.len()) else {
@@ -177,12 +185,14 @@ pub(crate) fn role(name: &[u8]) -> Role {
     lower.copy_from_slice(last);
     lower.make_ascii_lowercase();
     match &*lower {
-        b"step" | b"global_step" | b"iteration" | b"iter" | b"it" => return Role::Step,
-        b"epoch" => return Role::Epoch,
+        b"step" | b"global_step" | b"iteration" | b"iter" | b"it" | b"num_updates" if !words => {
+            return Role::Step;
+        }
+        b"epoch" if !words => return Role::Epoch,
         // Counts a run announces before it starts (Hugging Face's `Num examples = 1,000`,
         // `Total optimization steps = 375`) are settings, not metrics.
         b"eta" | b"v_num" | b"world_size" | b"epochs" | b"steps" | b"steps_per_epoch"
-        | b"total_steps" | b"total_flos" | b"examples" | b"device" | b"parameters" => {
+        | b"total_steps" | b"total_flos" | b"examples" | b"device" | b"parameters" | b"params" => {
             return Role::Ignored;
         }
         _ => {}
@@ -196,6 +206,7 @@ pub(crate) fn role(name: &[u8]) -> Role {
         Some(b'n') => &[b"version"],
         Some(b's') => &[b"ts"],
         Some(b'e') => &[b"batch_size"],
+        Some(b'l') => &[b"interval"],
         _ => &[],
     };
     let is_setting = parts.iter().any(|part| ends_with_part(lower, part))

@@ -1,6 +1,7 @@
 //! One log line in, the training metrics it prints out. The formats are tried in the order that
 //! makes each unambiguous: a JSON object, a Python dict (Hugging Face's Trainer), a tqdm or
-//! Lightning progress bar, a Keras progress line, then plain `key=value` / `key: value` tokens.
+//! Lightning progress bar, a Keras progress line, a Rich bar, then plain `key=value` /
+//! `key: value` tokens.
 //! Every scanner is a single forward pass over the line (linear in its length), and a line
 //! without any of the bytes a metric needs is given up after one `memchr` pass.
 //!
@@ -14,10 +15,13 @@
 
 mod bars;
 mod found;
+mod naming;
 mod object;
 mod shape;
 mod tokens;
 
+#[cfg(test)]
+mod framework_tests;
 #[cfg(test)]
 mod tests;
 
@@ -36,6 +40,7 @@ pub enum Format {
     PyDict,
     Tqdm,
     Keras,
+    Rich,
     Plain,
 }
 
@@ -230,6 +235,8 @@ fn read(
         Format::Tqdm
     } else if bars::keras(text, found) {
         Format::Keras
+    } else if bars::rich(text, found) {
+        Format::Rich
     } else {
         match shape {
             Some(shape) => shape.take(text, found),

@@ -1,7 +1,8 @@
 //! Objects on a line: a JSON object (JSON-lines loggers; Python's `json` writes `NaN`,
 //! `Infinity` and `-Infinity`, which JSON has not) or a Python dict as Hugging Face's Trainer
 //! prints it: `{'loss': 0.1234, 'grad_norm': 1.92, 'learning_rate': 4.9e-05, 'epoch': 0.5}`.
-//! Numeric values are metrics; nested JSON objects give `outer/inner` names; strings, lists and
+//! Numeric values are metrics (and strings that hold one number: fairseq writes its values so);
+//! nested JSON objects give `outer/inner` names; other strings, lists and
 //! booleans are skipped.
 
 use std::fmt;
@@ -145,14 +146,17 @@ impl<'de> Visitor<'de> for Member<'_, '_> {
 
     fn visit_str<E: serde::de::Error>(self, v: &str) -> Result<(), E> {
         let value = match v {
+            "NaN" | "Infinity" | "-Infinity" if !self.walk.python => return Ok(()),
             "NaN" => f64::NAN,
             "Infinity" => f64::INFINITY,
             "-Infinity" => f64::NEG_INFINITY,
-            _ => return Ok(()),
+            // fairseq's JSON log writes every value as a string (`"loss": "12.846"`).
+            _ => match number_at(v.as_bytes(), 0, Style::Literal) {
+                Some((value, end)) if end == v.len() && value.is_finite() => value,
+                _ => return Ok(()),
+            },
         };
-        if self.walk.python {
-            self.walk.number(self.key, value);
-        }
+        self.walk.number(self.key, value);
         Ok(())
     }
 

@@ -222,7 +222,7 @@ fn plain_loops_give_step_progress_and_metrics_with_units() {
             ("loss", 6.123456),
             ("grad_norm", 0.9312),
             ("lrm", 1.0),
-            ("dt", 35.12),
+            ("dt (ms)", 35.12),
             ("tok/sec", 14_934_102.0),
             ("mfu", 42.13)
         ])

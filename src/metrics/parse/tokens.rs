@@ -1,10 +1,22 @@
 //! Plain training loops: `key=value` and `key: value` tokens, and the counters they print
-//! (`step 00010/01000`, `Epoch 1/2`, `epoch: 3`). A key starts a word (after a space or a
-//! separator such as `|`, `,`, `(`), so the parts of a path or a URL are never keys; `key:value`
-//! without a space is not taken (`cuda:0`, `host:8080`, `12:30`).
+//! (`step 00010/01000`, `Epoch 1/2`, `epoch: 3`, Megatron's `iteration      100/  500000`,
+//! fairseq's `epoch 001:    100 / 1000`). A key starts a word (after a space or a separator such
+//! as `|`, `,`, `(`), so the parts of a path or a URL are never keys; `key:value` without a
+//! space is not taken (`cuda:0`, `host:8080`, `12:30`).
+//!
+//! A name is what the line calls it: the words before the key that run back to the start of
+//! its field (after a `|`, `,`, `;`, `: `, `]`, a tab, or the start) belong to it (Megatron's
+//! `lm loss`, `number of skipped iterations`, `elapsed time per iteration (ms)`; nanoGPT's
+//! `train loss`). A unit glued to the value joins the name in brackets (`time 123.45ms` is
+//! `time (ms)`), so values in different units never share a series. Lists of `key value` pairs
+//! (nanoGPT's `loss 4.1234, time 123.45ms, mfu 12.34%`, fairseq's `| loss 3.2 | ppl 9.1 |`) are
+//! read when a line holds at least two of them, each ending its field: one such pair alone is
+//! more often prose (`File "x.py", line 12, in f`). DeepSpeed's one-element lists
+//! (`lr=[0.0001]`) are read as their element.
 
 use super::Counter;
-use super::found::{Found, MAX_NAME, Role};
+use super::found::{Found, MAX_NAME, Role, role};
+use super::naming::{name_start, record_named};
 use crate::metrics::number::{Style, digits_at, is_word_byte, number_at};
 
 /// Bytes a key is made of: `train/loss`, `samples/s`, `eval_f1-macro`, `lr.group0`. A table:
@@ -20,7 +32,7 @@ const KEY_BYTES: [bool; 256] = {
     table
 };
 
-fn is_key_byte(b: u8) -> bool {
+pub(super) fn is_key_byte(b: u8) -> bool {
     KEY_BYTES[usize::from(b)]
 }
 
@@ -37,6 +49,9 @@ fn is_boundary(b: u8) -> bool {
 pub(crate) enum CounterWord {
     Epoch,
     Step,
+    /// The counter after an epoch (`epoch 001:    100 / 1000`): progress within the epoch, not
+    /// the run's step.
+    InEpoch,
 }
 
 fn counter_word(word: &[u8]) -> Option<CounterWord> {
@@ -79,6 +94,17 @@ pub(crate) fn scan(text: &[u8], from: usize, to: usize, found: &mut Found) {
     scan_reads(text, from, to, found, |_| {});
 }
 
+/// Whether `key value` pairs (no `=` or `: ` between) are read in a line: not looked at until
+/// the first one, then decided for the whole line.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Pairs {
+    Undecided,
+    On,
+    Off,
+    /// A first pass that only counts them (nothing is recorded).
+    Counting(u32),
+}
+
 /// As [`scan`], telling `each` what each key read.
 pub(crate) fn scan_reads(
     text: &[u8],
@@ -88,7 +114,19 @@ pub(crate) fn scan_reads(
     mut each: impl FnMut(Read),
 ) {
     let s = &text[..to.min(text.len())];
-    let mut i = from;
+    let mut pairs = Pairs::Undecided;
+    scan_from(s, from, from, found, &mut pairs, &mut each);
+}
+
+/// The scan proper, from `i`; `from` is where the text's fields start.
+fn scan_from(
+    s: &[u8],
+    from: usize,
+    mut i: usize,
+    found: &mut Found,
+    pairs: &mut Pairs,
+    each: &mut dyn FnMut(Read),
+) {
     while i < s.len() {
         if !is_key_byte(s[i]) {
             i += 1;
@@ -107,66 +145,174 @@ pub(crate) fn scan_reads(
             end -= 1;
         }
         if end - start <= MAX_NAME {
-            let (next, read) = after_key(s, start, end, i, found);
-            if let Some(read) = read {
-                each(read);
-            }
-            i = next;
+            let key = Key {
+                from,
+                start,
+                end,
+                run: i,
+            };
+            i = after_key(s, key, found, pairs, each);
         }
     }
 }
 
-/// Reads what follows the key `s[start..end]` (whose run of key bytes ends at `run`); where
-/// scanning goes on, and what was read.
-fn after_key(
-    s: &[u8],
+/// A key's place: `s[start..end]`, its run of key bytes ending at `run`, in a text whose fields
+/// start at `from`.
+#[derive(Debug, Clone, Copy)]
+struct Key {
+    from: usize,
     start: usize,
     end: usize,
     run: usize,
+}
+
+/// Reads what follows a key; where scanning goes on.
+fn after_key(
+    s: &[u8],
+    key: Key,
     found: &mut Found,
-) -> (usize, Option<Read>) {
-    let name = &s[start..end];
-    let word = counter_word(name);
+    pairs: &mut Pairs,
+    each: &mut dyn FnMut(Read),
+) -> usize {
+    let Key {
+        start, end, run, ..
+    } = key;
+    let counting = matches!(pairs, Pairs::Counting(_));
+    let word = counter_word(&s[start..end]);
     if let Some(word) = word
         && let Some((done, total, next)) = counter_at(s, run)
     {
+        if counting {
+            return next;
+        }
         count(found, word, done, total);
-        let read = position(run)
-            .zip(position(next))
-            .map(|(run, next)| Read::Counter { word, run, next });
-        return (next, read);
+        if let Some(read) = counter_read(word, run, next) {
+            each(read);
+        }
+        // fairseq: `epoch 001:    100 / 1000` — the count within the epoch follows.
+        if word == CounterWord::Epoch
+            && total.is_none()
+            && s.get(next) == Some(&b':')
+            && let Some((done, Some(total), after)) = counter_at(s, next)
+        {
+            count(found, CounterWord::InEpoch, done, Some(total));
+            if let Some(read) = counter_read(CounterWord::InEpoch, next, after) {
+                each(read);
+            }
+            return after;
+        }
+        return next;
     }
-    let mut k = run;
+    // `(ms)` after a name (`elapsed time per iteration (ms): 1.2`): the group is its last word.
+    let (last_start, last_run) =
+        if start > key.from && s[start - 1] == b'(' && s.get(run) == Some(&b')') {
+            (start - 1, run + 1)
+        } else {
+            (start, run)
+        };
+    let mut k = last_run;
+    let mut pair = false;
     match s.get(k) {
         Some(b':') if matches!(s.get(k + 1), Some(b' ' | b'\t')) => k += 1,
-        Some(b':') => return (run, None),
+        Some(b':') => return run,
         _ => {
-            k = skip_blanks(s, k);
-            if s.get(k) != Some(&b'=') {
-                return (run, None);
+            let blanks = skip_blanks(s, k);
+            if s.get(blanks) == Some(&b'=') {
+                k = blanks + 1;
+            } else if blanks > k && last_start == start {
+                pair = true;
+            } else {
+                return run;
             }
-            k += 1;
         }
     }
     k = skip_blanks(s, k);
-    match number_at(s, k, Style::Text) {
-        Some((value, next)) => {
-            let (id, role) = found.record(name, value);
-            let read = match (position(run), position(k), position(next)) {
-                (Some(run), Some(at), Some(next)) => Some(Read::Value {
-                    run,
-                    at,
-                    next,
-                    id,
-                    role,
-                    counter_word: word.is_some(),
-                }),
-                _ => None,
-            };
-            (next, read)
+    // DeepSpeed's `lr=[0.0001]`: a list of one.
+    let listed =
+        !pair && s.get(last_run..k).is_some_and(|b| b.contains(&b'=')) && s.get(k) == Some(&b'[');
+    let at = k + usize::from(listed);
+    let Some((value, number_end, value_end)) = value_at(s, at) else {
+        return k;
+    };
+    let next = match (listed, s.get(value_end)) {
+        (false, _) => value_end,
+        (true, Some(b']')) => value_end + 1,
+        (true, _) => return k,
+    };
+    let name_end = if last_start == start { end } else { last_run };
+    // A path of names (`loss/train/total`, `samples/s`) is a whole name already: Composer's
+    // `Train loss/train/total` names `loss/train/total` for training.
+    let path = last_start == start && s[start..end].contains(&b'/');
+    let name_from = if path {
+        Some(start)
+    } else {
+        name_start(s, key.from, last_start, name_end)
+    };
+    if pair {
+        if !ends_field(s, next) || name_from.is_none() {
+            return run;
         }
-        None => (k, None),
+        let name = &s[name_from.unwrap_or(last_start)..end];
+        match pairs {
+            Pairs::Counting(n) => {
+                *n += u32::from(role(name) == Role::Metric);
+                return next;
+            }
+            Pairs::Undecided => {
+                let mut counted = Pairs::Counting(0);
+                scan_from(s, key.from, start, found, &mut counted, &mut |_| {});
+                *pairs = match counted {
+                    Pairs::Counting(n) if n >= 2 => Pairs::On,
+                    _ => Pairs::Off,
+                };
+                if *pairs == Pairs::Off {
+                    return run;
+                }
+            }
+            Pairs::Off => return run,
+            Pairs::On => {}
+        }
+    } else if counting {
+        return next;
     }
+    let name = &s[name_from.unwrap_or(last_start)..name_end];
+    let (id, role) = record_named(found, name, &s[number_end..value_end], value);
+    // A shape reads the value alone: a list's `]` is text to it.
+    if let (Some(run), Some(at), Some(next)) = (position(run), position(at), position(value_end)) {
+        each(Read::Value {
+            run,
+            at,
+            next,
+            id,
+            role,
+            counter_word: word.is_some(),
+        });
+    }
+    next
+}
+
+/// A number at `s[at]` as free text gives it: its value, where its digits end and where its unit
+/// (if any) ends.
+fn value_at(s: &[u8], at: usize) -> Option<(f64, usize, usize)> {
+    let (value, next) = number_at(s, at, Style::Text)?;
+    let unit = s[at..next]
+        .iter()
+        .rposition(|b| b.is_ascii_digit() || *b == b'.')
+        .map_or(next, |i| at + i + 1);
+    // `nan`, `inf`: letters that are the number, not a unit.
+    let number_end = if value.is_finite() { unit } else { next };
+    Some((value, number_end, next))
+}
+
+/// Whether a pair's value ends its field: blanks, then a separator or the end.
+fn ends_field(s: &[u8], next: usize) -> bool {
+    matches!(s.get(skip_blanks(s, next)), None | Some(b',' | b'|' | b';'))
+}
+
+fn counter_read(word: CounterWord, run: usize, next: usize) -> Option<Read> {
+    position(run)
+        .zip(position(next))
+        .map(|(run, next)| Read::Counter { word, run, next })
 }
 
 fn position(i: usize) -> Option<u32> {
@@ -186,6 +332,8 @@ pub(crate) fn count(found: &mut Found, word: CounterWord, done: f64, total: Opti
                 found.step_counter(Counter { done, total });
             }
         }
+        (CounterWord::InEpoch, Some(total)) => found.step_counter(Counter { done, total }),
+        (CounterWord::InEpoch, None) => {}
     }
 }
 
@@ -196,8 +344,8 @@ fn skip_blanks(s: &[u8], mut k: usize) -> usize {
     k
 }
 
-/// After a counter word: `[:=]? blanks [[(]? done (/ total)? [])]?`, integers only, standing
-/// on their own. Returns done, total and where scanning goes on.
+/// After a counter word: `[:=]? blanks [[(]? done (blanks? / blanks? total)? [])]?`, integers
+/// only, standing on their own. Returns done, total and where scanning goes on.
 pub(crate) fn counter_at(s: &[u8], run: usize) -> Option<(f64, Option<f64>, usize)> {
     let mut k = run;
     if matches!(s.get(k), Some(b':' | b'=')) {
@@ -213,10 +361,17 @@ pub(crate) fn counter_at(s: &[u8], run: usize) -> Option<(f64, Option<f64>, usiz
     let (done, after) = integer_at(s, k)?;
     k = after;
     let mut total = None;
-    if s.get(k) == Some(&b'/') {
-        let (t, after) = integer_at(s, k + 1)?;
-        total = Some(t);
-        k = after;
+    let slash = skip_blanks(s, k);
+    if s.get(slash) == Some(&b'/') {
+        match integer_at(s, skip_blanks(s, slash + 1)) {
+            Some((t, after)) => {
+                total = Some(t);
+                k = after;
+            }
+            // `4/x` is not a counter; `4 /x` is a counter of 4 before other text.
+            None if slash == k => return None,
+            None => {}
+        }
     }
     if bracket && matches!(s.get(k), Some(b']' | b')')) {
         k += 1;

@@ -343,8 +343,9 @@ impl Store {
     }
 }
 
-/// Moves a loss to the front (`loss` itself if there is one, else the first name holding
-/// `loss`), the others keeping their order: the metric a person looks at first.
+/// Moves a loss to the front (`loss` itself if there is one, else the first loss: `lm loss`,
+/// `train_loss`; never a loss scale), the others keeping their order: the metric a person looks
+/// at first.
 pub fn loss_first<T: AsRef<str>>(names: &mut [T]) {
     let first = names
         .iter()
@@ -352,7 +353,7 @@ pub fn loss_first<T: AsRef<str>>(names: &mut [T]) {
         .or_else(|| {
             names
                 .iter()
-                .position(|n| n.as_ref().to_ascii_lowercase().contains("loss"))
+                .position(|n| crate::metrics::alerts::is_loss(n.as_ref()))
         });
     if let Some(i) = first {
         names[..=i].rotate_right(1);
