@@ -42,6 +42,12 @@ pub enum Fault {
     HostileStrings,
     /// Clusters serve no `metrics.k8s.io` (no metrics-server).
     NoMetricsApi,
+    /// The project's GPU quota in all regions (Compute Engine's `GPUS_ALL_REGIONS`) is this
+    /// many GPUs: a node pool create, resize or autoscaler scale-up past it fails as on GKE.
+    GpuQuota(u32),
+    /// The zones have no capacity left for this node pool's machines: its new nodes cannot be
+    /// made (`ZONE_RESOURCE_POOL_EXHAUSTED`, the autoscaler's "GCE out of resources").
+    Stockout(String),
 }
 
 impl Fault {
@@ -62,13 +68,16 @@ impl Fault {
             Fault::Reconcile(_) => "reconcile",
             Fault::HostileStrings => "hostile-strings",
             Fault::NoMetricsApi => "no-metrics-api",
+            Fault::GpuQuota(_) => "gpu-quota",
+            Fault::Stockout(_) => "stockout",
         }
     }
 }
 
 pub const FAULT_NAMES: &str = "watch-drop=SECS, log-cut=SECS, watch-gone, http-429=PERCENT, \
 http-503=PERCENT, restart=SECS, token-expiry=SECS, slow=MS, gke-quota, gke-create-error=MESSAGE, \
-gke-permission-denied, reconcile=SECS, hostile-strings, no-metrics-api";
+gke-permission-denied, reconcile=SECS, hostile-strings, no-metrics-api, gpu-quota=GPUS, \
+stockout=POOL";
 
 #[derive(Debug, thiserror::Error, PartialEq)]
 #[error("bad --fault '{given}': {why} (known faults: {FAULT_NAMES})")]
@@ -137,6 +146,17 @@ impl FromStr for Fault {
             "reconcile" => Ok(Fault::Reconcile(secs(arg)?)),
             "hostile-strings" => no_arg(Fault::HostileStrings),
             "no-metrics-api" => no_arg(Fault::NoMetricsApi),
+            "gpu-quota" => {
+                let a = arg.ok_or_else(|| err("needs a number of GPUs, e.g. =0 or =4"))?;
+                let gpus = a
+                    .parse()
+                    .map_err(|_| err("the argument is not a whole number of GPUs"))?;
+                Ok(Fault::GpuQuota(gpus))
+            }
+            "stockout" => match arg.filter(|a| !a.is_empty()) {
+                Some(pool) => Ok(Fault::Stockout(pool.to_string())),
+                None => Err(err("needs a node pool's name, e.g. =gpu-pool")),
+            },
             _ => Err(err("unknown fault")),
         }
     }
@@ -274,6 +294,18 @@ impl Faults {
             _ => None,
         })
     }
+    /// The project's GPU quota (all regions), if one is imposed.
+    pub fn gpu_quota(&self) -> Option<u32> {
+        self.find(|f| match f {
+            Fault::GpuQuota(n) => Some(*n),
+            _ => None,
+        })
+    }
+    /// Whether the zones are out of capacity for this node pool's machines.
+    pub fn stockout(&self, pool: &str) -> bool {
+        self.find(|f| matches!(f, Fault::Stockout(p) if p == pool).then_some(()))
+            .is_some()
+    }
     pub fn gke_permission_denied(&self) -> bool {
         self.find(|f| matches!(f, Fault::GkePermissionDenied).then_some(()))
             .is_some()
@@ -281,101 +313,5 @@ impl Faults {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn parses_every_fault() {
-        assert_eq!(
-            "watch-drop=5".parse(),
-            Ok(Fault::WatchDrop(Duration::from_secs(5)))
-        );
-        assert_eq!(
-            "log-cut=0.5".parse(),
-            Ok(Fault::LogCut(Duration::from_millis(500)))
-        );
-        assert_eq!("watch-gone".parse(), Ok(Fault::WatchGone));
-        assert_eq!("http-429=10".parse(), Ok(Fault::Http429(10)));
-        assert_eq!("http-503=100%".parse(), Ok(Fault::Http503(100)));
-        assert_eq!(
-            "restart=3".parse(),
-            Ok(Fault::Restart(Duration::from_secs(3)))
-        );
-        assert_eq!(
-            "token-expiry=2".parse(),
-            Ok(Fault::TokenExpiry(Duration::from_secs(2)))
-        );
-        assert_eq!(
-            "slow=250".parse(),
-            Ok(Fault::Slow(Duration::from_millis(250)))
-        );
-        assert_eq!("gke-quota".parse(), Ok(Fault::GkeQuota));
-        assert_eq!(
-            "reconcile=2".parse(),
-            Ok(Fault::Reconcile(Duration::from_secs(2)))
-        );
-        assert!("reconcile".parse::<Fault>().is_err());
-        assert!("reconcile=0".parse::<Fault>().is_err());
-    }
-
-    #[test]
-    fn every_fault_is_named_as_it_is_given_and_listed_in_the_help() {
-        for given in [
-            "watch-drop=5",
-            "log-cut=1",
-            "watch-gone",
-            "http-429=10",
-            "http-503=10",
-            "restart=3",
-            "token-expiry=2",
-            "slow=250",
-            "gke-quota",
-            "gke-create-error=boom",
-            "gke-permission-denied",
-            "reconcile=2",
-            "hostile-strings",
-            "no-metrics-api",
-        ] {
-            let fault: Fault = given.parse().unwrap_or_else(|e| panic!("{given}: {e}"));
-            let name = fault.name();
-            assert!(given.starts_with(name), "{given} named {name}");
-            assert!(FAULT_NAMES.contains(name), "{name} is not in FAULT_NAMES");
-        }
-        let faults = Faults::default();
-        assert_eq!(faults.times_fired("slow"), 0);
-        faults.fired("slow");
-        faults.fired("slow");
-        assert_eq!(faults.times_fired("slow"), 2);
-    }
-
-    #[test]
-    fn explains_bad_faults() {
-        let e = "http-429=150"
-            .parse::<Fault>()
-            .err()
-            .map(|e| e.to_string())
-            .unwrap_or_default();
-        assert!(e.contains("0 to 100"), "{e}");
-        let e = "nope"
-            .parse::<Fault>()
-            .err()
-            .map(|e| e.to_string())
-            .unwrap_or_default();
-        assert!(
-            e.contains("unknown fault") && e.contains("watch-drop"),
-            "{e}"
-        );
-        assert!("watch-drop".parse::<Fault>().is_err());
-        assert!("watch-gone=3".parse::<Fault>().is_err());
-    }
-
-    #[test]
-    fn set_replaces_same_kind() {
-        let faults = Faults::default();
-        faults.set(Fault::Http429(10));
-        faults.set(Fault::Http429(20));
-        assert_eq!(faults.http_429(), 20);
-        faults.clear();
-        assert_eq!(faults.http_429(), 0);
-    }
-}
+#[path = "faults_tests.rs"]
+mod tests;

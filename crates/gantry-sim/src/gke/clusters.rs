@@ -97,7 +97,18 @@ pub struct ClusterRecord {
     /// The node pool that operation works on and the status it reports meanwhile
     /// (PROVISIONING, RECONCILING or STOPPING).
     pub pool_work: Option<(String, &'static str)>,
+    /// Instances the cluster autoscaler asked for that have not registered as nodes yet: they
+    /// count against the project's quotas already.
+    pub booting: Vec<Booting>,
     id: String,
+}
+
+/// One instance on its way to becoming a node.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Booting {
+    pub pool: String,
+    pub zone: String,
+    pub gpus: u64,
 }
 
 impl ClusterRecord {
@@ -112,6 +123,7 @@ impl ClusterRecord {
             runtime: None,
             busy_with: Some(operation.to_string()),
             pool_work: None,
+            booting: Vec::new(),
             id: format!(
                 "{}{}",
                 uuid::Uuid::new_v4().simple(),
@@ -263,18 +275,21 @@ fn render_pool(record: &ClusterRecord, pool: &Value, cluster_link: &str) -> Valu
                 .collect()
         })
         .unwrap_or_default();
-    let short_id = record.id.get(..8).unwrap_or_default();
     let groups: Vec<String> = zones
         .iter()
         .map(|zone| {
             format!(
-                "https://www.googleapis.com/compute/v1/projects/{}/zones/{zone}/instanceGroupManagers/gke-{}-{name}-{short_id}-grp",
-                record.spec.project, record.spec.name
+                "https://www.googleapis.com/compute/v1/projects/{}/zones/{zone}/instanceGroupManagers/{}-grp",
+                record.spec.project,
+                crate::kube::nodes::instance_group(&record.spec.name, &name, zone)
             )
         })
         .collect();
+    // A pool whose creation failed keeps the failure as its statusMessage, and is in ERROR.
+    let failed = pool.get("statusMessage").is_some_and(Value::is_string);
     let status = match &record.pool_work {
         Some((busy, status)) if *busy == name => status,
+        _ if failed => "ERROR",
         _ => record.status.pool_status(),
     };
     pool.insert("status".into(), json!(status));

@@ -31,7 +31,8 @@ pub fn create_cluster(
 ) -> Result<Value, GkeError> {
     let location = Location::parse(location)?;
     let plan = model::plan_cluster(project, location, body)?;
-    let failure = lifecycle::planned_failure(&api.shared.faults, &plan.spec);
+    let failure = lifecycle::planned_failure(&api.shared.faults, &plan.spec)
+        .or_else(|| super::capacity::check_cluster(api, &plan.spec));
     let (key, operation) = register_create(api, plan)?;
     let answer = get_operation(api, project, &key.location, &operation)?;
     tokio::spawn(lifecycle::provision(

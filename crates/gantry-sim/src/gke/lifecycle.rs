@@ -182,6 +182,7 @@ async fn start_control_plane(
         runtime.shutdown();
         return Err(cancelled());
     }
+    super::autoscaler::start(api.clone(), key.clone(), runtime.state().clone());
     Ok(())
 }
 

@@ -7,7 +7,9 @@
 //! the cluster is deleted; changes to a running cluster are operations during which it is
 //! RECONCILING and its Kubernetes nodes follow its node pools.
 
+mod autoscaler;
 mod autoscaling;
+mod capacity;
 mod cluster_requests;
 mod clusters;
 mod errors;
@@ -105,9 +107,20 @@ impl GkeApi {
     /// Creates a cluster that is RUNNING at once, with a CREATE_CLUSTER operation already DONE.
     /// Faults do not apply: this is the cluster `gantry sim --cluster` starts with.
     pub async fn create_running(self: &Arc<Self>, spec: ClusterSpec) -> Result<(), SimError> {
-        let location = locations::Location::parse(&spec.location).map_err(to_sim_error)?;
         let request = model::request_from_spec(&spec);
-        let plan = model::plan_cluster(&spec.project, location, request).map_err(to_sim_error)?;
+        self.create_running_from(&spec.project, &spec.location, request)
+            .await
+    }
+
+    /// As `create_running`, from a `CreateClusterRequest` body (node pools with autoscaling, say).
+    pub async fn create_running_from(
+        self: &Arc<Self>,
+        project: &str,
+        location: &str,
+        request: serde_json::Value,
+    ) -> Result<(), SimError> {
+        let location = locations::Location::parse(location).map_err(to_sim_error)?;
+        let plan = model::plan_cluster(project, location, request).map_err(to_sim_error)?;
         let (key, operation) = handlers::register_create(self, plan).map_err(to_sim_error)?;
         lifecycle::provision(self.clone(), key, operation, None, lifecycle::Pace::Instant)
             .await

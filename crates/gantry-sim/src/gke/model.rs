@@ -153,7 +153,14 @@ fn node_pools(
     };
     let mut plans: Vec<PoolPlan> = Vec::with_capacity(requests.len());
     for request in requests {
-        let plan = plan_pool(request, location, zones)?;
+        let mut plan = plan_pool(request, location, zones)?;
+        // As a pool created on its own: autoscaling checked and filled, or left out when off.
+        match super::autoscaling::checked(plan.json.get("autoscaling"))? {
+            Some(settings) => plan
+                .json
+                .insert("autoscaling".into(), Value::Object(settings)),
+            None => plan.json.remove("autoscaling"),
+        };
         if plans.iter().any(|p| p.spec.name == plan.spec.name) {
             return Err(GkeError::invalid(format!(
                 "Node pool names must be unique; \"{}\" is given twice.",

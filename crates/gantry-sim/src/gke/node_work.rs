@@ -5,6 +5,8 @@
 use std::sync::Arc;
 
 use super::GkeApi;
+use super::capacity;
+use super::lifecycle::Failure;
 use super::updates;
 use crate::kube::cluster::{ClusterState, NodePoolSpec};
 use crate::kube::{drain, nodes};
@@ -113,15 +115,17 @@ pub fn step_count(work: &[PoolWork]) -> i64 {
     i64::try_from(steps + 1).unwrap_or(i64::MAX)
 }
 
-/// Does the work, counting each step on the operation.
+/// Does the work, counting each step on the operation. Each new instance is first asked of
+/// Compute Engine (`capacity`): a refusal ends the work with the failure the operation reports.
 pub async fn run(
     api: Arc<GkeApi>,
     operation: String,
     state: Option<Arc<ClusterState>>,
     work: Vec<PoolWork>,
     pace: Pace,
-) {
+) -> Result<(), Failure> {
     updates::step(&api, &operation, pace.setup).await;
+    let mut waited = pace.setup;
     let parallel_steps = work
         .iter()
         .flat_map(|w| &w.steps)
@@ -130,11 +134,48 @@ pub async fn run(
     for pool in work {
         for step in &pool.steps {
             if let Some(state) = &state {
+                check_capacity(&api, state, pool.desired.as_ref(), step, waited)?;
                 apply(state, pool.desired.as_ref(), step).await;
             }
-            updates::step(&api, &operation, pace.secs(step, parallel_steps)).await;
+            let secs = pace.secs(step, parallel_steps);
+            updates::step(&api, &operation, secs).await;
+            waited += secs;
         }
     }
+    Ok(())
+}
+
+/// Whether the instance a step adds can be made.
+fn check_capacity(
+    api: &GkeApi,
+    state: &ClusterState,
+    desired: Option<&NodePoolSpec>,
+    step: &Step,
+    waited: f64,
+) -> Result<(), Failure> {
+    let (Step::Add(zone) | Step::Replace(_, zone), Some(pool)) = (step, desired) else {
+        return Ok(());
+    };
+    let Err(shortage) = capacity::check(api, &state.spec.project, pool, 1) else {
+        return Ok(());
+    };
+    let running = nodes::of_pool(state, &pool.name)
+        .iter()
+        .filter(|n| n.zone == *zone)
+        .count() as u64;
+    let instance = nodes::instance_name(&state.spec.name, &pool.name, zone);
+    let place = capacity::Place {
+        project: &state.spec.project,
+        zone,
+        instance: &instance,
+    };
+    let expected = u64::from(pool.nodes_per_zone).max(running + 1);
+    Err(capacity::operation_failure(
+        shortage,
+        &place,
+        (expected, running),
+        waited,
+    ))
 }
 
 async fn apply(state: &Arc<ClusterState>, desired: Option<&NodePoolSpec>, step: &Step) {

@@ -10,6 +10,7 @@ use super::GkeApi;
 use super::autoscaling;
 use super::clusters::ClusterRecord;
 use super::errors::GkeError;
+use super::lifecycle::Failure;
 use super::node_work::{self, Mode, Pace, PoolWork};
 use super::operations::OpType;
 use super::pools::plan_pool;
@@ -160,9 +161,15 @@ pub fn set_size(
         );
         Ok((change, (work, desired)))
     })?;
-    // GKE keeps `initialNodeCount` as created: the size lives in the instance groups.
+    // GKE keeps `initialNodeCount` as created: the size lives in the instance groups, whose
+    // target stays the one asked for even when Compute Engine cannot make every instance.
+    let target = desired.clone();
     let apply = Box::new(move |record: &mut ClusterRecord| put_spec(record, desired));
-    Ok(updates::launch(api, started, work, RESIZE, apply))
+    let on_failure =
+        Box::new(move |record: &mut ClusterRecord, _: &Failure| put_spec(record, target));
+    Ok(updates::launch_checked(
+        api, started, work, RESIZE, apply, on_failure,
+    ))
 }
 
 /// `nodePools/P:setAutoscaling`: P's autoscaling settings; no node changes.
@@ -256,8 +263,18 @@ pub fn create(
         }
         Ok((change, (work, plan.spec)))
     })?;
+    let failed = spec.clone();
     let apply = Box::new(move |record: &mut ClusterRecord| put_spec(record, spec));
-    Ok(updates::launch(api, started, work, CREATE, apply))
+    // The pool stays, in ERROR with the failure as its statusMessage, until it is deleted.
+    let on_failure = Box::new(move |record: &mut ClusterRecord, failure: &Failure| {
+        if let Some(json) = pool_json(record, &failed.name) {
+            json.insert("statusMessage".into(), json!(failure.message));
+        }
+        put_spec(record, failed);
+    });
+    Ok(updates::launch_checked(
+        api, started, work, CREATE, apply, on_failure,
+    ))
 }
 
 /// `DELETE clusters/C/nodePools/P`: every node of P drained away, then P is gone.

@@ -11,6 +11,7 @@ use serde_json::Value;
 use super::GkeApi;
 use super::clusters::{ClusterKey, ClusterRecord, ClusterStatus};
 use super::errors::GkeError;
+use super::lifecycle::Failure;
 use super::node_work::{self, Pace, PoolWork};
 use super::operations::{OpType, Operation};
 use crate::kube::cluster::ClusterRuntime;
@@ -41,6 +42,8 @@ pub struct Started {
 
 /// How a record is changed when its operation ends.
 pub type Apply = Box<dyn FnOnce(&mut ClusterRecord) + Send>;
+/// How a record is changed when its operation fails.
+pub type OnFailure = Box<dyn FnOnce(&mut ClusterRecord, &Failure) + Send>;
 
 /// Starts an operation on a cluster: 404 for an unknown cluster, 400 FAILED_PRECONDITION while
 /// another operation runs or when the cluster is not RUNNING. Then `change` checks the request
@@ -112,21 +115,42 @@ pub async fn finish_after(
     work: impl Future<Output = ()>,
     apply: Apply,
 ) {
+    let work = async {
+        work.await;
+        Ok(())
+    };
+    finish_checked(api, key, operation, work, apply, Box::new(|_, _| {})).await;
+}
+
+/// As `finish_after`, for work that may fail: then the operation ends with the failure as its
+/// error, the record is changed by `on_failure` instead, and the cluster is RUNNING again.
+pub async fn finish_checked(
+    api: Arc<GkeApi>,
+    key: ClusterKey,
+    operation: String,
+    work: impl Future<Output = Result<(), Failure>>,
+    apply: Apply,
+    on_failure: OnFailure,
+) {
     let Some(cancel) = api.operation_cancel(&operation) else {
         return;
     };
-    tokio::select! {
+    let outcome = tokio::select! {
         _ = cancel.cancelled() => return,
-        _ = work => {}
-    }
+        outcome = work => outcome,
+    };
     {
         let mut registry = api.registry();
+        let error = outcome.as_ref().err().map(|f| (f.code, f.message.clone()));
         match registry.operations.get_mut(&operation) {
-            Some(op) if !op.is_done() => op.finish(None),
+            Some(op) if !op.is_done() => op.finish(error),
             _ => return,
         }
         if let Some(record) = registry.find_mut(&key) {
-            apply(record);
+            match outcome {
+                Ok(()) => apply(record),
+                Err(failure) => on_failure(record, &failure),
+            }
             if record.status == ClusterStatus::Reconciling {
                 record.status = ClusterStatus::Running;
             }
@@ -147,14 +171,27 @@ pub fn launch(
     pace: Pace,
     apply: Apply,
 ) -> Value {
+    launch_checked(api, started, work, pace, apply, Box::new(|_, _| {}))
+}
+
+/// As `launch`, with what the record becomes if an instance cannot be made.
+pub fn launch_checked(
+    api: &Arc<GkeApi>,
+    started: Started,
+    work: Vec<PoolWork>,
+    pace: Pace,
+    apply: Apply,
+    on_failure: OnFailure,
+) -> Value {
     let state = started.runtime.as_ref().map(|r| r.state().clone());
     let nodes = node_work::run(api.clone(), started.operation.clone(), state, work, pace);
-    tokio::spawn(finish_after(
+    tokio::spawn(finish_checked(
         api.clone(),
         started.key,
         started.operation,
         nodes,
         apply,
+        on_failure,
     ));
     started.answer
 }

@@ -12,6 +12,7 @@ pub fn apply_defaults(resource: &ResourceType, obj: &mut Value) -> Result<(), Ap
         Kind::Job => job(resource, obj),
         Kind::Pod => {
             pod_spec(&mut obj["spec"]);
+            super::extended_resources::add_tolerations(&mut obj["spec"]);
             validate_pod_spec(
                 resource,
                 meta::name(obj).to_string().as_str(),

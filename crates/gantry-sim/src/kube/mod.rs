@@ -9,6 +9,7 @@ pub mod defaults;
 pub mod drain;
 pub mod errors;
 pub mod events;
+pub mod extended_resources;
 pub mod hostile_fields;
 pub mod lifecycle;
 pub mod logbook;

@@ -57,18 +57,39 @@ pub fn add(state: &ClusterState, pool: &NodePoolSpec, zone: &str) -> Option<Stri
 }
 
 fn create(state: &ClusterState, pool: &NodePoolSpec, zone: &str) -> Option<String> {
-    // GKE's instance-group hash differs per pool and zone; derive a stable one.
-    let group = format!("{:08x}", hash(&[&state.spec.name, &pool.name, zone]));
-    let name = format!(
-        "gke-{}-{}-{}-{}",
-        truncate(&state.spec.name, 20),
-        truncate(&pool.name, 14),
-        group,
-        meta::random_suffix(4)
-    );
+    let name = instance_name(&state.spec.name, &pool.name, zone);
     let node = node_object(&name, pool, zone, &state.spec.version, free_index(state));
     state.store.create(Kind::Node, node).ok()?;
     Some(name)
+}
+
+/// The base name of a pool's managed instance group in a zone, `gke-CLUSTER-POOL-1a2b3c4d`: its
+/// instances (the nodes) are this and a suffix, the group itself this and `-grp`, as on GKE.
+/// GKE's hash differs per pool and zone; a stable one is derived.
+pub fn instance_group(cluster: &str, pool: &str, zone: &str) -> String {
+    format!(
+        "gke-{}-{}-{:08x}",
+        truncate(cluster, 20),
+        truncate(pool, 14),
+        hash(&[cluster, pool, zone])
+    )
+}
+
+/// A name for a new instance (node) of the pool's group in `zone`.
+pub fn instance_name(cluster: &str, pool: &str, zone: &str) -> String {
+    format!(
+        "{}-{}",
+        instance_group(cluster, pool, zone),
+        meta::random_suffix(4)
+    )
+}
+
+/// The node a new instance of `pool` in `zone` would register as, for the cluster autoscaler
+/// to ask whether a pending pod would fit it (named as its template nodes are).
+pub fn template(state: &ClusterState, pool: &NodePoolSpec, zone: &str) -> Value {
+    let group = instance_group(&state.spec.name, &pool.name, zone);
+    let name = format!("template-node-for-{group}-grp");
+    node_object(&name, pool, zone, &state.spec.version, 0)
 }
 
 /// A node of a pool: its name and zone.
@@ -133,6 +154,8 @@ pub const POOL_LABEL: &str = "cloud.google.com/gke-nodepool";
 const ZONE_LABEL: &str = "topology.kubernetes.io/zone";
 /// The taint a cordoned node carries, as the node lifecycle controller adds it.
 pub const UNSCHEDULABLE_TAINT: &str = "node.kubernetes.io/unschedulable";
+/// The taint the cluster autoscaler puts on a node it is about to remove.
+pub const TO_BE_DELETED_TAINT: &str = "ToBeDeletedByClusterAutoscaler";
 
 /// The node's place in the cluster's address range, read back from its InternalIP.
 fn index_of(node: &Value) -> Option<u32> {

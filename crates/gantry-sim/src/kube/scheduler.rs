@@ -56,7 +56,7 @@ impl Resources {
         r
     }
 
-    fn of_node(node: &Value) -> Self {
+    pub fn of_node(node: &Value) -> Self {
         let a = |name: &str| {
             node.pointer("/status/allocatable")
                 .and_then(|q| q.get(name))
@@ -154,6 +154,21 @@ impl Scheduler {
         drop(placement);
         self.freed.notify_waiters();
     }
+}
+
+impl std::ops::AddAssign for Resources {
+    fn add_assign(&mut self, other: Self) {
+        self.cpu_millis += other.cpu_millis;
+        self.memory += other.memory;
+        self.gpus += other.gpus;
+        self.pods += other.pods;
+    }
+}
+
+/// Whether the pod would fit the node with `used` already promised there, and if not, why, in
+/// kube-scheduler's words: what the cluster autoscaler asks of a node a pool would add.
+pub fn fits_alongside(node: &Value, pod: &Value, used: Resources) -> Result<(), Vec<String>> {
+    fits(node, pod, Resources::of_pod(pod), used).map(|_| ())
 }
 
 /// Whether the pod fits the node; Ok carries how loaded the node would be (lower is better).
