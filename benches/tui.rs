@@ -107,6 +107,9 @@ fn pod(i: usize) -> PodSummary {
         created: Some(now() - jiff::SignedDuration::from_secs(300 + i as i64)),
         deleting: false,
         gpus: 0,
+        running_since: None,
+        image: String::new(),
+        node_selector: Vec::new(),
     }
 }
 

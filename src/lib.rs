@@ -27,3 +27,4 @@ pub mod simulated;
 pub mod tui;
 pub mod ui;
 pub mod viewer;
+pub mod waiting;

@@ -35,6 +35,7 @@ fn report(job: Option<JobStatus>) -> StatusReport {
         .and_then(|j| j.current())
         .map(|_| LOGS_DIR.into());
     StatusReport {
+        waiting: Default::default(),
         cluster: ClusterReport::Gke(Box::new(GkeCluster::new(
             cluster_summary(ClusterStatus::Running),
             now(),
@@ -136,6 +137,7 @@ fn hostile_text_from_the_cluster_is_one_inert_line() {
 #[test]
 fn a_cluster_that_is_not_there_says_how_to_create_it() {
     let r = StatusReport {
+        waiting: Default::default(),
         cluster: ClusterReport::Gke(Box::new(GkeCluster::new(
             cluster_summary(ClusterStatus::NotFound),
             now(),

@@ -271,3 +271,68 @@ fn the_idle_reminder_takes_the_place_of_old_news_but_not_of_a_warning() {
         "{screen}"
     );
 }
+
+/// A GPU attempt whose pod no node can take: the cluster has no GPU pool.
+fn waiting_for_a_gpu(read_only: bool) -> Tui {
+    use gantry::k8s::status::AttemptPhase;
+    use gantry::k8s::watch::JobWatchEvent;
+    let mut app = running(read_only);
+    app.on_event(job_event(Change::Applied(attempt(
+        ATTEMPT_1,
+        1,
+        AttemptPhase::Pending,
+    ))));
+    let mut pod = pod("ml-training-job-0-q8d2w", ATTEMPT_1, "Pending");
+    pod.gpus = 1;
+    pod.node = None;
+    pod.started = false;
+    pod.reason = Some("Unschedulable".into());
+    pod.message = Some("0/3 nodes are available: 3 Insufficient nvidia.com/gpu.".into());
+    app.on_event(pod_event(Change::Applied(pod)));
+    app.on_event(gantry::engine::Report::Job(JobWatchEvent::Event(Change::Applied(
+        event((
+            "w1",
+            "Pod",
+            "ml-training-job-0-q8d2w",
+            "Warning",
+            "FailedScheduling",
+            "0/3 nodes are available: 3 Insufficient nvidia.com/gpu. preemption: 0/3 nodes are available: 3 No preemption victims found for incoming pod.",
+            4,
+            30,
+        )),
+    ))));
+    app
+}
+
+#[test]
+fn a_waiting_pod_says_why_and_what_to_do_in_the_pods_and_job_panes() {
+    let mut app = waiting_for_a_gpu(false);
+    snapshot("waiting_no_gpu_pool", &mut app);
+    // A read-only viewer is told the same.
+    let read_only = waiting_for_a_gpu(true);
+    let lines = |app: &Tui| {
+        let terminal = render(app, 80, 24);
+        let buffer = terminal.backend().buffer().clone();
+        (0..24)
+            .map(|y| {
+                (0..80)
+                    .map(|x| buffer[(x, y)].symbol().to_string())
+                    .collect::<String>()
+            })
+            .collect::<Vec<_>>()
+    };
+    let shown = lines(&read_only);
+    assert!(shown.iter().any(|l| l.contains("NoGPUPool")), "{shown:#?}");
+    assert!(
+        shown
+            .iter()
+            .any(|l| l.contains("no node pool has nvidia.com/gpu")),
+        "{shown:#?}"
+    );
+    assert!(
+        shown
+            .iter()
+            .any(|l| l.contains("1/1 pods waiting: no GPU pool")),
+        "{shown:#?}"
+    );
+}

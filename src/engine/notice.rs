@@ -35,6 +35,8 @@ pub enum Kind {
     Attempt,
     /// A pod of the attempt failed, and why (subject: the pod).
     PodFailed,
+    /// Why a pod is not running changed, or it runs at last (subject: the pod).
+    Waiting,
     /// A pod's log stream ended, or its lines could not be read or saved (subject: the pod).
     Log,
     /// A change someone asked for: asked, refused, done or failed (subject: what it does).
@@ -55,6 +57,7 @@ impl Kind {
             Kind::Cluster => "cluster",
             Kind::Attempt => "attempt",
             Kind::PodFailed => "pod-failed",
+            Kind::Waiting => "waiting",
             Kind::Log => "log",
             Kind::Command => "command",
             Kind::Trouble => "trouble",
@@ -99,7 +102,7 @@ impl Notice {
     pub fn on_status_line(&self) -> bool {
         match self.kind {
             Kind::Command | Kind::Alert | Kind::Viewer => true,
-            Kind::Log => self.severity >= Severity::Warning,
+            Kind::Log | Kind::Waiting => self.severity >= Severity::Warning,
             Kind::Cluster | Kind::Attempt | Kind::PodFailed | Kind::Trouble => false,
         }
     }

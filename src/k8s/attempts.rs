@@ -8,7 +8,7 @@ use serde::Serialize;
 
 use super::K8sError;
 use super::labels;
-use super::status::{AttemptSummary, PodSummary, attempt_of};
+use super::status::{AttemptSummary, EventSummary, PodSummary, attempt_of};
 use crate::config::JobConfig;
 
 /// Every attempt of the training Job `cfg.name`, oldest first (by attempt number).
@@ -131,6 +131,25 @@ pub async fn job_status(client: &kube::Client, cfg: &JobConfig) -> JobStatus {
             error: None,
         },
         Err(e) => JobStatus::unreadable(cfg, e.to_string()),
+    }
+}
+
+/// The events about the Job's attempts and their pods (newest as the API server keeps them);
+/// none when they cannot be read (the diagnosis then has the pods alone).
+pub async fn job_events(client: &kube::Client, cfg: &JobConfig) -> Vec<EventSummary> {
+    let api: kube::Api<k8s_openapi::api::core::v1::Event> =
+        kube::Api::namespaced(client.clone(), &cfg.namespace);
+    match api.list(&kube::api::ListParams::default()).await {
+        Ok(list) => list
+            .items
+            .iter()
+            .filter(|e| EventSummary::concerns(e, &cfg.name))
+            .map(EventSummary::of)
+            .collect(),
+        Err(e) => {
+            tracing::debug!(error = %e, "listing the Job's events");
+            Vec::new()
+        }
     }
 }
 

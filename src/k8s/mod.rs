@@ -19,7 +19,9 @@ pub mod status;
 pub mod usage;
 pub mod watch;
 
-pub use attempts::{AttemptStatus, JobStatus, current_attempt, job_status, list_attempts};
+pub use attempts::{
+    AttemptStatus, JobStatus, current_attempt, job_events, job_status, list_attempts,
+};
 pub use delete::{Deleted, delete};
 pub use launch::{Launched, launch, retry};
 

@@ -141,6 +141,15 @@ pub struct PodSummary {
     pub deleting: bool,
     /// GPUs its containers asked for (`nvidia.com/gpu`, `amd.com/gpu`).
     pub gpus: u32,
+    /// When its container last started running (for the time a pod took to run).
+    #[serde(skip)]
+    pub running_since: Option<jiff::Timestamp>,
+    /// The training container's image.
+    #[serde(skip)]
+    pub image: String,
+    /// Its node selector, `key=value` pairs in order.
+    #[serde(skip)]
+    pub node_selector: Vec<(String, String)>,
 }
 
 /// The extended resources that are GPUs.
@@ -244,6 +253,23 @@ impl PodSummary {
             created: meta.creation_timestamp.as_ref().map(|t| t.0),
             deleting: meta.deletion_timestamp.is_some(),
             gpus: gpus_of(pod),
+            running_since: state
+                .running
+                .as_ref()
+                .and_then(|r| r.started_at.as_ref())
+                .map(|t| t.0),
+            image: pod
+                .spec
+                .as_ref()
+                .and_then(|s| s.containers.first())
+                .and_then(|c| c.image.clone())
+                .unwrap_or_default(),
+            node_selector: pod
+                .spec
+                .as_ref()
+                .and_then(|s| s.node_selector.clone())
+                .map(|m| m.into_iter().collect())
+                .unwrap_or_default(),
         }
     }
 }

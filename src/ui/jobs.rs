@@ -124,6 +124,8 @@ pub fn draw(
         rows_of.push((is_current, super::widgets::truncate_line(line, width)));
         if let Some(line) = progress_line(model, a, theme, width) {
             rows_of.push((is_current, line));
+        } else if let Some(line) = waiting_line(model, a, theme, width) {
+            rows_of.push((is_current, line));
         }
     }
     // Keep the current attempt (with its progress) in view.
@@ -138,6 +140,35 @@ pub fn draw(
         Paragraph::new(lines).block(pane(title, app.focus == Focus::Jobs, theme)),
         area,
     );
+}
+
+/// While none of an attempt's pods runs: how many wait, and the most telling cause
+/// (`1/2 pods waiting: no GPU node yet`).
+fn waiting_line<'a>(
+    model: &Model,
+    a: &crate::k8s::status::AttemptSummary,
+    theme: &Theme,
+    width: usize,
+) -> Option<Line<'a>> {
+    if a.status.is_finished() {
+        return None;
+    }
+    let pods = model.jobs.pods_of(&a.name);
+    let waits: Vec<&crate::waiting::Waiting> = pods
+        .iter()
+        .filter_map(|p| model.waits.of(&p.name))
+        .collect();
+    let first = waits.iter().min_by_key(|w| w.cause.rank())?;
+    let text = format!(
+        "  {}/{} pods waiting: {}",
+        waits.len(),
+        pods.len(),
+        first.phrase()
+    );
+    Some(super::widgets::truncate_line(
+        Line::styled(text, theme.busy()),
+        width,
+    ))
 }
 
 /// An attempt's progress as its logs say (`epoch 2/3 · step 450/1,000 · 45% · ETA 3m20s`),

@@ -114,8 +114,16 @@ pub fn draw(
     )];
     let body = rows.saturating_sub(1);
     let skip = (at + 1).saturating_sub(body);
-    for p in pods.iter().skip(skip).take(body) {
-        let status = p.status_word();
+    let mut shown_rows = 0;
+    for p in pods.iter().skip(skip) {
+        if shown_rows >= body {
+            break;
+        }
+        shown_rows += 1;
+        let waiting = model.waits.of(&p.name);
+        let status = waiting
+            .and_then(|w| w.short())
+            .map_or_else(|| p.status_word(), str::to_string);
         let ready = p.ready();
         let mut spans = vec![
             Span::raw(col(
@@ -156,14 +164,31 @@ pub fn draw(
             ));
         }
         spans.push(Span::raw(col(&age(p.created, now), 5)));
-        if wide && let Some(message) = &p.message {
+        let is_selected = selected == Some(p.name.as_str());
+        let detail = waiting.map(|w| w.detail(now));
+        // A waiting pod's cause stands in its message's place; the selected one's has a line.
+        if wide
+            && !is_selected
+            && let Some(message) = detail.as_ref().or(p.message.as_ref())
+        {
             spans.push(Span::styled(format!(" {}", one_line(message)), theme.dim()));
         }
         let mut line = Line::from(spans);
-        if selected == Some(p.name.as_str()) && app.focus == Focus::Pods {
+        if is_selected && app.focus == Focus::Pods {
             line = line.style(theme.selected());
         }
         lines.push(super::widgets::truncate_line(line, width));
+        if is_selected
+            && let Some(w) = waiting
+            && shown_rows < body
+        {
+            shown_rows += 1;
+            let text = format!("  ↳ {} · {}", w.detail(now), w.hint());
+            lines.push(super::widgets::truncate_line(
+                Line::styled(one_line(&text), theme.busy()),
+                width,
+            ));
+        }
     }
     if pods.is_empty() {
         lines.push(Line::styled("no pods", theme.dim()));

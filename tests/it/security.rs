@@ -114,6 +114,9 @@ fn pod(name: &str, job: &str) -> PodSummary {
         created: None,
         deleting: false,
         gpus: 0,
+        running_since: None,
+        image: String::new(),
+        node_selector: Vec::new(),
     }
 }
 

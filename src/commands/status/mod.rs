@@ -4,6 +4,7 @@
 mod usage;
 mod view;
 
+use std::collections::BTreeMap;
 use std::path::PathBuf;
 
 use serde::Serialize;
@@ -20,6 +21,7 @@ use crate::k8s::cluster_info::{ContextStatus, ContextSummary, describe};
 use crate::k8s::logs::logs_dir;
 use crate::pricing::Estimate;
 use crate::settings::Settings;
+use crate::waiting::{Waiting, diagnose, time_to_running};
 
 /// `gantry status --json`: one object.
 #[derive(Debug, Serialize)]
@@ -33,6 +35,9 @@ pub struct StatusReport {
     /// Where the current attempt's logs are saved.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub logs_dir: Option<PathBuf>,
+    /// Why each pod that is not running waits, by pod name (added to each pod in JSON).
+    #[serde(skip)]
+    pub waiting: BTreeMap<String, Waiting>,
 }
 
 /// The cluster Gantry manages on GKE, or the one a kubeconfig context names. `kind` tells them
@@ -112,11 +117,25 @@ pub async fn run(args: StatusArgs, settings: &Settings) -> i32 {
             Err(code) => return code,
         },
     };
-    let job = match client {
-        Some(Ok(client)) => Some(crate::k8s::job_status(&client, &config.job).await),
-        Some(Err(e)) => Some(JobStatus::unreadable(&config.job, e)),
-        None => None,
+    let (job, events) = match client {
+        Some(Ok(client)) => (
+            Some(crate::k8s::job_status(&client, &config.job).await),
+            crate::k8s::job_events(&client, &config.job).await,
+        ),
+        Some(Err(e)) => (Some(JobStatus::unreadable(&config.job, e)), Vec::new()),
+        None => (None, Vec::new()),
     };
+    let pools = match &cluster {
+        ClusterReport::Gke(g) => Some(g.summary.node_pools.as_slice()),
+        ClusterReport::Context(_) => None,
+    };
+    let events: Vec<&crate::k8s::status::EventSummary> = events.iter().collect();
+    let waiting = job
+        .iter()
+        .flat_map(|j| &j.attempts)
+        .flat_map(|a| &a.pods)
+        .filter_map(|p| Some((p.name.clone(), diagnose(p, &events, pools)?)))
+        .collect();
     let logs_dir = job
         .as_ref()
         .and_then(JobStatus::current)
@@ -125,9 +144,10 @@ pub async fn run(args: StatusArgs, settings: &Settings) -> i32 {
         cluster,
         job,
         logs_dir,
+        waiting,
     };
     if args.json {
-        match crate::sanitize::to_json_pretty(&report) {
+        match crate::sanitize::to_json_pretty(&with_waiting(&report, now)) {
             Ok(text) => crate::outln!("{text}"),
             Err(e) => return fail(&e, 1),
         }
@@ -179,4 +199,51 @@ async fn on_context(settings: &Settings, context: &str) -> Result<Found, i32> {
     let summary = describe(&client, context, &server).await;
     let client = (summary.status == ContextStatus::Running).then_some(Ok(client));
     Ok((ClusterReport::Context(summary), config, client))
+}
+
+/// The report as JSON, each pod with its `waiting` (absent once it runs) and its
+/// `timeToRunningSeconds` (created → running), each attempt with the time until all its pods
+/// ran.
+fn with_waiting(report: &StatusReport, now: jiff::Timestamp) -> serde_json::Value {
+    let mut value = serde_json::to_value(report).unwrap_or_default();
+    let Some(job) = &report.job else {
+        return value;
+    };
+    let Some(attempts) = value
+        .pointer_mut("/job/attempts")
+        .and_then(serde_json::Value::as_array_mut)
+    else {
+        return value;
+    };
+    for (attempt, json) in job.attempts.iter().zip(attempts.iter_mut()) {
+        let pods = json
+            .get_mut("pods")
+            .and_then(serde_json::Value::as_array_mut);
+        for (pod, pod_json) in attempt.pods.iter().zip(pods.into_iter().flatten()) {
+            let Some(object) = pod_json.as_object_mut() else {
+                continue;
+            };
+            if let Some(w) = report.waiting.get(&pod.name) {
+                object.insert("waiting".into(), serde_json::json!(w.json(now)));
+            }
+            if let Some(secs) = time_to_running(pod) {
+                object.insert("timeToRunningSeconds".into(), secs.into());
+            }
+        }
+        let all_ran: Option<Vec<i64>> = attempt.pods.iter().map(time_to_running).collect();
+        let started = attempt.pods.iter().filter_map(|p| p.created).min();
+        let ran = attempt.pods.iter().filter_map(|p| p.running_since).max();
+        if let (Some(_), Some(started), Some(ran), Some(object)) = (
+            all_ran.filter(|t| !t.is_empty()),
+            started,
+            ran,
+            json.as_object_mut(),
+        ) {
+            object.insert(
+                "timeToRunningSeconds".into(),
+                ran.duration_since(started).as_secs().max(0).into(),
+            );
+        }
+    }
+    value
 }

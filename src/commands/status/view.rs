@@ -42,6 +42,7 @@ pub fn render(report: &StatusReport, now: Timestamp) -> Vec<String> {
                 cluster: name,
                 logs: report.logs_dir.as_deref(),
                 cost,
+                waiting: &report.waiting,
             };
             job_lines(&mut out, job, &place, now);
         }
@@ -60,6 +61,8 @@ struct Place<'a> {
     cluster: &'a str,
     logs: Option<&'a Path>,
     cost: Option<(u32, &'a RunningCost)>,
+    /// Why each waiting pod waits.
+    waiting: &'a std::collections::BTreeMap<String, crate::waiting::Waiting>,
 }
 
 fn cluster(out: &mut Vec<String>, gke: &GkeCluster, now: Timestamp) {
@@ -159,7 +162,7 @@ fn job_lines(out: &mut Vec<String>, job: &JobStatus, place: &Place, now: Timesta
         super::usage::attempt_costs(out, &job.attempts, nodes, &cost.per_hour, now);
     }
     out.push(String::new());
-    pods(out, current, place.cluster, now);
+    pods(out, current, place, now);
     out.push(String::new());
     if let Some(dir) = place.logs {
         out.push(format!("logs      {}", dir.display()));
@@ -204,7 +207,8 @@ fn phase_word(phase: AttemptPhase) -> &'static str {
     }
 }
 
-fn pods(out: &mut Vec<String>, a: &AttemptStatus, cluster: &str, now: Timestamp) {
+fn pods(out: &mut Vec<String>, a: &AttemptStatus, place: &Place, now: Timestamp) {
+    let cluster = place.cluster;
     let attempt = &a.summary.name;
     if a.pods.is_empty() {
         out.push(format!("pods of {attempt}: none yet"));
@@ -232,7 +236,11 @@ fn pods(out: &mut Vec<String>, a: &AttemptStatus, cluster: &str, now: Timestamp)
             ),
             age(p.created, now),
         ));
-        if let Some(why) = why(p) {
+        // A waiting pod: why, and what to do; else what went wrong, if anything.
+        if let Some(w) = place.waiting.get(&p.name) {
+            out.push(format!("    waiting: {}", w.detail(now)));
+            out.push(format!("    next: {}", w.hint()));
+        } else if let Some(why) = why(p) {
             out.push(format!("    {why}"));
         }
     }

@@ -120,6 +120,15 @@ impl JobsModel {
         pods
     }
 
+    /// The events about one pod, in no order.
+    pub fn events_about(&self, pod: &str) -> Vec<&EventSummary> {
+        self.events
+            .items
+            .values()
+            .filter(|e| e.kind == "Pod" && e.object == pod)
+            .collect()
+    }
+
     /// Keeps the newest `EVENTS_KEPT` events (by last seen, then arrival).
     fn drop_oldest_events(&mut self) {
         let seq = &self.event_seq;

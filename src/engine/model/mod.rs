@@ -12,6 +12,7 @@ pub mod log_store;
 mod noticing;
 pub mod training;
 pub mod trouble;
+pub mod waits;
 
 use std::collections::VecDeque;
 
@@ -26,6 +27,7 @@ use super::notice::{Kind, Notice, Severity};
 use super::report::{Report, TargetInfo};
 use crate::gke::ProvisionEvent;
 use crate::k8s::logs::{StreamEnd, TailEvent};
+use crate::k8s::watch::{Change, JobWatchEvent};
 
 /// What the pods and nodes use: not read yet, not served (no metrics-server), or as last read.
 #[derive(Debug, Clone, Default, PartialEq)]
@@ -67,6 +69,8 @@ pub struct Model {
     pub usage: Usage,
     /// The training's own metrics, read out of the followed attempts' log lines.
     pub training: Training,
+    /// Why each pod that is not running waits.
+    pub waits: waits::Waits,
     /// What every viewer and listener was told, numbered (the newest few).
     notices: VecDeque<(u64, Notice)>,
     next_notice: u64,
@@ -160,6 +164,9 @@ impl Model {
                     self.tell(&mut applied, n);
                 }
                 self.cluster.set_summary(summary);
+                // The pools may have changed: what holds the waiting pods back may too.
+                let waiting: Vec<String> = self.waits.pods().map(str::to_string).collect();
+                self.diagnose(&mut applied, waiting.iter().map(String::as_str));
             }
             Report::Desired {
                 cluster,
@@ -211,6 +218,18 @@ impl Model {
                 for n in noticing::of_job(&self.jobs, &e) {
                     self.tell(&mut applied, n);
                 }
+                let pod = match &e {
+                    JobWatchEvent::Pod(Change::Applied(p) | Change::Listed(p)) => {
+                        Some(p.name.clone())
+                    }
+                    JobWatchEvent::Pod(Change::Deleted(p)) => Some(p.name.clone()),
+                    JobWatchEvent::Event(Change::Applied(ev) | Change::Listed(ev))
+                        if ev.kind == "Pod" =>
+                    {
+                        Some(ev.object.clone())
+                    }
+                    _ => None,
+                };
                 let watch = TroubleSource::watch_of(&e);
                 match self.jobs.apply(e) {
                     Some(trouble) => self.raise(&mut applied, watch, trouble),
@@ -219,6 +238,9 @@ impl Model {
                     }
                 }
                 applied.follow = self.follow_newest();
+                if let Some(pod) = pod {
+                    self.diagnose(&mut applied, [pod.as_str()]);
+                }
             }
             Report::Tail { generation, event } if generation == self.logs.generation => {
                 self.on_tail(event, &mut applied)
@@ -242,6 +264,22 @@ impl Model {
             Report::TroubleOver(source) => applied.changed = self.troubles.clear(&source),
         }
         applied
+    }
+
+    /// Diagnoses these pods again, telling what changed.
+    fn diagnose<'a>(&mut self, applied: &mut Applied, pods: impl IntoIterator<Item = &'a str>) {
+        let pools = self
+            .cluster
+            .summary
+            .as_ref()
+            .filter(|_| self.cluster.managed())
+            .map(|s| s.node_pools.as_slice());
+        let told = self
+            .waits
+            .update(&self.jobs, pools, pods, jiff::Timestamp::now());
+        for notice in told {
+            self.tell(applied, notice);
+        }
     }
 
     /// The store always follows the newest attempt: after a launch or a retry it moves on.

@@ -116,6 +116,9 @@ mod tests {
             created: None,
             deleting: false,
             gpus: 0,
+            running_since: None,
+            image: String::new(),
+            node_selector: Vec::new(),
         }
     }
 

@@ -96,4 +96,3 @@ fn word_before(s: &[u8], from: usize, end: usize) -> Option<usize> {
 fn is_field_start(b: u8) -> bool {
     matches!(b, b'|' | b',' | b';' | b':' | b']' | b'\t')
 }
-

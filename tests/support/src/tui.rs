@@ -376,6 +376,9 @@ pub fn pod(name: &str, job: &str, phase: &str) -> PodSummary {
         created: None,
         deleting: false,
         gpus: 0,
+        running_since: None,
+        image: String::new(),
+        node_selector: Vec::new(),
     }
 }
 
