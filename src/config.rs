@@ -113,6 +113,10 @@ pub struct GpuPool {
     /// DEFAULT, LATEST or INSTALLATION_DISABLED.
     pub gpu_driver: String,
     pub spot: bool,
+    /// The cluster autoscaler's bounds, nodes per zone (`autoscaling = { min-nodes = 0,
+    /// max-nodes = 2 }`): with `node-count = 0`, GPU nodes exist only while a pod asks for one.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub autoscaling: Option<Autoscaling>,
 }
 
 impl Default for GpuPool {
@@ -125,6 +129,7 @@ impl Default for GpuPool {
             accelerator_count: 1,
             gpu_driver: "DEFAULT".into(),
             spot: false,
+            autoscaling: None,
         }
     }
 }
@@ -314,6 +319,14 @@ impl Config {
         {
             return Err(format!(
                 "cluster.autoscaling: min-nodes ({}) is above max-nodes ({})",
+                a.min_nodes, a.max_nodes
+            ));
+        }
+        if let Some(a) = c.gpu_pool.as_ref().and_then(|g| g.autoscaling.as_ref())
+            && a.min_nodes > a.max_nodes
+        {
+            return Err(format!(
+                "cluster.gpu-pool.autoscaling: min-nodes ({}) is above max-nodes ({})",
                 a.min_nodes, a.max_nodes
             ));
         }

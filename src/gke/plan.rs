@@ -242,7 +242,7 @@ fn wanted_pools(config: &ClusterConfig) -> Vec<WantedPool> {
             name: gpu.name.clone(),
             machine_type: gpu.machine_type.clone(),
             node_count: gpu.node_count,
-            autoscaling: None,
+            autoscaling: gpu.autoscaling.as_ref().map(|a| (a.min_nodes, a.max_nodes)),
             disk_type: config.disk_type.clone(),
             disk_size_gb: config.disk_size_gb,
             accelerator: Some(format!(

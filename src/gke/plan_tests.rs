@@ -273,3 +273,39 @@ fn with_autoscaling_any_count_within_its_bounds_is_the_configs() {
         [(Some("default-pool"), "nodeCount", How::InPlace)]
     );
 }
+
+#[test]
+fn a_gpu_pool_that_autoscales_from_zero_is_the_configs_at_any_size_within_its_bounds() {
+    let config = ClusterConfig {
+        gpu_pool: Some(GpuPool {
+            node_count: 0,
+            autoscaling: Some(Autoscaling {
+                min_nodes: 0,
+                max_nodes: 2,
+            }),
+            ..GpuPool::default()
+        }),
+        ..ClusterConfig::default()
+    };
+    let mut summary = seed_cluster();
+    let mut gpu = pool("gpu-pool", "n1-standard-4", 0);
+    gpu.accelerator = Some("1 x nvidia-tesla-t4".into());
+    gpu.accelerator_type = Some("nvidia-tesla-t4".into());
+    gpu.accelerator_count = 1;
+    gpu.autoscaling = Some((0, 2));
+    summary.node_pools.push(gpu);
+    for nodes in [0, 1, 2] {
+        summary.node_pools[1].node_count = nodes;
+        assert_eq!(
+            plan_for(&config, &summary).action,
+            Action::None,
+            "{nodes} nodes"
+        );
+    }
+    // Made without autoscaling: turning it on is a change in place.
+    summary.node_pools[1].autoscaling = None;
+    assert_eq!(
+        fields(&plan_for(&config, &summary)),
+        [(Some("gpu-pool"), "autoscaling", How::InPlace)]
+    );
+}

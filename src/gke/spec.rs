@@ -64,8 +64,23 @@ pub fn cluster_request(config: &ClusterConfig) -> Result<Cluster, GkeError> {
                 gpu.name
             )));
         }
+        let mut gpu_nodes = NodePool::new();
+        if let Some(a) = &gpu.autoscaling {
+            gpu_nodes = gpu_nodes.set_autoscaling(
+                NodePoolAutoscaling::new()
+                    .set_enabled(true)
+                    .set_min_node_count(count(
+                        "cluster.gpu-pool.autoscaling.min-nodes",
+                        a.min_nodes,
+                    )?)
+                    .set_max_node_count(count(
+                        "cluster.gpu-pool.autoscaling.max-nodes",
+                        a.max_nodes,
+                    )?),
+            );
+        }
         pools.push(
-            NodePool::new()
+            gpu_nodes
                 .set_name(&gpu.name)
                 .set_initial_node_count(count("cluster.gpu-pool.node-count", gpu.node_count)?)
                 .set_config(

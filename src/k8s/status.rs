@@ -141,7 +141,7 @@ pub struct PodSummary {
     pub deleting: bool,
     /// GPUs its containers asked for (`nvidia.com/gpu`, `amd.com/gpu`).
     pub gpus: u32,
-    /// When its container last started running (for the time a pod took to run).
+    /// When its container started running (for the time a pod took to run).
     #[serde(skip)]
     pub running_since: Option<jiff::Timestamp>,
     /// The training container's image.
@@ -253,10 +253,12 @@ impl PodSummary {
             created: meta.creation_timestamp.as_ref().map(|t| t.0),
             deleting: meta.deletion_timestamp.is_some(),
             gpus: gpus_of(pod),
+            // When it ran: still running, or ended after it had started.
             running_since: state
                 .running
                 .as_ref()
                 .and_then(|r| r.started_at.as_ref())
+                .or_else(|| terminated.as_ref().and_then(|t| t.started_at.as_ref()))
                 .map(|t| t.0),
             image: pod
                 .spec

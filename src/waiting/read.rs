@@ -73,8 +73,10 @@ fn image(pod: &PodSummary, events: &[&EventSummary]) -> Option<Cause> {
     if !pulling && failed.is_none() {
         return None;
     }
+    // The registry's answer: the container's message while it is `ErrImagePull`, else the
+    // kubelet's `Failed` event (during `ImagePullBackOff` the container says only "Back-off").
     let message = match (&pod.message, failed) {
-        (Some(m), _) if m.contains("rpc error") || m.contains("pull") => m.clone(),
+        (Some(m), _) if m.contains("rpc error") => m.clone(),
         (_, Some(e)) => e.message.clone(),
         (Some(m), None) => m.clone(),
         (None, None) => String::new(),

@@ -7,23 +7,34 @@ use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Output, Stdio};
 
-struct Sim {
+pub struct Sim {
     child: Child,
     dir: tempfile::TempDir,
     gke: String,
 }
 
 impl Sim {
-    fn start() -> Sim {
+    pub fn start() -> Sim {
+        Sim::start_with(&["--time-scale", "0.005"], "")
+    }
+
+    /// A `gantry sim` with these flags, and `config` as the commands' config file.
+    pub fn start_with(flags: &[&str], config: &str) -> Sim {
         let dir = tempfile::tempdir().unwrap();
+        let config_dir = dir.path().join("config").join("gantry");
+        std::fs::create_dir_all(&config_dir).unwrap();
+        std::fs::write(config_dir.join("config.toml"), config).unwrap();
         let mut child = Command::new(env!("CARGO_BIN_EXE_gantry"))
-            .args(["sim", "--time-scale", "0.005", "--state-dir"])
+            .arg("sim")
+            .args(flags)
+            .arg("--state-dir")
             .arg(dir.path().join("sim"))
             .stderr(Stdio::piped())
             .spawn()
             .unwrap();
         let mut lines = BufReader::new(child.stderr.take().unwrap()).lines();
         let mut gke = String::new();
+        let mut said = Vec::new();
         for line in lines.by_ref() {
             let line = line.unwrap();
             if let Some(url) = line.strip_prefix("gantry sim: GKE API on ") {
@@ -32,7 +43,12 @@ impl Sim {
             if line.contains("state in") {
                 break;
             }
+            said.push(line);
         }
+        assert!(
+            !gke.is_empty(),
+            "gantry sim {flags:?} did not start: {said:#?}"
+        );
         std::thread::spawn(move || for _ in lines {});
         Sim { child, dir, gke }
     }
@@ -45,7 +61,7 @@ impl Sim {
         self.home().join("sim").join("token")
     }
 
-    fn gantry(&self, args: &[&str]) -> Output {
+    pub fn gantry(&self, args: &[&str]) -> Output {
         let home = self.home();
         Command::new(env!("CARGO_BIN_EXE_gantry"))
             .args(args)
@@ -71,7 +87,7 @@ impl Sim {
             .unwrap()
     }
 
-    fn ok(&self, args: &[&str]) -> String {
+    pub fn ok(&self, args: &[&str]) -> String {
         let out = self.gantry(args);
         let stdout = String::from_utf8_lossy(&out.stdout).to_string();
         assert_eq!(

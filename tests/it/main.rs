@@ -56,4 +56,5 @@ mod tui_reconcile;
 mod tui_refusals;
 mod viewer_screen;
 mod viewers;
+mod waiting_e2e;
 mod watch;

@@ -214,7 +214,15 @@ fn pods(out: &mut Vec<String>, a: &AttemptStatus, place: &Place, now: Timestamp)
         out.push(format!("pods of {attempt}: none yet"));
         return;
     }
-    out.push(format!("pods of {attempt}"));
+    let ran: Option<Vec<Timestamp>> = a.pods.iter().map(|p| p.running_since).collect();
+    let created = a.pods.iter().filter_map(|p| p.created).min();
+    match (ran.and_then(|r| r.into_iter().max()), created) {
+        (Some(ran), Some(created)) => out.push(format!(
+            "pods of {attempt} (all ran {} after the first was created)",
+            crate::k8s::age::human_duration(ran.duration_since(created).as_secs())
+        )),
+        _ => out.push(format!("pods of {attempt}")),
+    }
     out.push(format!(
         "  {}{}{}{}{}AGE",
         col("NAME", 14),

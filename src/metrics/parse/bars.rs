@@ -107,7 +107,10 @@ fn scaled_at(text: &[u8], k: usize) -> Option<(f64, usize)> {
 
 /// Reads a Rich bar into `found`; false when `text` is not one. Its counter follows the bar.
 pub(crate) fn rich(text: &[u8], found: &mut Found) -> bool {
-    let Some(start) = memchr::memmem::find(text, RICH_BAR) else {
+    // The bar's first byte, found with memchr, then the rest of it: a line without one costs
+    // one pass (a substring search would build a searcher for every line).
+    let Some(start) = memchr_iter(RICH_BAR[0], text).find(|&i| text[i..].starts_with(RICH_BAR))
+    else {
         return false;
     };
     let mut end = start;

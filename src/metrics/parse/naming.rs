@@ -7,6 +7,7 @@ use super::found::{Found, MAX_NAME, Role};
 use super::tokens::is_key_byte;
 
 /// Records `name` (with its unit in brackets, when the value had one); the id and role.
+#[inline]
 pub(super) fn record_named(found: &mut Found, name: &[u8], unit: &[u8], value: f64) -> (u32, Role) {
     if unit.is_empty() {
         return found.record(name, value);
@@ -32,6 +33,7 @@ const MAX_WORDS: usize = 8;
 /// blank apart, that run back to the start of its field (a separator, or the number that ends
 /// the field before); the key's own start when it starts the field. None when something else (a number, a second blank) comes first, or the name would
 /// be too long: then the key alone is the name.
+#[inline]
 pub(super) fn name_start(s: &[u8], from: usize, start: usize, end: usize) -> Option<usize> {
     let mut first = start;
     for _ in 0..MAX_WORDS {
@@ -76,6 +78,7 @@ pub(super) fn name_start(s: &[u8], from: usize, start: usize, end: usize) -> Opt
 
 /// The start of the word that ends at `s[end]`: letters, digits and key bytes starting with a
 /// letter (`global`, `GPU`), or a bracketed group (`(ms)`).
+#[inline]
 fn word_before(s: &[u8], from: usize, end: usize) -> Option<usize> {
     let mut k = end;
     let group = s[end - 1] == b')';
@@ -93,6 +96,7 @@ fn word_before(s: &[u8], from: usize, end: usize) -> Option<usize> {
 }
 
 /// What a field starts after.
+#[inline]
 fn is_field_start(b: u8) -> bool {
     matches!(b, b'|' | b',' | b';' | b':' | b']' | b'\t')
 }

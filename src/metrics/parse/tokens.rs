@@ -32,11 +32,13 @@ const KEY_BYTES: [bool; 256] = {
     table
 };
 
+#[inline]
 pub(super) fn is_key_byte(b: u8) -> bool {
     KEY_BYTES[usize::from(b)]
 }
 
 /// Bytes after which a word starts a key.
+#[inline]
 fn is_boundary(b: u8) -> bool {
     matches!(
         b,
@@ -54,6 +56,7 @@ pub(crate) enum CounterWord {
     InEpoch,
 }
 
+#[inline]
 fn counter_word(word: &[u8]) -> Option<CounterWord> {
     let is = |w: &[u8]| word.eq_ignore_ascii_case(w);
     // By length first: this is asked of every key.
@@ -114,9 +117,19 @@ pub(crate) fn scan_reads(
     mut each: impl FnMut(Read),
 ) {
     let s = &text[..to.min(text.len())];
-    let mut pairs = Pairs::Undecided;
+    // Two pairs each ending its field need a separator between them: without one, none is
+    // looked at.
+    let mut pairs = if memchr::memchr3(b',', b'|', b';', &s[from.min(s.len())..]).is_some() {
+        Pairs::Undecided
+    } else {
+        Pairs::Off
+    };
     scan_from(s, from, from, found, &mut pairs, &mut each);
 }
+
+/// What the counting pass tells of each read: nothing (a named function, so the scan is
+/// instantiated once for it).
+fn ignore(_: Read) {}
 
 /// The scan proper, from `i`; `from` is where the text's fields start.
 fn scan_from(
@@ -125,7 +138,7 @@ fn scan_from(
     mut i: usize,
     found: &mut Found,
     pairs: &mut Pairs,
-    each: &mut dyn FnMut(Read),
+    each: &mut impl FnMut(Read),
 ) {
     while i < s.len() {
         if !is_key_byte(s[i]) {
@@ -172,7 +185,7 @@ fn after_key(
     key: Key,
     found: &mut Found,
     pairs: &mut Pairs,
-    each: &mut dyn FnMut(Read),
+    each: &mut impl FnMut(Read),
 ) -> usize {
     let Key {
         start, end, run, ..
@@ -211,7 +224,7 @@ fn after_key(
             (start, run)
         };
     let mut k = last_run;
-    let mut pair = false;
+    let (mut pair, mut equals) = (false, false);
     match s.get(k) {
         Some(b':') if matches!(s.get(k + 1), Some(b' ' | b'\t')) => k += 1,
         Some(b':') => return run,
@@ -219,7 +232,8 @@ fn after_key(
             let blanks = skip_blanks(s, k);
             if s.get(blanks) == Some(&b'=') {
                 k = blanks + 1;
-            } else if blanks > k && last_start == start {
+                equals = true;
+            } else if blanks > k && last_start == start && *pairs != Pairs::Off {
                 pair = true;
             } else {
                 return run;
@@ -228,8 +242,7 @@ fn after_key(
     }
     k = skip_blanks(s, k);
     // DeepSpeed's `lr=[0.0001]`: a list of one.
-    let listed =
-        !pair && s.get(last_run..k).is_some_and(|b| b.contains(&b'=')) && s.get(k) == Some(&b'[');
+    let listed = equals && s.get(k) == Some(&b'[');
     let at = k + usize::from(listed);
     let Some((value, number_end, value_end)) = value_at(s, at) else {
         return k;
@@ -260,7 +273,7 @@ fn after_key(
             }
             Pairs::Undecided => {
                 let mut counted = Pairs::Counting(0);
-                scan_from(s, key.from, start, found, &mut counted, &mut |_| {});
+                scan_from(s, key.from, start, found, &mut counted, &mut ignore);
                 *pairs = match counted {
                     Pairs::Counting(n) if n >= 2 => Pairs::On,
                     _ => Pairs::Off,
@@ -293,8 +306,13 @@ fn after_key(
 
 /// A number at `s[at]` as free text gives it: its value, where its digits end and where its unit
 /// (if any) ends.
+#[inline]
 fn value_at(s: &[u8], at: usize) -> Option<(f64, usize, usize)> {
     let (value, next) = number_at(s, at, Style::Text)?;
+    // Most values end in a digit: no unit to look for.
+    if s[next - 1].is_ascii_digit() || !value.is_finite() {
+        return Some((value, next, next));
+    }
     let unit = s[at..next]
         .iter()
         .rposition(|b| b.is_ascii_digit() || *b == b'.')
@@ -305,10 +323,12 @@ fn value_at(s: &[u8], at: usize) -> Option<(f64, usize, usize)> {
 }
 
 /// Whether a pair's value ends its field: blanks, then a separator or the end.
+#[inline]
 fn ends_field(s: &[u8], next: usize) -> bool {
     matches!(s.get(skip_blanks(s, next)), None | Some(b',' | b'|' | b';'))
 }
 
+#[inline]
 fn counter_read(word: CounterWord, run: usize, next: usize) -> Option<Read> {
     position(run)
         .zip(position(next))
@@ -337,6 +357,7 @@ pub(crate) fn count(found: &mut Found, word: CounterWord, done: f64, total: Opti
     }
 }
 
+#[inline]
 fn skip_blanks(s: &[u8], mut k: usize) -> usize {
     while matches!(s.get(k), Some(b' ' | b'\t')) {
         k += 1;
