@@ -330,9 +330,7 @@ fn a_waiting_pod_says_why_and_what_to_do_in_the_pods_and_job_panes() {
         "{shown:#?}"
     );
     assert!(
-        shown
-            .iter()
-            .any(|l| l.contains("1/1 pods waiting: no GPU pool")),
+        shown.iter().any(|l| l.contains("1/1 waiting: no GPU pool")),
         "{shown:#?}"
     );
 }

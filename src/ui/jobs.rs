@@ -143,7 +143,7 @@ pub fn draw(
 }
 
 /// While none of an attempt's pods runs: how many wait, and the most telling cause
-/// (`1/2 pods waiting: no GPU node yet`).
+/// (`1/2 waiting: no GPU node yet`), to fit the pane at 80 columns.
 fn waiting_line<'a>(
     model: &Model,
     a: &crate::k8s::status::AttemptSummary,
@@ -160,7 +160,7 @@ fn waiting_line<'a>(
         .collect();
     let first = waits.iter().min_by_key(|w| w.cause.rank())?;
     let text = format!(
-        "  {}/{} pods waiting: {}",
+        "  {}/{} waiting: {}",
         waits.len(),
         pods.len(),
         first.phrase()

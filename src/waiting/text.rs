@@ -127,19 +127,19 @@ impl Waiting {
         })
     }
 
-    /// A few words for a headline: "1/2 pods waiting: no GPU node yet".
+    /// A few words for a headline: "1/2 waiting: no GPU node yet".
     pub fn phrase(&self) -> &'static str {
         match self.cause {
             Cause::ScalingUp { .. } => "no GPU node yet",
             Cause::NoPool { .. } => "no GPU pool",
-            Cause::PoolAtMax { .. } => "pool at its maximum",
-            Cause::Quota { .. } => "quota exceeded",
-            Cause::Stockout { .. } => "zone out of capacity",
+            Cause::PoolAtMax { .. } => "pool at max",
+            Cause::Quota { .. } => "GPU quota",
+            Cause::Stockout { .. } => "zone stockout",
             Cause::Selector { .. } => "no node matches",
-            Cause::Taint { .. } => "taint not tolerated",
+            Cause::Taint { .. } => "untolerated taint",
             Cause::ImageNotFound { .. } => "image not found",
-            Cause::ImageForbidden { .. } => "image not allowed",
-            Cause::Creating { .. } => "creating containers",
+            Cause::ImageForbidden { .. } => "image denied",
+            Cause::Creating { .. } => "creating",
             Cause::Unknown { .. } => "pending",
         }
     }
