@@ -155,3 +155,12 @@ pub fn time_to_running(pod: &PodSummary) -> Option<i64> {
     let ran = pod.running_since?;
     Some(ran.duration_since(pod.created?).as_secs().max(0))
 }
+
+/// Seconds from an attempt's first pod being created until all its pods had run (the
+/// attempt's `timeToRunningSeconds`); None while one has not run yet, or without pods.
+pub fn attempt_time_to_running(pods: &[PodSummary]) -> Option<i64> {
+    let ran: Option<Vec<Timestamp>> = pods.iter().map(|p| p.running_since).collect();
+    let last = ran?.into_iter().max()?;
+    let first = pods.iter().filter_map(|p| p.created).min()?;
+    Some(last.duration_since(first).as_secs().max(0))
+}

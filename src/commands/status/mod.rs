@@ -21,7 +21,7 @@ use crate::k8s::cluster_info::{ContextStatus, ContextSummary, describe};
 use crate::k8s::logs::logs_dir;
 use crate::pricing::Estimate;
 use crate::settings::Settings;
-use crate::waiting::{Waiting, diagnose, time_to_running};
+use crate::waiting::{Waiting, attempt_time_to_running, diagnose, time_to_running};
 
 /// `gantry status --json`: one object.
 #[derive(Debug, Serialize)]
@@ -230,19 +230,10 @@ fn with_waiting(report: &StatusReport, now: jiff::Timestamp) -> serde_json::Valu
                 object.insert("timeToRunningSeconds".into(), secs.into());
             }
         }
-        let all_ran: Option<Vec<i64>> = attempt.pods.iter().map(time_to_running).collect();
-        let started = attempt.pods.iter().filter_map(|p| p.created).min();
-        let ran = attempt.pods.iter().filter_map(|p| p.running_since).max();
-        if let (Some(_), Some(started), Some(ran), Some(object)) = (
-            all_ran.filter(|t| !t.is_empty()),
-            started,
-            ran,
-            json.as_object_mut(),
-        ) {
-            object.insert(
-                "timeToRunningSeconds".into(),
-                ran.duration_since(started).as_secs().max(0).into(),
-            );
+        if let (Some(secs), Some(object)) =
+            (attempt_time_to_running(&attempt.pods), json.as_object_mut())
+        {
+            object.insert("timeToRunningSeconds".into(), secs.into());
         }
     }
     value

@@ -214,14 +214,12 @@ fn pods(out: &mut Vec<String>, a: &AttemptStatus, place: &Place, now: Timestamp)
         out.push(format!("pods of {attempt}: none yet"));
         return;
     }
-    let ran: Option<Vec<Timestamp>> = a.pods.iter().map(|p| p.running_since).collect();
-    let created = a.pods.iter().filter_map(|p| p.created).min();
-    match (ran.and_then(|r| r.into_iter().max()), created) {
-        (Some(ran), Some(created)) => out.push(format!(
+    match crate::waiting::attempt_time_to_running(&a.pods) {
+        Some(secs) => out.push(format!(
             "pods of {attempt} (all ran {} after the first was created)",
-            crate::k8s::age::human_duration(ran.duration_since(created).as_secs())
+            crate::k8s::age::human_duration(secs)
         )),
-        _ => out.push(format!("pods of {attempt}")),
+        None => out.push(format!("pods of {attempt}")),
     }
     out.push(format!(
         "  {}{}{}{}{}AGE",

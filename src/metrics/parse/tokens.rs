@@ -309,16 +309,15 @@ fn after_key(
 #[inline]
 fn value_at(s: &[u8], at: usize) -> Option<(f64, usize, usize)> {
     let (value, next) = number_at(s, at, Style::Text)?;
-    // Most values end in a digit: no unit to look for.
+    // Most values end in a digit: no unit to look for; `nan`, `inf` are letters that are the
+    // number, not a unit.
     if s[next - 1].is_ascii_digit() || !value.is_finite() {
         return Some((value, next, next));
     }
-    let unit = s[at..next]
+    let number_end = s[at..next]
         .iter()
         .rposition(|b| b.is_ascii_digit() || *b == b'.')
         .map_or(next, |i| at + i + 1);
-    // `nan`, `inf`: letters that are the number, not a unit.
-    let number_end = if value.is_finite() { unit } else { next };
     Some((value, number_end, next))
 }
 
