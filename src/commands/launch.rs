@@ -25,5 +25,8 @@ pub(super) fn print_launched(verb: &str, l: &k8s::Launched) {
     if let Some(s) = &l.service {
         crate::outln!("workers reach each other through headless Service {s}");
     }
+    if let Some(note) = l.note {
+        crate::outln!("note: {note}");
+    }
     crate::outln!("follow it with `gantry logs --follow`");
 }

@@ -8,6 +8,8 @@ pub const MANAGER: &str = "gantry";
 pub const JOB_LABEL: &str = "gantry.dev/job";
 /// Which attempt an object belongs to: 1 for the launch, 2 for the first retry, ...
 pub const ATTEMPT_LABEL: &str = "gantry.dev/attempt";
+/// Written on a pod or an attempt just before Gantry deletes it: who asked (a principal's name).
+pub const DELETED_BY: &str = "gantry.dev/deleted-by";
 /// Set by the Job controller on every pod of a Job.
 pub const POD_JOB_NAME_LABEL: &str = "job-name";
 /// Set by the Job controller on every pod of an Indexed Job.

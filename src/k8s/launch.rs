@@ -21,6 +21,9 @@ pub struct Launched {
     pub attempt: u32,
     /// The headless Service of a distributed Job (created now or already there).
     pub service: Option<String>,
+    /// What the operator should know about how the attempt was made, said once at its launch
+    /// (a Job that goes without a `podFailurePolicy`).
+    pub note: Option<&'static str>,
 }
 
 /// Creates the next attempt from `cfg` (attempt 1 when there is none). Refuses while the
@@ -54,6 +57,8 @@ pub async fn launch(
         job: name,
         attempt,
         service: service_name,
+        note: (manifest::Policy::of(cfg) == manifest::Policy::Without)
+            .then_some(manifest::WITHOUT_POLICY),
     })
 }
 
@@ -157,5 +162,6 @@ pub async fn retry(
         job: name,
         attempt,
         service,
+        note: None,
     })
 }

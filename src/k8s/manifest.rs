@@ -3,6 +3,7 @@
 //! because a Job's template is immutable and the attempt that ran is the truth about what ran
 //! (see [`overrides`]); [`validate`] says what the API server would refuse.
 
+mod failure_policy;
 pub mod import;
 mod overrides;
 mod validate;
@@ -16,6 +17,7 @@ use serde_json::json;
 use super::labels::{self, ATTEMPT_LABEL, COMPLETION_INDEX, JOB_LABEL, MANAGED_BY, MANAGER};
 use crate::config::{Distributed, JobConfig};
 
+pub use failure_policy::{Policy, WITHOUT_POLICY, ignores_disruptions};
 pub use overrides::{LaunchFlags, Overrides, apply_launch_flags, next_attempt};
 pub use validate::{is_quantity, validate};
 
@@ -194,6 +196,9 @@ pub fn training_job(
     }
     if dist.is_some() {
         spec["completionMode"] = json!("Indexed");
+    }
+    if let Some(policy) = Policy::of(cfg).spec() {
+        spec["podFailurePolicy"] = policy.clone();
     }
     let job = json!({
         "apiVersion": "batch/v1",

@@ -46,6 +46,15 @@ pub struct AttemptSummary {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub finished_at: Option<jiff::Timestamp>,
     pub deleting: bool,
+    /// The ends of its pods recorded on it by an engine (`ends::ledger`), oldest first.
+    #[serde(skip)]
+    pub recorded_ends: Vec<crate::ends::PodEnd>,
+    /// Its `podFailurePolicy` ignores pods Kubernetes disrupted: a preemption is not a failure.
+    #[serde(skip)]
+    pub ignores_disruptions: bool,
+    /// Who deleted it through Gantry.
+    #[serde(skip)]
+    pub deleted_by: Option<String>,
 }
 
 impl AttemptSummary {
@@ -91,6 +100,13 @@ impl AttemptSummary {
                 .map(|t| t.0)
                 .or_else(|| finished.and_then(|c| c.last_transition_time.as_ref().map(|t| t.0))),
             deleting: job.metadata.deletion_timestamp.is_some(),
+            recorded_ends: crate::ends::ledger::read(job.metadata.annotations.as_ref()),
+            ignores_disruptions: crate::k8s::manifest::ignores_disruptions(
+                job.spec
+                    .as_ref()
+                    .and_then(|s| s.pod_failure_policy.as_ref()),
+            ),
+            deleted_by: deleted_by(&job.metadata),
         }
     }
 
@@ -106,6 +122,14 @@ impl AttemptSummary {
             self.status
         }
     }
+}
+
+/// Who deleted an object through Gantry (the `gantry.dev/deleted-by` annotation it wrote first).
+pub fn deleted_by(meta: &kube::api::ObjectMeta) -> Option<String> {
+    meta.annotations
+        .as_ref()?
+        .get(super::labels::DELETED_BY)
+        .map(|by| crate::sanitize::one_line(by))
 }
 
 pub fn attempt_of(meta: &kube::api::ObjectMeta) -> Option<u32> {
@@ -150,10 +174,40 @@ pub struct PodSummary {
     /// Its node selector, `key=value` pairs in order.
     #[serde(skip)]
     pub node_selector: Vec<(String, String)>,
+    /// How it ended, as its object says; None while it runs or waits.
+    #[serde(skip)]
+    pub fate: Option<crate::ends::Fate>,
+    /// What its containers asked of the node (for its share of the node's price).
+    #[serde(skip)]
+    pub requests: crate::ends::cost::Requests,
+    /// Who deleted it through Gantry.
+    #[serde(skip)]
+    pub deleted_by: Option<String>,
 }
 
 /// The extended resources that are GPUs.
 const GPU_RESOURCES: [&str; 2] = ["nvidia.com/gpu", "amd.com/gpu"];
+
+/// CPU and memory its containers request (their limits where a request is left out, as the API
+/// server defaults it), and GPUs.
+fn requests_of(pod: &Pod) -> crate::ends::cost::Requests {
+    let mut asked = crate::ends::cost::Requests {
+        gpus: gpus_of(pod),
+        ..Default::default()
+    };
+    for c in pod.spec.iter().flat_map(|s| s.containers.iter()) {
+        let r = c.resources.as_ref();
+        let amount = |name: &str| {
+            r.and_then(|r| r.requests.as_ref().and_then(|q| q.get(name)))
+                .or_else(|| r.and_then(|r| r.limits.as_ref().and_then(|l| l.get(name))))
+                .and_then(|q| crate::k8s::usage::milli(&q.0))
+                .unwrap_or(0)
+        };
+        asked.cpu_millis += amount("cpu");
+        asked.memory_bytes += amount("memory") / 1000;
+    }
+    asked
+}
 
 /// GPUs a pod's containers asked for: the limit (where extended resources must be set), else
 /// the request.
@@ -272,6 +326,9 @@ impl PodSummary {
                 .and_then(|s| s.node_selector.clone())
                 .map(|m| m.into_iter().collect())
                 .unwrap_or_default(),
+            fate: crate::ends::fate_of(pod),
+            requests: requests_of(pod),
+            deleted_by: deleted_by(meta),
         }
     }
 }

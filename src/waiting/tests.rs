@@ -47,6 +47,9 @@ fn pending(gpus: u32) -> PodSummary {
         running_since: None,
         image: "gcr.io/demo/train:v2".into(),
         node_selector: Vec::new(),
+        fate: None,
+        requests: Default::default(),
+        deleted_by: None,
     }
 }
 

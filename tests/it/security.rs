@@ -93,6 +93,9 @@ fn job(name: &str, attempt: u32, status: gantry::k8s::status::AttemptPhase) -> A
         completion_time: None,
         finished_at: None,
         deleting: false,
+        recorded_ends: Vec::new(),
+        ignores_disruptions: false,
+        deleted_by: None,
     }
 }
 
@@ -117,6 +120,9 @@ fn pod(name: &str, job: &str) -> PodSummary {
         running_since: None,
         image: String::new(),
         node_selector: Vec::new(),
+        fate: None,
+        requests: Default::default(),
+        deleted_by: None,
     }
 }
 

@@ -49,6 +49,9 @@ fn attempt(status: AttemptPhase, started: i64, finished: Option<i64>) -> Attempt
         completion_time: None,
         finished_at: finished.map(at),
         deleting: false,
+        recorded_ends: Vec::new(),
+        ignores_disruptions: false,
+        deleted_by: None,
     }
 }
 

@@ -119,6 +119,9 @@ mod tests {
             running_since: None,
             image: String::new(),
             node_selector: Vec::new(),
+            fate: None,
+            requests: Default::default(),
+            deleted_by: None,
         }
     }
 

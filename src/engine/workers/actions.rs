@@ -37,7 +37,10 @@ pub async fn job_action(shared: Arc<Shared>, command: Command) {
     let result = match command {
         Command::LaunchJob => k8s::launch(&client, cfg, shared.session.project())
             .await
-            .map(|l| format!("launched {}", l.job)),
+            .map(|l| match l.note {
+                Some(note) => format!("launched {} ({note})", l.job),
+                None => format!("launched {}", l.job),
+            }),
         Command::RetryJob => k8s::retry(&client, cfg, &Default::default())
             .await
             .map(|l| format!("retrying as {}", l.job)),

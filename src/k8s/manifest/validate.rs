@@ -60,6 +60,11 @@ pub fn validate(job: &Job) -> Result<(), ManifestError> {
     if !matches!(pod.restart_policy.as_deref(), Some("Never" | "OnFailure")) {
         return Err(invalid("a Job's restartPolicy must be Never or OnFailure"));
     }
+    if spec.pod_failure_policy.is_some() && pod.restart_policy.as_deref() != Some("Never") {
+        return Err(invalid(
+            "spec.podFailurePolicy needs restartPolicy: Never (the API server refuses it with OnFailure): remove the policy, or restart Never",
+        ));
+    }
     if let Some(sub) = &pod.subdomain
         && !names::is_rfc1123_label(sub)
     {

@@ -329,6 +329,9 @@ pub fn attempt(name: &str, number: u32, status: AttemptPhase) -> AttemptSummary 
         completion_time: None,
         finished_at: None,
         deleting: false,
+        recorded_ends: Vec::new(),
+        ignores_disruptions: false,
+        deleted_by: None,
     }
 }
 
@@ -379,6 +382,9 @@ pub fn pod(name: &str, job: &str, phase: &str) -> PodSummary {
         running_since: None,
         image: String::new(),
         node_selector: Vec::new(),
+        fate: None,
+        requests: Default::default(),
+        deleted_by: None,
     }
 }
 

@@ -155,6 +155,8 @@ pub(super) fn job_config(job: &Job) -> Result<JobConfig, String> {
         completions,
         indexed,
         distributed,
+        recovery: Default::default(),
+        pod_failure_policy: spec.pod_failure_policy.clone(),
     })
 }
 

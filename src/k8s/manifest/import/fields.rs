@@ -17,6 +17,7 @@ const SPEC: &[&str] = &[
     "parallelism",
     "completions",
     "completionMode",
+    "podFailurePolicy",
     "template",
 ];
 const TEMPLATE: &[&str] = &["metadata", "spec"];
@@ -102,6 +103,11 @@ pub(super) fn check(doc: &Value, job: &Job) -> Result<(), String> {
     let spec_at = root.key("spec");
     let spec = doc.get("spec");
     walk.keys(spec, &spec_at, SPEC)?;
+    // Kept whole, as written: every key in it must be one Kubernetes knows.
+    walk.all_keys(
+        spec.and_then(|s| s.get("podFailurePolicy")),
+        &spec_at.key("podFailurePolicy"),
+    )?;
     let template_at = spec_at.key("template");
     let template = spec.and_then(|s| s.get("template"));
     walk.keys(template, &template_at, TEMPLATE)?;
@@ -177,6 +183,39 @@ impl Walk<'_> {
     /// Refuses the first key of the mapping `v` (at `at`) outside `allowed` that has a value.
     fn keys(&self, v: Option<&Value>, at: &At, allowed: &[&str]) -> Result<(), String> {
         self.keys_or(v, at, allowed, None)
+    }
+
+    /// Refuses the first key, at any depth under `at`, that Kubernetes' types do not have (a
+    /// typo that serde would drop without a word).
+    fn all_keys(&self, v: Option<&Value>, at: &At) -> Result<(), String> {
+        match v {
+            Some(Value::Mapping(map)) => {
+                for (key, value) in map {
+                    if is_empty(value) {
+                        continue;
+                    }
+                    let Some(name) = key.as_str() else {
+                        return Err(format!(
+                            "{}: a key that is not a string ({}): not a field of a batch/v1 Job",
+                            at.path,
+                            scalar(key)
+                        ));
+                    };
+                    let field = at.key(name);
+                    if self.typed.pointer(&field.pointer).is_none() {
+                        return Err(self.refusal(&field, name));
+                    }
+                    self.all_keys(Some(value), &field)?;
+                }
+                Ok(())
+            }
+            Some(Value::Sequence(items)) => items
+                .iter()
+                .enumerate()
+                .try_for_each(|(i, item)| self.all_keys(Some(item), &at.index(i))),
+            Some(Value::Tagged(t)) => self.all_keys(Some(&t.value), at),
+            _ => Ok(()),
+        }
     }
 
     /// As [`Walk::keys`], saying `why` when the key is a Job field Gantry does not carry.

@@ -6,6 +6,10 @@ use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 
+mod recovery;
+
+pub use recovery::Recovery;
+
 /// The frame rates `max-fps` may ask for, from the flag or the file (`viewer::pacing` holds to
 /// them too).
 pub const MAX_FPS_LOWEST: u32 = 1;
@@ -161,6 +165,14 @@ pub struct JobConfig {
     pub indexed: bool,
     /// With `indexed`: a headless Service and the launcher env (WORLD_SIZE, RANK, MASTER_ADDR…).
     pub distributed: Option<Distributed>,
+    /// What the cloud does by itself when a pod ends badly (`[job.recovery]`).
+    #[serde(skip_serializing_if = "Recovery::is_default")]
+    pub recovery: Recovery,
+    /// A `podFailurePolicy` from a `--job-manifest` file, kept as it was written: Gantry's own
+    /// rules (from `recovery`) are used only when the manifest has none. Never from the config
+    /// file, which says the same with `[job.recovery]`.
+    #[serde(skip_deserializing, skip_serializing_if = "Option::is_none")]
+    pub pod_failure_policy: Option<k8s_openapi::api::batch::v1::PodFailurePolicy>,
 }
 
 impl Default for JobConfig {
@@ -185,6 +197,8 @@ impl Default for JobConfig {
             completions: None,
             indexed: false,
             distributed: None,
+            recovery: Recovery::default(),
+            pod_failure_policy: None,
         }
     }
 }
@@ -371,6 +385,7 @@ impl Config {
                 }
             }
         }
+        j.recovery.validate()?;
         if j.indexed && j.completions.is_none() {
             return Err("job.indexed = true needs job.completions (the number of workers)".into());
         }
@@ -402,5 +417,4 @@ fn describe_toml_error(text: &str, e: &toml::de::Error) -> String {
 }
 
 #[cfg(test)]
-#[path = "config_tests.rs"]
 mod tests;

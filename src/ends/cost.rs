@@ -1,0 +1,113 @@
+//! What a pod's time cost: its share of its node's price for as long as it ran. The share is
+//! the largest fraction of the node it asked for (CPU, memory or GPUs, as GKE's cost allocation
+//! counts requests); a pod that asked for nothing shares the node with the attempt's other pods
+//! on it. The node's price is the snapshot's for its machine type, region and provisioning
+//! (spot or on-demand), plus its GPUs where the machine type does not include them; unknown
+//! (`None`) where the snapshot has no price, never 0.
+
+use std::collections::BTreeMap;
+
+use k8s_openapi::api::core::v1::Node;
+
+use crate::k8s::usage::milli;
+use crate::pricing::{Catalogue, Provisioning};
+
+const INSTANCE_TYPE: &str = "node.kubernetes.io/instance-type";
+const REGION: &str = "topology.kubernetes.io/region";
+const ZONE: &str = "topology.kubernetes.io/zone";
+const SPOT: &str = "cloud.google.com/gke-spot";
+const PREEMPTIBLE: &str = "cloud.google.com/gke-preemptible";
+const ACCELERATOR: &str = "cloud.google.com/gke-accelerator";
+const GPU: &str = "nvidia.com/gpu";
+
+/// What a pod asked of its node.
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub struct Requests {
+    pub cpu_millis: u128,
+    pub memory_bytes: u128,
+    pub gpus: u32,
+}
+
+/// What pricing a pod's time needs to know of its node.
+#[derive(Debug, Clone, PartialEq)]
+pub struct NodeFacts {
+    /// Per hour, or None where the snapshot has no price for it.
+    pub per_hour: Option<f64>,
+    pub allocatable: Requests,
+}
+
+impl NodeFacts {
+    pub fn of(node: &Node) -> NodeFacts {
+        NodeFacts {
+            per_hour: node_per_hour(node, Catalogue::embedded()),
+            allocatable: allocatable(node),
+        }
+    }
+
+    /// The pod's share of this node (0 to 1): the largest fraction it asked for, or an even
+    /// share among `sharing` pods when it asked for nothing.
+    pub fn share(&self, asked: &Requests, sharing: usize) -> f64 {
+        let fraction = |part: u128, whole: u128| {
+            if whole == 0 {
+                0.0
+            } else {
+                part as f64 / whole as f64
+            }
+        };
+        let largest = [
+            fraction(asked.cpu_millis, self.allocatable.cpu_millis),
+            fraction(asked.memory_bytes, self.allocatable.memory_bytes),
+            fraction(u128::from(asked.gpus), u128::from(self.allocatable.gpus)),
+        ]
+        .into_iter()
+        .fold(0.0_f64, f64::max);
+        if largest > 0.0 {
+            largest.min(1.0)
+        } else {
+            1.0 / sharing.max(1) as f64
+        }
+    }
+
+    /// What `seconds` of `share` of this node cost.
+    pub fn cost(&self, share: f64, seconds: u64) -> Option<f64> {
+        self.per_hour.map(|p| p * share * seconds as f64 / 3600.0)
+    }
+}
+
+fn node_per_hour(node: &Node, catalogue: &Catalogue) -> Option<f64> {
+    let labels = node.metadata.labels.as_ref()?;
+    let machine = labels.get(INSTANCE_TYPE)?;
+    let location = labels.get(REGION).or_else(|| labels.get(ZONE))?;
+    let spot = [SPOT, PREEMPTIBLE]
+        .iter()
+        .any(|k| labels.get(*k).map(String::as_str) == Some("true"));
+    let provisioning = Provisioning::from_spot(spot);
+    let mut price = catalogue
+        .machine_type(machine, location, provisioning)
+        .ok()?;
+    let gpus = allocatable(node).gpus;
+    if gpus > 0
+        && let Some(kind) = labels.get(ACCELERATOR)
+        && !catalogue
+            .gpus_carried_by(machine)
+            .any(|(carried, _)| carried == kind)
+    {
+        price += catalogue.gpu(kind, location, provisioning).ok()? * f64::from(gpus);
+    }
+    Some(price)
+}
+
+fn allocatable(node: &Node) -> Requests {
+    let empty = BTreeMap::new();
+    let a = node
+        .status
+        .as_ref()
+        .and_then(|s| s.allocatable.as_ref())
+        .unwrap_or(&empty);
+    let get = |k: &str| a.get(k).and_then(|q| milli(&q.0)).unwrap_or(0);
+    Requests {
+        cpu_millis: get("cpu"),
+        memory_bytes: get("memory") / 1000,
+        gpus: u32::try_from(get(GPU) / 1000).unwrap_or(u32::MAX),
+    }
+}

@@ -1,0 +1,86 @@
+//! The ends kept on the Job itself, in the annotation `gantry.dev/pod-ends` (a JSON list, the
+//! newest [`KEPT`]), so any Gantry — another machine's, or one started after the run — reads
+//! what an engine saw. Several engines may watch one Job: each adds only the pods not recorded
+//! yet, and writes with the Job's `resourceVersion` (optimistic concurrency), reading again
+//! when another engine wrote first. A read-only engine never writes (the gate refuses it).
+
+use k8s_openapi::api::batch::v1::Job;
+use kube::api::{Api, PostParams};
+
+use super::PodEnd;
+use crate::k8s::status_code;
+
+pub const ANNOTATION: &str = "gantry.dev/pod-ends";
+/// The most ends one Job keeps (the oldest go first).
+pub const KEPT: usize = 50;
+/// Conflicting writes tried again before giving up (another engine wrote each time).
+const TRIES: usize = 5;
+
+/// The ends recorded on a Job, oldest first; none when there are none or the annotation is not
+/// Gantry's list (it is then rewritten whole by the next record).
+pub fn read(job_annotations: Option<&std::collections::BTreeMap<String, String>>) -> Vec<PodEnd> {
+    job_annotations
+        .and_then(|a| a.get(ANNOTATION))
+        .and_then(|text| serde_json::from_str(text).ok())
+        .unwrap_or_default()
+}
+
+/// `recorded` with the ends of `new` whose pods it lacks, the newest [`KEPT`]; None when every
+/// pod of `new` is recorded already.
+pub fn merge(mut recorded: Vec<PodEnd>, new: &[PodEnd]) -> Option<Vec<PodEnd>> {
+    let before = recorded.len();
+    for end in new {
+        if !recorded.iter().any(|r| r.pod == end.pod) {
+            recorded.push(end.clone());
+        }
+    }
+    if recorded.len() == before {
+        return None;
+    }
+    recorded.sort_by_key(|e| e.at);
+    let excess = recorded.len().saturating_sub(KEPT);
+    recorded.drain(..excess);
+    Some(recorded)
+}
+
+/// Adds `new` to the Job's recorded ends. How many were added (0: all were there already, or
+/// the Job is gone).
+pub async fn record(
+    client: &kube::Client,
+    namespace: &str,
+    job: &str,
+    new: &[PodEnd],
+) -> Result<usize, String> {
+    let jobs: Api<Job> = Api::namespaced(client.clone(), namespace);
+    for _ in 0..TRIES {
+        let Some(mut current) = jobs
+            .get_opt(job)
+            .await
+            .map_err(|e| format!("reading Job {job}: {e}"))?
+        else {
+            return Ok(0);
+        };
+        let recorded = read(current.metadata.annotations.as_ref());
+        let before = recorded.len();
+        let Some(merged) = merge(recorded, new) else {
+            return Ok(0);
+        };
+        let added = merged.len().saturating_sub(before).max(1);
+        let text = serde_json::to_string(&merged).map_err(|e| e.to_string())?;
+        current
+            .metadata
+            .annotations
+            .get_or_insert_with(Default::default)
+            .insert(ANNOTATION.into(), text);
+        // `replace` sends the resourceVersion read above: a write in between answers 409.
+        match jobs.replace(job, &PostParams::default(), &current).await {
+            Ok(_) => return Ok(added),
+            Err(e) if status_code(&e) == Some(409) => continue,
+            Err(e) if status_code(&e) == Some(404) => return Ok(0),
+            Err(e) => return Err(format!("recording pod ends on Job {job}: {e}")),
+        }
+    }
+    Err(format!(
+        "recording pod ends on Job {job}: it changed under every one of {TRIES} writes"
+    ))
+}
