@@ -70,7 +70,9 @@ impl NodeFacts {
 
     /// What `seconds` of `share` of this node cost.
     pub fn cost(&self, share: f64, seconds: u64) -> Option<f64> {
-        self.per_hour.map(|p| p * share * seconds as f64 / 3600.0)
+        // To a millionth of a dollar: a few seconds of a small node is still not 0.
+        self.per_hour
+            .map(|p| (p * share * seconds as f64 / 3600.0 * 1e6).round() / 1e6)
     }
 }
 

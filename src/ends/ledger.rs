@@ -84,3 +84,15 @@ pub async fn record(
         "recording pod ends on Job {job}: it changed under every one of {TRIES} writes"
     ))
 }
+
+/// An end an engine saw happen, to be priced (it knows the node) and recorded on its attempt.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Entry {
+    /// The attempt (Job) it belongs to.
+    pub job: String,
+    pub end: PodEnd,
+    /// What the pod asked of its node.
+    pub requests: super::cost::Requests,
+    /// Pods of the same attempt on that node (those that asked for nothing share it evenly).
+    pub sharing: usize,
+}

@@ -14,7 +14,9 @@
 //! - [`cost`]: its share of its node's price for the time it ran.
 //! - [`ledger`]: the ends kept on the Job itself (an annotation every Gantry can read).
 //! - [`from_events`]: what the cluster's Events still say of pods no Gantry saw end.
+//! - [`attempt`]: all of it for one attempt, as `gantry status` shows it.
 
+pub mod attempt;
 pub mod classify;
 pub mod cost;
 pub mod from_events;
@@ -25,6 +27,11 @@ mod tests;
 use serde::{Deserialize, Serialize};
 
 pub use classify::{Fate, GoneContext, fate_of, gone};
+
+/// A pod's end as its summary holds it (the watchers classify each pod as they see it).
+pub fn fate_of_summary(pod: &crate::k8s::status::PodSummary) -> Option<Fate> {
+    pod.fate.clone()
+}
 
 /// How a pod ended.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]

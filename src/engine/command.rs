@@ -18,6 +18,9 @@ pub enum Command {
     ApplyPlan {
         generation: u64,
     },
+    /// Record pod ends this engine saw on their attempts (`ends::ledger`): the engine's own
+    /// bookkeeping, a write to the Jobs, so never from a read-only engine.
+    RecordEnds(Vec<crate::ends::ledger::Entry>),
     /// Logs the engine's store does not hold, for one viewer: an older attempt's, or a
     /// previous container's. Every pod of the attempt, or only the one named.
     FetchLogs {
@@ -41,7 +44,8 @@ impl Command {
             | Command::DeleteAttempt(_)
             | Command::DeletePod(_)
             | Command::ScaleNodePools(_)
-            | Command::ApplyPlan { .. } => true,
+            | Command::ApplyPlan { .. }
+            | Command::RecordEnds(_) => true,
             Command::FetchLogs { .. } => false,
         }
     }
@@ -58,6 +62,7 @@ impl Command {
             Command::ScaleNodePools(crate::gke::resize::Scale::ToZero) => "scale-to-zero",
             Command::ScaleNodePools(crate::gke::resize::Scale::ToConfig) => "scale-back",
             Command::ApplyPlan { .. } => "apply-plan",
+            Command::RecordEnds(_) => "record-ends",
             Command::FetchLogs { .. } => "fetch-logs",
         }
     }
@@ -77,6 +82,10 @@ impl Command {
                 "scale the node pools back".into()
             }
             Command::ApplyPlan { .. } => "apply the plan".into(),
+            Command::RecordEnds(ends) => {
+                let pods: Vec<&str> = ends.iter().map(|e| e.end.pod.as_str()).collect();
+                format!("record how {} ended", pods.join(", "))
+            }
             Command::FetchLogs { attempt, .. } => format!("read the logs of {attempt}"),
         }
     }

@@ -193,6 +193,7 @@ mod tests {
             Command::ScaleNodePools(Scale::ToZero),
             Command::ScaleNodePools(Scale::ToConfig),
             Command::ApplyPlan { generation: 3 },
+            Command::RecordEnds(Vec::new()),
             Command::FetchLogs {
                 attempt: "ml-training-job-1".into(),
                 pod: None,
@@ -210,7 +211,8 @@ mod tests {
                     | Command::DeleteAttempt(_)
                     | Command::DeletePod(_)
                     | Command::ScaleNodePools(_)
-                    | Command::ApplyPlan { .. } => true,
+                    | Command::ApplyPlan { .. }
+                    | Command::RecordEnds(_) => true,
                     Command::FetchLogs { .. } => false,
                 };
                 (c, changes)

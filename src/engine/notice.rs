@@ -35,6 +35,9 @@ pub enum Kind {
     Attempt,
     /// A pod of the attempt failed, and why (subject: the pod).
     PodFailed,
+    /// Kubernetes took a pod away — its spot node was reclaimed, it was evicted — and the Job
+    /// replaces it without counting a failure (subject: the pod).
+    Preempted,
     /// Why a pod is not running changed, or it runs at last (subject: the pod).
     Waiting,
     /// A pod's log stream ended, or its lines could not be read or saved (subject: the pod).
@@ -57,6 +60,7 @@ impl Kind {
             Kind::Cluster => "cluster",
             Kind::Attempt => "attempt",
             Kind::PodFailed => "pod-failed",
+            Kind::Preempted => "preempted",
             Kind::Waiting => "waiting",
             Kind::Log => "log",
             Kind::Command => "command",
@@ -103,7 +107,9 @@ impl Notice {
         match self.kind {
             Kind::Command | Kind::Alert | Kind::Viewer => true,
             Kind::Log | Kind::Waiting => self.severity >= Severity::Warning,
-            Kind::Cluster | Kind::Attempt | Kind::PodFailed | Kind::Trouble => false,
+            Kind::Cluster | Kind::Attempt | Kind::PodFailed | Kind::Preempted | Kind::Trouble => {
+                false
+            }
         }
     }
 }

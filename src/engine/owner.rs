@@ -26,6 +26,7 @@ fn ends_with_done(command: &Command) -> bool {
         Command::CreateCluster
         | Command::DeleteCluster
         | Command::ApplyPlan { .. }
+        | Command::RecordEnds(_)
         | Command::FetchLogs { .. } => false,
     }
 }
@@ -126,6 +127,15 @@ impl Owner {
             return false;
         }
         let by = approved.by().clone();
+        // The engine's bookkeeping is audited like any change, but told to no one: the ends it
+        // records were told as they happened.
+        if matches!(command, Command::RecordEnds(_)) {
+            if approved.may_run(self.read_only) {
+                self.audit.record(&by, &command, "started");
+                self.run(command);
+            }
+            return false;
+        }
         // The audit file is written before the model is locked: no viewer waits on the disk.
         if !approved.may_run(self.read_only) {
             self.audit.record(&by, &command, "refused: read-only");
@@ -253,6 +263,7 @@ impl Owner {
         let mut changed = false;
         let mut follows = Vec::new();
         let mut told = Vec::new();
+        let mut record = Vec::new();
         let wanted;
         let idle;
         {
@@ -266,12 +277,21 @@ impl Owner {
                 changed |= applied.changed;
                 follows.extend(applied.follow);
                 told.extend(applied.told);
+                record.extend(applied.record);
             }
             wanted = model.training.take_wanted();
             let settings = self.workers.idle_settings();
             idle = model::idle::decide(&model, &settings, jiff::Timestamp::now());
         }
         self.act_on_idle(&idle);
+        // What the pods' ends were, on their attempts: a write, so through the gate (a read-only
+        // engine records nothing, and says nothing of it).
+        if !record.is_empty()
+            && let Ok(approved) =
+                Gate::engine("ends", self.read_only).pass(Command::RecordEnds(record))
+        {
+            self.take(approved);
+        }
         for follow in follows {
             self.workers.follow(follow);
         }

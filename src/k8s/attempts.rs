@@ -82,6 +82,9 @@ pub struct AttemptStatus {
     /// Failed pods allowed before the attempt fails (`spec.backoffLimit`, 6 when unset).
     pub backoff_limit: i32,
     pub pods: Vec<PodSummary>,
+    /// How its pods ended (filled in by `gantry status`, which reads Events and nodes too).
+    #[serde(flatten)]
+    pub ends: crate::ends::attempt::AttemptEnds,
 }
 
 impl JobStatus {
@@ -113,6 +116,7 @@ impl AttemptStatus {
                 .and_then(|s| s.backoff_limit)
                 .unwrap_or(DEFAULT_BACKOFF_LIMIT),
             pods,
+            ends: Default::default(),
         }
     }
 }

@@ -60,14 +60,30 @@ pub fn draw(
     // (narrow) `1/2` would read as kubectl's completions: failures are said in words, and
     // only when there are any.
     let headed = area.width >= 46;
-    let fails_w = if headed { 5 } else { 7 };
+    let ends: Vec<Vec<crate::ends::PodEnd>> = attempts.iter().map(|a| model.ends_of(a)).collect();
+    // A preemption is not a failure: the Job absorbed it (`0/2⟳3`).
+    let preempted: Vec<usize> = ends.iter().map(|e| crate::ends::preemptions(e)).collect();
+    let mark = |n: usize| {
+        if n > 0 {
+            format!("⟳{n}")
+        } else {
+            String::new()
+        }
+    };
+    let widest_mark = preempted
+        .iter()
+        .map(|n| mark(*n).chars().count())
+        .max()
+        .unwrap_or(0);
+    let fails_w =
+        if headed { 5 } else { 7 } + widest_mark.saturating_sub(if headed { 2 } else { 0 });
     let name_w = if roomy {
         width.saturating_sub(26).clamp(6, 40)
     } else {
         4
     };
     let mut rows_of: Vec<(bool, Line)> = Vec::new();
-    for a in attempts.iter() {
+    for (i, a) in attempts.iter().enumerate() {
         let is_current = current.as_deref() == Some(a.name.as_str());
         let status = if a.deleting {
             "Deleting"
@@ -79,7 +95,7 @@ pub fn draw(
             0 => String::new(),
             1 => "1 fail".to_string(),
             n => format!("{n} fails"),
-        };
+        } + &mark(preempted[i]);
         let took = match (a.start_time, a.completion_time) {
             (Some(s), Some(e)) => super::widgets::duration(std::time::Duration::from_secs(
                 (e - s).get_seconds().max(0) as u64,
@@ -127,6 +143,13 @@ pub fn draw(
         } else if let Some(line) = waiting_line(model, a, theme, width) {
             rows_of.push((is_current, line));
         }
+        if is_current {
+            // Room for the attempt's row and its progress, then its newest ends.
+            let room = rows.saturating_sub(2).min(MAX_END_LINES);
+            for line in end_lines(&ends[i], room, theme, width) {
+                rows_of.push((true, line));
+            }
+        }
     }
     // Keep the current attempt (with its progress) in view.
     let last = rows_of.iter().rposition(|(c, _)| *c).unwrap_or(0);
@@ -140,6 +163,60 @@ pub fn draw(
         Paragraph::new(lines).block(pane(title, app.focus == Focus::Jobs, theme)),
         area,
     );
+}
+
+/// The most lines the selected attempt's pod ends take.
+const MAX_END_LINES: usize = 3;
+
+/// The selected attempt's pod ends, newest last, at most `room` lines: when there are more, the
+/// first says how many of each class there were.
+fn end_lines<'a>(
+    ends: &[crate::ends::PodEnd],
+    room: usize,
+    theme: &Theme,
+    width: usize,
+) -> Vec<Line<'a>> {
+    if room == 0 || ends.is_empty() {
+        return Vec::new();
+    }
+    let mut lines = Vec::new();
+    let shown = if ends.len() > room {
+        let mut counts: Vec<(crate::ends::Class, usize)> = Vec::new();
+        for e in ends {
+            match counts.iter_mut().find(|(c, _)| *c == e.class) {
+                Some((_, n)) => *n += 1,
+                None => counts.push((e.class, 1)),
+            }
+        }
+        let said: Vec<String> = counts.iter().map(|(c, n)| format!("{n} {c}")).collect();
+        lines.push(Line::styled(
+            super::widgets::fit(
+                &format!("  {} ends: {}", ends.len(), said.join(", ")),
+                width,
+            ),
+            theme.dim(),
+        ));
+        &ends[ends.len() - (room - 1)..]
+    } else {
+        ends
+    };
+    for e in shown {
+        let ran = super::widgets::duration(std::time::Duration::from_secs(e.ran_seconds));
+        let cost = e.cost.map(crate::pricing::format::usd).unwrap_or_default();
+        let text = format!(
+            "  {} {} ran {ran} {cost} {}",
+            e.class,
+            e.pod.rsplit('-').next().unwrap_or(&e.pod),
+            crate::sanitize::one_line(&e.detail)
+        );
+        let style = if e.class.is_failure() {
+            theme.bad()
+        } else {
+            theme.dim()
+        };
+        lines.push(Line::styled(super::widgets::fit(&text, width), style));
+    }
+    lines
 }
 
 /// While none of an attempt's pods runs: how many wait, and the most telling cause

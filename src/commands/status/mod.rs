@@ -117,14 +117,32 @@ pub async fn run(args: StatusArgs, settings: &Settings) -> i32 {
             Err(code) => return code,
         },
     };
-    let (job, events) = match client {
-        Some(Ok(client)) => (
-            Some(crate::k8s::job_status(&client, &config.job).await),
-            crate::k8s::job_events(&client, &config.job).await,
+    let (mut job, events, nodes) = match client {
+        Some(Ok(client)) => {
+            let job = crate::k8s::job_status(&client, &config.job).await;
+            let events = crate::k8s::job_events(&client, &config.job).await;
+            let priced = job
+                .attempts
+                .iter()
+                .any(|a| crate::ends::attempt::needs_prices(&a.pods));
+            let nodes = if priced {
+                node_facts(&client).await
+            } else {
+                Default::default()
+            };
+            (Some(job), events, nodes)
+        }
+        Some(Err(e)) => (
+            Some(JobStatus::unreadable(&config.job, e)),
+            Vec::new(),
+            Default::default(),
         ),
-        Some(Err(e)) => (Some(JobStatus::unreadable(&config.job, e)), Vec::new()),
-        None => (None, Vec::new()),
+        None => (None, Vec::new(), Default::default()),
     };
+    for attempt in job.iter_mut().flat_map(|j| j.attempts.iter_mut()) {
+        attempt.ends =
+            crate::ends::attempt::of_attempt(&attempt.summary, &attempt.pods, &events, &nodes);
+    }
     let pools = match &cluster {
         ClusterReport::Gke(g) => Some(g.summary.node_pools.as_slice()),
         ClusterReport::Context(_) => None,
@@ -157,6 +175,30 @@ pub async fn run(args: StatusArgs, settings: &Settings) -> i32 {
         }
     }
     0
+}
+
+/// What pricing the pods' time needs of every node (none when the nodes cannot be listed: the
+/// costs are then unknown).
+async fn node_facts(
+    client: &kube::Client,
+) -> std::collections::HashMap<String, crate::ends::cost::NodeFacts> {
+    let nodes: kube::Api<k8s_openapi::api::core::v1::Node> = kube::Api::all(client.clone());
+    match nodes.list(&Default::default()).await {
+        Ok(list) => list
+            .items
+            .iter()
+            .filter_map(|n| {
+                Some((
+                    n.metadata.name.clone()?,
+                    crate::ends::cost::NodeFacts::of(n),
+                ))
+            })
+            .collect(),
+        Err(e) => {
+            tracing::debug!(error = %e, "listing nodes to price the pods' time");
+            Default::default()
+        }
+    }
 }
 
 /// The cluster, the configuration, and a client for the Job when the cluster can serve it.

@@ -163,6 +163,7 @@ fn job_lines(out: &mut Vec<String>, job: &JobStatus, place: &Place, now: Timesta
     }
     out.push(String::new());
     pods(out, current, place, now);
+    ends(out, current, now);
     out.push(String::new());
     if let Some(dir) = place.logs {
         out.push(format!("logs      {}", dir.display()));
@@ -193,9 +194,73 @@ fn attempt_line(a: &AttemptStatus, now: Timestamp) -> String {
         col(&s.name, 24),
         col(status, 11),
         col(&one_line(s.reason.as_deref().unwrap_or("")), 22),
-        col(&format!("{}/{}", s.failed, a.backoff_limit), 8),
+        col(&failed_and_preempted(a), 8),
         col(&started, 9),
     )
+}
+
+/// `1/2`: failures against `backoffLimit`; `0/2 ⟳3` with the preemptions the Job absorbed.
+fn failed_and_preempted(a: &AttemptStatus) -> String {
+    let failed = format!("{}/{}", a.summary.failed, a.backoff_limit);
+    match a.ends.preemptions {
+        0 => failed,
+        n => format!("{failed} ⟳{n}"),
+    }
+}
+
+/// How the attempt's pods ended, oldest first, with what each cost.
+fn ends(out: &mut Vec<String>, a: &AttemptStatus, now: Timestamp) {
+    let e = &a.ends;
+    if e.pod_ends.is_empty() && e.unexplained == 0 {
+        return;
+    }
+    let attempt = &a.summary.name;
+    out.push(String::new());
+    match e.preemptions {
+        0 => out.push(format!("pod ends of {attempt}")),
+        n => out.push(format!(
+            "pod ends of {attempt} ({n} preempted, not counted as failures)"
+        )),
+    }
+    out.push(format!(
+        "  {}{}{}{}{}DETAIL",
+        col("CLASS", 13),
+        col("POD", 14),
+        col("RAN", 9),
+        col("COST", 10),
+        col("ENDED", 9),
+    ));
+    for end in &e.pod_ends {
+        let cost = end
+            .cost
+            .map_or_else(|| "?".to_string(), crate::pricing::format::usd);
+        let ended = match end.at {
+            Some(_) => format!("{} ago", age(end.at, now)),
+            None => "-".into(),
+        };
+        let ran = crate::k8s::age::human_duration(i64::try_from(end.ran_seconds).unwrap_or(0));
+        out.push(format!(
+            "  {}{}{}{}{}{}",
+            col(end.class.name(), 13),
+            col(short_name(&end.pod, attempt), 14),
+            col(&ran, 9),
+            col(&cost, 10),
+            col(&ended, 9),
+            one_line(&end.detail),
+        ));
+    }
+    if e.partial {
+        out.push(
+            "  partial: no Gantry watched this attempt throughout; ends read back from the cluster's Events (kept about 1 h) have no time or cost"
+                .into(),
+        );
+    }
+    if e.unexplained > 0 {
+        out.push(format!(
+            "  {} pod(s) the Job made are gone with no end known",
+            e.unexplained
+        ));
+    }
 }
 
 fn phase_word(phase: AttemptPhase) -> &'static str {

@@ -33,6 +33,15 @@ impl<T> Default for Tracked<T> {
 }
 
 impl<T> Tracked<T> {
+    /// While a relist runs: the items held that it has not listed (yet). At `Synced`, those
+    /// that are gone.
+    pub fn unseen(&self) -> impl Iterator<Item = &T> {
+        self.relisting
+            .iter()
+            .flatten()
+            .filter_map(|k| self.items.get(k))
+    }
+
     /// Folds a change in; returns the trouble message of a failing watch, if that is what it was.
     fn apply(&mut self, change: Change<T>, key: impl Fn(&T) -> String) -> Option<String> {
         match change {

@@ -5,6 +5,7 @@
 
 pub mod cluster;
 pub mod drift;
+pub mod ends;
 pub mod idle;
 pub mod jobs;
 mod log_lines;
@@ -71,6 +72,8 @@ pub struct Model {
     pub training: Training,
     /// Why each pod that is not running waits.
     pub waits: waits::Waits,
+    /// The ends of pods this engine saw happen.
+    pub ends: ends::SeenEnds,
     /// What every viewer and listener was told, numbered (the newest few).
     notices: VecDeque<(u64, Notice)>,
     next_notice: u64,
@@ -92,6 +95,8 @@ pub struct Applied {
     pub follow: Option<FollowLogs>,
     /// What the event told, for the engine's listeners (`gantry watch`, the log).
     pub told: Vec<Notice>,
+    /// Pod ends to record on their attempts (`ends::ledger`).
+    pub record: Vec<crate::ends::ledger::Entry>,
 }
 
 impl Default for Applied {
@@ -100,6 +105,7 @@ impl Default for Applied {
             changed: true,
             follow: None,
             told: Vec::new(),
+            record: Vec::new(),
         }
     }
 }
@@ -216,6 +222,11 @@ impl Model {
             }
             Report::Job(e) => {
                 for n in noticing::of_job(&self.jobs, &e) {
+                    self.tell(&mut applied, n);
+                }
+                let (record, told) = self.note_ends(&e, jiff::Timestamp::now());
+                applied.record.extend(record);
+                for n in told {
                     self.tell(&mut applied, n);
                 }
                 let pod = match &e {

@@ -40,7 +40,12 @@ pub fn of_job(jobs: &JobsModel, event: &JobWatchEvent) -> Vec<Notice> {
         )],
         JobWatchEvent::Pod(Change::Applied(p) | Change::Listed(p)) => {
             let was_failed = jobs.pods.items.get(&p.name).is_some_and(failed);
-            (failed(p) && !was_failed)
+            // A preemption is told as one (`model::ends`), not as a failure.
+            let preempted = p
+                .fate
+                .as_ref()
+                .is_some_and(|f| f.class == crate::ends::Class::Preempted);
+            (failed(p) && !was_failed && !preempted)
                 .then(|| {
                     Notice::new(
                         Kind::PodFailed,

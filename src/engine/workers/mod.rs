@@ -4,6 +4,7 @@
 mod actions;
 mod apply_plan;
 mod cluster;
+mod ends;
 mod logs;
 mod saved_metrics;
 mod scale;
@@ -45,6 +46,10 @@ struct Shared {
     flow_budget: Arc<Semaphore>,
     /// How many screens show usage (`EngineHandle::show_usage`).
     usage_shown: tokio::sync::watch::Receiver<usize>,
+    /// What pricing a pod's time needs of each node, read once per node (None: the node was
+    /// gone, or could not be read).
+    nodes:
+        std::sync::Mutex<std::collections::HashMap<String, Option<crate::ends::cost::NodeFacts>>>,
 }
 
 /// Log and watch events (a log event is a batch of one pod's lines) in flight to the UI at once.
@@ -92,6 +97,7 @@ impl Workers {
             stop: CancellationToken::new(),
             flow_budget: Arc::new(Semaphore::new(FLOW_EVENTS_IN_FLIGHT)),
             usage_shown,
+            nodes: Default::default(),
         });
         tokio::spawn(follow_cluster(shared.clone()));
         Self { shared, tail: None }
@@ -129,6 +135,9 @@ impl Workers {
             }
             Command::ScaleNodePools(to) => {
                 tokio::spawn(scale::scale(shared, to));
+            }
+            Command::RecordEnds(entries) => {
+                tokio::spawn(ends::record(shared, entries));
             }
             // The engine hands the plan itself over, through `apply_plan`.
             Command::ApplyPlan { .. } => {}

@@ -1,0 +1,86 @@
+//! Every end known of one attempt, for `gantry status`: recorded on the Job by an engine,
+//! stated by the pods still there (priced from their nodes), and read back from the Job
+//! controller's Events for pods no Gantry saw end — the last said to be partial.
+
+use std::collections::HashMap;
+
+use serde::Serialize;
+
+use super::cost::NodeFacts;
+use super::from_events::{created_pods, infer};
+use super::{Class, PodEnd, preemptions};
+use crate::k8s::status::{AttemptSummary, EventSummary, PodSummary};
+
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct AttemptEnds {
+    /// Oldest first.
+    pub pod_ends: Vec<PodEnd>,
+    pub preemptions: usize,
+    /// Some ends were read back from the cluster's Events (no Gantry saw them happen): their
+    /// times and costs are not known, and Events older than the cluster keeps (1 h by default)
+    /// are gone.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub partial: bool,
+    /// Pods the Job made that are gone with no end known.
+    #[serde(skip_serializing_if = "is_zero")]
+    pub unexplained: usize,
+}
+
+fn is_zero(n: &usize) -> bool {
+    *n == 0
+}
+
+pub fn of_attempt(
+    attempt: &AttemptSummary,
+    pods: &[PodSummary],
+    events: &[EventSummary],
+    nodes: &HashMap<String, NodeFacts>,
+) -> AttemptEnds {
+    let mut ends = attempt.recorded_ends.clone();
+    for pod in pods {
+        let Some(fate) = &pod.fate else { continue };
+        if ends.iter().any(|e| e.pod == pod.name) {
+            continue;
+        }
+        let sharing = pods
+            .iter()
+            .filter(|p| p.node.is_some() && p.node == pod.node)
+            .count();
+        let cost = pod
+            .node
+            .as_ref()
+            .and_then(|n| nodes.get(n))
+            .and_then(|f| f.cost(f.share(&pod.requests, sharing), fate.ran_seconds));
+        ends.push(PodEnd {
+            pod: pod.name.clone(),
+            index: pod.index,
+            class: fate.class,
+            detail: fate.detail.clone(),
+            at: fate.at,
+            node: pod.node.clone(),
+            ran_seconds: fate.ran_seconds,
+            cost,
+        });
+    }
+    let inferred = infer(attempt, &created_pods(events, &attempt.name), pods, &ends);
+    let partial = !inferred.ends.is_empty() || inferred.unexplained > 0;
+    ends.extend(inferred.ends);
+    ends.sort_by_key(|e| (e.at.is_none(), e.at));
+    AttemptEnds {
+        preemptions: preemptions(&ends),
+        pod_ends: ends,
+        partial,
+        unexplained: inferred.unexplained,
+    }
+}
+
+/// Whether any pod of these needs its node's price.
+pub fn needs_prices(pods: &[PodSummary]) -> bool {
+    pods.iter().any(|p| {
+        p.fate
+            .as_ref()
+            .is_some_and(|f| f.class != Class::ConfigError)
+            && p.node.is_some()
+    })
+}

@@ -1,0 +1,165 @@
+//! The ends of the training pods as this engine sees them happen: each told once (a preemption
+//! as such, not as a failure), kept for the panes, and handed to the engine to record on the
+//! attempt (`ends::ledger`), where every other Gantry reads it. What a pane shows of an attempt
+//! is what was recorded on it, what this engine saw, and what the pods still here say.
+
+use std::collections::{BTreeMap, HashSet};
+
+use super::Model;
+use crate::ends::ledger::Entry;
+use crate::ends::{Class, Fate, GoneContext, PodEnd, fate_of_summary, gone};
+use crate::engine::notice::{Kind, Notice, Severity};
+use crate::k8s::status::{AttemptPhase, AttemptSummary, PodSummary};
+use crate::k8s::watch::{Change, JobWatchEvent};
+
+#[derive(Debug, Default)]
+pub struct SeenEnds {
+    by_attempt: BTreeMap<String, Vec<PodEnd>>,
+    pods: HashSet<String>,
+}
+
+impl SeenEnds {
+    /// Whether this engine saw the pod end.
+    pub fn saw(&self, pod: &str) -> bool {
+        self.pods.contains(pod)
+    }
+}
+
+impl Model {
+    /// Before a Job watcher's event is folded in: the pods it ends. Returns what to record and
+    /// what to tell.
+    pub(super) fn note_ends(
+        &mut self,
+        event: &JobWatchEvent,
+        now: jiff::Timestamp,
+    ) -> (Vec<Entry>, Vec<Notice>) {
+        let JobWatchEvent::Pod(change) = event else {
+            return Default::default();
+        };
+        let ended: Vec<(PodSummary, Fate)> = match change {
+            Change::Applied(p) | Change::Listed(p) => p
+                .fate
+                .as_ref()
+                // A pod that cannot start is shown at once, recorded only when it is gone: a
+                // pull that fails for a while may still succeed.
+                .filter(|f| f.class != Class::ConfigError)
+                .filter(|_| !self.ends.saw(&p.name))
+                .map(|f| (p.clone(), f.clone()))
+                .into_iter()
+                .collect(),
+            Change::Deleted(p) if !self.ends.saw(&p.name) => {
+                vec![(p.clone(), self.gone_fate(p, now))]
+            }
+            Change::Synced => self
+                .jobs
+                .pods
+                .unseen()
+                .filter(|p| !self.ends.saw(&p.name))
+                .map(|p| (p.clone(), self.gone_fate(p, now)))
+                .collect(),
+            _ => Vec::new(),
+        };
+        let mut entries = Vec::new();
+        let mut told = Vec::new();
+        for (pod, fate) in ended {
+            let end = end_of(&pod, fate);
+            if let Some(n) = notice(&pod, &end) {
+                told.push(n);
+            }
+            let sharing = self
+                .jobs
+                .pods_of(&pod.job)
+                .iter()
+                .filter(|p| p.node.is_some() && p.node == pod.node)
+                .count()
+                .max(1);
+            self.ends.pods.insert(pod.name.clone());
+            self.ends
+                .by_attempt
+                .entry(pod.job.clone())
+                .or_default()
+                .push(end.clone());
+            entries.push(Entry {
+                job: pod.job.clone(),
+                end,
+                requests: pod.requests,
+                sharing,
+            });
+        }
+        (entries, told)
+    }
+
+    fn gone_fate(&self, pod: &PodSummary, now: jiff::Timestamp) -> Fate {
+        let attempt = self.jobs.attempts.items.get(&pod.job);
+        let ctx = GoneContext {
+            attempt_failed: attempt
+                .filter(|a| a.status == AttemptPhase::Failed)
+                .and_then(|a| a.reason.as_deref()),
+            deleted_by: pod
+                .deleted_by
+                .as_deref()
+                .or_else(|| attempt.and_then(|a| a.deleted_by.as_deref())),
+            waiting: self.waits.of(&pod.name).map(|w| &w.cause),
+            now: Some(now),
+        };
+        gone(pod, &ctx)
+    }
+
+    /// Every end known of an attempt's pods, oldest first: recorded on it, seen by this engine,
+    /// or stated by a pod still here (one that cannot start, or ended since the last record).
+    pub fn ends_of(&self, attempt: &AttemptSummary) -> Vec<PodEnd> {
+        let mut ends = attempt.recorded_ends.clone();
+        let known = |ends: &[PodEnd], pod: &str| ends.iter().any(|e| e.pod == pod);
+        for end in self
+            .ends
+            .by_attempt
+            .get(&attempt.name)
+            .into_iter()
+            .flatten()
+        {
+            if !known(&ends, &end.pod) {
+                ends.push(end.clone());
+            }
+        }
+        for pod in self.jobs.pods_of(&attempt.name) {
+            if let Some(fate) = fate_of_summary(pod)
+                && !known(&ends, &pod.name)
+            {
+                ends.push(end_of(pod, fate));
+            }
+        }
+        ends.sort_by_key(|e| e.at);
+        ends
+    }
+}
+
+fn end_of(pod: &PodSummary, fate: Fate) -> PodEnd {
+    PodEnd {
+        pod: pod.name.clone(),
+        index: pod.index,
+        class: fate.class,
+        detail: fate.detail,
+        at: fate.at,
+        node: pod.node.clone(),
+        ran_seconds: fate.ran_seconds,
+        cost: None,
+    }
+}
+
+/// A preemption is told as one (failures are told by `noticing` with the pod's own words; a
+/// success by its attempt's end).
+fn notice(pod: &PodSummary, end: &PodEnd) -> Option<Notice> {
+    let ran = crate::k8s::age::human_duration(i64::try_from(end.ran_seconds).unwrap_or(i64::MAX));
+    let (kind, severity) = match end.class {
+        Class::Preempted => (Kind::Preempted, Severity::Warning),
+        Class::Deleted | Class::Capacity | Class::Deadline => (Kind::PodFailed, Severity::Warning),
+        _ => return None,
+    };
+    let text = format!(
+        "pod {} {}: {} (ran {ran})",
+        pod.name,
+        end.class,
+        crate::sanitize::one_line(&end.detail)
+    );
+    Some(Notice::new(kind, severity, &pod.name, text))
+}
