@@ -53,7 +53,14 @@ pub async fn run(args: DeleteArgs, settings: &Settings) -> i32 {
             }
         }
     }
-    match k8s::delete(&t.client, &t.config.job, name.as_deref()).await {
+    match k8s::delete(
+        &t.client,
+        &t.config.job,
+        name.as_deref(),
+        &crate::engine::Principal::local().name(),
+    )
+    .await
+    {
         Ok(d) if d.jobs.is_empty() && d.services.is_empty() => {
             crate::outln!(
                 "nothing to delete: no Job made by Gantry for {}",

@@ -386,6 +386,13 @@ impl Config {
             }
         }
         j.recovery.validate()?;
+        if j.restart_policy.as_deref() == Some("OnFailure")
+            && !j.recovery.fail_exit_codes.is_empty()
+        {
+            return Err(
+                "job.recovery.fail-exit-codes needs job.restart-policy = \"Never\": Kubernetes applies a podFailurePolicy only to pods that are not restarted in place".into(),
+            );
+        }
         if j.indexed && j.completions.is_none() {
             return Err("job.indexed = true needs job.completions (the number of workers)".into());
         }

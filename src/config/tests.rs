@@ -48,3 +48,22 @@ fn unknown_keys_name_line_and_key() {
         .unwrap_or_default();
     assert!(e.contains("node-count"), "{e}");
 }
+
+#[test]
+fn fail_exit_codes_are_read_and_checked() {
+    let c = Config::parse("[job.recovery]\nfail-exit-codes = [42, 3]\n").unwrap_or_default();
+    assert_eq!(c.job.recovery.fail_exit_codes_sorted(), vec![3, 42]);
+    for (bad, says) in [
+        ("[job.recovery]\nfail-exit-codes = [0]\n", "from 1 to 255"),
+        ("[job.recovery]\nfail-exit-codes = [256]\n", "from 1 to 255"),
+        (
+            "[job]\nrestart-policy = \"OnFailure\"\n[job.recovery]\nfail-exit-codes = [3]\n",
+            "needs job.restart-policy = \"Never\"",
+        ),
+        ("[job.recovery]\nretries = 3\n", "unknown field"),
+        ("[job]\npod-failure-policy = {}\n", "unknown field"),
+    ] {
+        let e = Config::parse(bad).err().unwrap_or_default();
+        assert!(e.contains(says), "{bad}: {e}");
+    }
+}

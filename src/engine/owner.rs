@@ -123,7 +123,7 @@ impl Owner {
     fn take(&mut self, approved: Approved) -> bool {
         let command = approved.command().clone();
         if !command.mutates() {
-            self.run(command);
+            self.run(command, approved.by());
             return false;
         }
         let by = approved.by().clone();
@@ -132,7 +132,7 @@ impl Owner {
         if matches!(command, Command::RecordEnds(_)) {
             if approved.may_run(self.read_only) {
                 self.audit.record(&by, &command, "started");
-                self.run(command);
+                self.run(command, &by);
             }
             return false;
         }
@@ -166,9 +166,9 @@ impl Owner {
             self.asked
                 .entry(command.describe())
                 .or_default()
-                .push_back(by);
+                .push_back(by.clone());
         }
-        self.run(command);
+        self.run(command, &by);
         true
     }
 
@@ -228,13 +228,13 @@ impl Owner {
 
     /// Hands a viewer's command to the workers. Applying the plan takes the plan of the
     /// generation the viewer showed, if it is still the plan (None: the worker refuses).
-    fn run(&mut self, command: Command) {
+    fn run(&mut self, command: Command, by: &Principal) {
         if let Command::ApplyPlan { generation } = command {
             let plan = self.write().cluster.drift.plan_at(generation).cloned();
             self.workers.apply_plan(plan);
             return;
         }
-        self.workers.run(command);
+        self.workers.run(command, by);
     }
 
     /// `scale-to-zero-when-idle`: the node pools go to zero nodes once the idle decision says so

@@ -20,6 +20,7 @@ pub async fn delete(
     client: &kube::Client,
     cfg: &JobConfig,
     name: Option<&str>,
+    by: &str,
 ) -> Result<Deleted, K8sError> {
     let ns = &cfg.namespace;
     let jobs: Api<Job> = Api::namespaced(client.clone(), ns);
@@ -53,6 +54,7 @@ pub async fn delete(
     };
     let mut deleted = Deleted::default();
     for job in &targets {
+        mark_deleted_by(&jobs, job, by).await;
         match jobs.delete(job, &DeleteParams::background()).await {
             Ok(_) => deleted.jobs.push(job.clone()),
             // Gone already: what the user wanted.
@@ -83,4 +85,25 @@ pub async fn delete(
         }
     }
     Ok(deleted)
+}
+
+/// Says on the object who is deleting it (`gantry.dev/deleted-by`), so that every Gantry
+/// watching tells the ends of its pods as this person's doing. Best effort: the delete goes on
+/// whatever this answers.
+pub async fn mark_deleted_by<K>(api: &Api<K>, name: &str, by: &str)
+where
+    K: kube::Resource + Clone + serde::de::DeserializeOwned + std::fmt::Debug,
+{
+    let patch = serde_json::json!({"metadata": {"annotations": {super::labels::DELETED_BY: by}}});
+    if let Err(e) = api
+        .patch(
+            name,
+            &kube::api::PatchParams::default(),
+            &kube::api::Patch::Merge(&patch),
+        )
+        .await
+        && status_code(&e) != Some(404)
+    {
+        tracing::debug!(name, error = %e, "marking who deletes it");
+    }
 }

@@ -270,7 +270,7 @@ async fn stopping_a_pod_ends_its_stream() {
     assert_eq!(end_of(&mut tail, &pod).await, StreamEnd::Stopped);
     tail.handle().cancel();
     while tail.next().await.is_some() {}
-    k8s::delete(&client, &cfg, None).await.unwrap();
+    k8s::delete(&client, &cfg, None, "test").await.unwrap();
 }
 
 /// A Job of one pod that logs for hours (of simulated time), followed by a fresh tail; returns
@@ -341,7 +341,7 @@ async fn a_pod_deleted_while_followed_ends_as_deleted() {
         .unwrap();
     assert_eq!(end_of(&mut tail, &pod).await, StreamEnd::PodDeleted);
     tail.handle().cancel();
-    k8s::delete(&client, &cfg, None).await.unwrap();
+    k8s::delete(&client, &cfg, None, "test").await.unwrap();
 }
 
 #[tokio::test]
@@ -351,7 +351,7 @@ async fn the_pods_of_a_deleted_job_end_as_deleted() {
     let cfg = long_running();
     let (mut tail, pod) = follow_a_long_running_pod(&client, &cfg, TailOptions::default()).await;
     // Background propagation: the garbage collector deletes the pod.
-    k8s::delete(&client, &cfg, None).await.unwrap();
+    k8s::delete(&client, &cfg, None, "test").await.unwrap();
     assert_eq!(end_of(&mut tail, &pod).await, StreamEnd::PodDeleted);
     tail.handle().cancel();
 }

@@ -43,6 +43,7 @@ fn every_command() -> Vec<Command> {
             previous: false,
             generation: 1,
         },
+        Command::RecordEnds(Vec::new()),
     ]
 }
 
@@ -70,6 +71,7 @@ fn the_gate_refuses_every_mutating_command() {
             | Command::DeletePod(_)
             | Command::ScaleNodePools(_)
             | Command::ApplyPlan { .. }
+            | Command::RecordEnds(_)
             | Command::FetchLogs { .. } => {}
         }
     }

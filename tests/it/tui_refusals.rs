@@ -313,6 +313,8 @@ fn asked_by_a_key_walked_here(command: &Command) -> bool {
         Command::ApplyPlan { .. } => false,
         // Only the engine asks (the idle cluster, through its own gate): no key does.
         Command::ScaleNodePools(_) => false,
+        // The engine's own bookkeeping of pod ends, through its own gate: no key asks.
+        Command::RecordEnds(_) => false,
         // Reading, not changing.
         Command::FetchLogs { .. } => false,
     }

@@ -9,7 +9,8 @@ use super::Shared;
 use crate::engine::{Command, Report};
 use crate::k8s;
 
-pub async fn job_action(shared: Arc<Shared>, command: Command) {
+/// `by`: who asked, named on what is deleted.
+pub async fn job_action(shared: Arc<Shared>, command: Command, by: String) {
     let client = shared
         .connection
         .lock()
@@ -44,11 +45,12 @@ pub async fn job_action(shared: Arc<Shared>, command: Command) {
         Command::RetryJob => k8s::retry(&client, cfg, &Default::default())
             .await
             .map(|l| format!("retrying as {}", l.job)),
-        Command::DeleteAttempt(name) => k8s::delete(&client, cfg, Some(&name))
+        Command::DeleteAttempt(name) => k8s::delete(&client, cfg, Some(&name), &by)
             .await
             .map(|_| format!("deleted {name}")),
         Command::DeletePod(name) => {
             let pods: Api<Pod> = Api::namespaced(client, &cfg.namespace);
+            k8s::delete::mark_deleted_by(&pods, &name, &by).await;
             pods.delete(&name, &DeleteParams::background())
                 .await
                 .map(|_| format!("deleting pod {name}"))

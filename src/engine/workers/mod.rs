@@ -115,7 +115,8 @@ impl Workers {
         self.shared.stop.cancel();
     }
 
-    pub fn run(&mut self, command: Command) {
+    /// `by`: who asked (named on what a delete removes).
+    pub fn run(&mut self, command: Command, by: &super::Principal) {
         let shared = self.shared.clone();
         match command {
             Command::CreateCluster => {
@@ -131,7 +132,7 @@ impl Workers {
             | Command::RetryJob
             | Command::DeleteAttempt(_)
             | Command::DeletePod(_) => {
-                tokio::spawn(job_action(shared, command));
+                tokio::spawn(job_action(shared, command, by.name()));
             }
             Command::ScaleNodePools(to) => {
                 tokio::spawn(scale::scale(shared, to));

@@ -68,10 +68,9 @@ pub fn ignores_disruptions(policy: Option<&PodFailurePolicy>) -> bool {
     policy.is_some_and(|p| {
         p.rules.iter().any(|r| {
             r.action == "Ignore"
-                && r.on_pod_conditions
-                    .iter()
-                    .flatten()
-                    .any(|c| c.type_ == "DisruptionTarget" && c.status == "True")
+                && r.on_pod_conditions.iter().flatten().any(|c| {
+                    c.type_ == "DisruptionTarget" && matches!(c.status.as_str(), "True" | "")
+                })
         })
     })
 }

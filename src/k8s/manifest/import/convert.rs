@@ -156,8 +156,23 @@ pub(super) fn job_config(job: &Job) -> Result<JobConfig, String> {
         indexed,
         distributed,
         recovery: Default::default(),
-        pod_failure_policy: spec.pod_failure_policy.clone(),
+        pod_failure_policy: spec.pod_failure_policy.clone().map(with_defaults),
     })
+}
+
+/// A policy as the API server stores it: a pod condition's `status` left out is `True`. (The
+/// typed field cannot be absent, and the API server refuses the empty string it would send.)
+fn with_defaults(
+    mut policy: k8s_openapi::api::batch::v1::PodFailurePolicy,
+) -> k8s_openapi::api::batch::v1::PodFailurePolicy {
+    for rule in &mut policy.rules {
+        for condition in rule.on_pod_conditions.iter_mut().flatten() {
+            if condition.status.is_empty() {
+                condition.status = "True".into();
+            }
+        }
+    }
+    policy
 }
 
 fn count(field: &str, n: Option<i32>) -> Result<Option<u32>, String> {
