@@ -163,3 +163,7 @@ fn notice(pod: &PodSummary, end: &PodEnd) -> Option<Notice> {
     );
     Some(Notice::new(kind, severity, &pod.name, text))
 }
+
+#[cfg(test)]
+#[path = "ends_tests.rs"]
+mod tests;
