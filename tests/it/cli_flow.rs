@@ -62,8 +62,14 @@ impl Sim {
     }
 
     pub fn gantry(&self, args: &[&str]) -> Output {
+        self.command(args).output().unwrap()
+    }
+
+    /// `gantry ARGS` against this simulator, to run or spawn (`gantry watch` beside it).
+    pub fn command(&self, args: &[&str]) -> Command {
         let home = self.home();
-        Command::new(env!("CARGO_BIN_EXE_gantry"))
+        let mut command = Command::new(env!("CARGO_BIN_EXE_gantry"));
+        command
             .args(args)
             .args([
                 "--project",
@@ -82,9 +88,8 @@ impl Sim {
             .env("CLOUDSDK_CONFIG", home.join("gcloud"))
             .env_remove("GOOGLE_CLOUD_PROJECT")
             .env_remove("GOOGLE_APPLICATION_CREDENTIALS")
-            .stdin(Stdio::null())
-            .output()
-            .unwrap()
+            .stdin(Stdio::null());
+        command
     }
 
     pub fn ok(&self, args: &[&str]) -> String {

@@ -239,7 +239,7 @@ async fn backoff_limit_exhausted_then_retry_with_an_override_succeeds() {
     assert_eq!(attempts[1]["status"], "Succeeded");
 
     // Delete without a name: every attempt; their pods go with them (background propagation).
-    let deleted = k8s::delete(&client, &cfg, None).await.unwrap();
+    let deleted = k8s::delete(&client, &cfg, None, "test").await.unwrap();
     assert_eq!(deleted.jobs, ["ml-training-job", "ml-training-job-2"]);
     while !w.pods.is_empty() || !w.jobs.is_empty() {
         w.next().await;
@@ -431,6 +431,6 @@ async fn an_indexed_job_of_four_workers_logs_from_every_rank() {
     assert_eq!(value("MASTER_PORT").as_deref(), Some("29500"));
 
     // Deleting every attempt takes the Service too.
-    let deleted = k8s::delete(&client, &cfg, None).await.unwrap();
+    let deleted = k8s::delete(&client, &cfg, None, "test").await.unwrap();
     assert_eq!(deleted.services, ["ml-training-job-workers"]);
 }

@@ -33,6 +33,7 @@ mod kubectl;
 mod kubectl_top;
 mod metrics_cli;
 mod metrics_frameworks;
+mod preemption_e2e;
 mod readme_screenshot;
 mod security;
 mod serve;

@@ -3,10 +3,10 @@
 use k8s_openapi::api::core::v1::Pod;
 use serde_json::{Value, json};
 
+use crate::ends::Class;
 use crate::engine::Report;
 use crate::engine::model::Model;
 use crate::engine::notice::Kind;
-use crate::ends::Class;
 use crate::k8s::status::PodSummary;
 use crate::k8s::watch::{Change, JobWatchEvent};
 
@@ -40,14 +40,24 @@ fn applied(model: &mut Model, change: Change<PodSummary>) -> crate::engine::mode
 #[test]
 fn a_preempted_pod_is_told_once_as_a_preemption_and_recorded_once() {
     let mut model = Model::default();
-    applied(&mut model, Change::Applied(pod("train-a", json!({"phase": "Running"}))));
+    applied(
+        &mut model,
+        Change::Applied(pod("train-a", json!({"phase": "Running"}))),
+    );
     let first = applied(&mut model, Change::Applied(pod("train-a", reclaimed())));
     let kinds: Vec<Kind> = first.told.iter().map(|n| n.kind).collect();
     assert_eq!(kinds, vec![Kind::Preempted], "{:?}", first.told);
-    assert!(first.told[0].text.contains("preempted"), "{}", first.told[0].text);
+    assert!(
+        first.told[0].text.contains("preempted"),
+        "{}",
+        first.told[0].text
+    );
     assert_eq!(first.record.len(), 1);
     let entry = &first.record[0];
-    assert_eq!((entry.job.as_str(), entry.end.class), ("train", Class::Preempted));
+    assert_eq!(
+        (entry.job.as_str(), entry.end.class),
+        ("train", Class::Preempted)
+    );
     assert_eq!(entry.end.ran_seconds, 300);
     assert_eq!(entry.requests.cpu_millis, 1000);
     // The same pod again (a status update, a relist): nothing new.
@@ -60,8 +70,14 @@ fn a_preempted_pod_is_told_once_as_a_preemption_and_recorded_once() {
 #[test]
 fn a_running_pod_deleted_outside_gantry_ends_as_deleted() {
     let mut model = Model::default();
-    applied(&mut model, Change::Applied(pod("train-b", json!({"phase": "Running"}))));
-    let gone = applied(&mut model, Change::Deleted(pod("train-b", json!({"phase": "Running"}))));
+    applied(
+        &mut model,
+        Change::Applied(pod("train-b", json!({"phase": "Running"}))),
+    );
+    let gone = applied(
+        &mut model,
+        Change::Deleted(pod("train-b", json!({"phase": "Running"}))),
+    );
     assert_eq!(gone.record.len(), 1);
     assert_eq!(gone.record[0].end.class, Class::Deleted);
     assert_eq!(gone.record[0].end.detail, "deleted outside Gantry");
@@ -70,7 +86,10 @@ fn a_running_pod_deleted_outside_gantry_ends_as_deleted() {
 #[test]
 fn a_pod_that_vanished_while_the_watch_was_down_ends_at_the_relist() {
     let mut model = Model::default();
-    applied(&mut model, Change::Applied(pod("train-c", json!({"phase": "Running"}))));
+    applied(
+        &mut model,
+        Change::Applied(pod("train-c", json!({"phase": "Running"}))),
+    );
     applied(&mut model, Change::Restarted);
     let synced = applied(&mut model, Change::Synced);
     assert_eq!(synced.record.len(), 1);
