@@ -79,6 +79,9 @@ fn attempt() -> AttemptSummary {
         completion_time: None,
         finished_at: None,
         deleting: false,
+        recorded_ends: Vec::new(),
+        ignores_disruptions: false,
+        deleted_by: None,
     }
 }
 
@@ -110,6 +113,9 @@ fn pod(i: usize) -> PodSummary {
         running_since: None,
         image: String::new(),
         node_selector: Vec::new(),
+        fate: None,
+        requests: Default::default(),
+        deleted_by: None,
     }
 }
 

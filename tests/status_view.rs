@@ -26,6 +26,7 @@ fn with(summary: gantry::k8s::status::AttemptSummary, pods: Vec<PodSummary>) -> 
         summary,
         backoff_limit: 2,
         pods,
+        ends: Default::default(),
     }
 }
 
@@ -147,4 +148,59 @@ fn a_cluster_that_is_not_there_says_how_to_create_it() {
     };
     let text = shown(&r);
     assert!(text.contains("gantry up --wait"), "{text}");
+}
+
+#[test]
+fn an_attempt_shows_how_its_pods_ended_and_the_preemptions_apart_from_failures() {
+    use gantry::ends::attempt::AttemptEnds;
+    use gantry::ends::{Class, PodEnd};
+    let end = |pod: &str, class, detail: &str, cost| PodEnd {
+        pod: format!("{ATTEMPT_1}-{pod}"),
+        index: None,
+        class,
+        detail: detail.into(),
+        at: Some(now() - jiff::SignedDuration::from_mins(5)),
+        node: Some("gke-ml-gke-cluster-default-pool-1a2b3c4d-x9k2".into()),
+        ran_seconds: 100,
+        cost,
+    };
+    let shut_down = "its node shut down (spot VM reclaimed, or maintenance)";
+    let mut pod_ends = vec![
+        end("p1a2b", Class::Preempted, shut_down, Some(0.0005)),
+        end("q3c4d", Class::Preempted, shut_down, None),
+        end("r5e6f", Class::Succeeded, "completed", Some(0.0013)),
+    ];
+    pod_ends.push(PodEnd {
+        at: None,
+        node: None,
+        cost: None,
+        ran_seconds: 0,
+        ..end(
+            "s7g8h",
+            Class::Preempted,
+            "gone before any Gantry saw it end; Kubernetes did not count it as a failure (DisruptionTarget)",
+            None,
+        )
+    });
+    let attempt = AttemptStatus {
+        summary: gantry::k8s::status::AttemptSummary {
+            name: ATTEMPT_1.into(),
+            ..running_attempt()
+        },
+        ends: AttemptEnds {
+            preemptions: 3,
+            pod_ends,
+            partial: true,
+            unexplained: 0,
+        },
+        ..with(running_attempt(), vec![])
+    };
+    let text = shown(&report(Some(job(vec![attempt]))));
+    assert!(text.contains("⟳3"), "{text}");
+    assert!(
+        text.contains("3 preempted, not counted as failures"),
+        "{text}"
+    );
+    assert!(text.contains("partial"), "{text}");
+    insta::assert_snapshot!(text);
 }

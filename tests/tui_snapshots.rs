@@ -334,3 +334,32 @@ fn a_waiting_pod_says_why_and_what_to_do_in_the_pods_and_job_panes() {
         "{shown:#?}"
     );
 }
+
+/// The running attempt absorbed three preemptions (spot nodes reclaimed) and nothing failed:
+/// `⟳3` beside its failures, and its newest ends under it, at 80×24 too.
+#[test]
+fn an_attempt_that_absorbed_preemptions_says_so_apart_from_failures() {
+    use gantry::ends::{Class, PodEnd};
+    let mut app = with_attempts(false);
+    let end = |pod: &str, minutes_ago: i64, ran: u64| PodEnd {
+        pod: format!("{ATTEMPT_2}-{pod}"),
+        index: None,
+        class: Class::Preempted,
+        detail: "its node shut down (spot VM reclaimed, or maintenance)".into(),
+        at: ago(minutes_ago * 60),
+        node: Some("gke-ml-gke-cluster-default-pool-1a2b3c4d-x9k2".into()),
+        ran_seconds: ran,
+        cost: Some(0.0021),
+    };
+    let mut attempt = running_attempt();
+    attempt.failed = 0;
+    attempt.recorded_ends = vec![
+        end("p1a2b", 9, 120),
+        end("q3c4d", 6, 150),
+        end("r5e6f", 3, 95),
+    ];
+    app.on_event(job_event(Change::Applied(attempt)));
+    app.focus = Focus::Jobs;
+    app.dirty = false;
+    snapshot("preempted_attempt", &mut app);
+}

@@ -62,21 +62,27 @@ pub fn draw(
     let headed = area.width >= 46;
     let ends: Vec<Vec<crate::ends::PodEnd>> = attempts.iter().map(|a| model.ends_of(a)).collect();
     // A preemption is not a failure: the Job absorbed it (`0/2⟳3`).
-    let preempted: Vec<usize> = ends.iter().map(|e| crate::ends::preemptions(e)).collect();
-    let mark = |n: usize| {
-        if n > 0 {
-            format!("⟳{n}")
-        } else {
-            String::new()
+    let preempted: Vec<usize> = ends.iter().map(crate::ends::preemptions).collect();
+    // Failures of backoffLimit (`1/2`) headed, in words (`1 fail`) narrow; `⟳3` after them.
+    let fails_text = |failed: i32, preempted: usize| {
+        let fails = match failed {
+            _ if headed => format!("{failed}/{backoff}"),
+            0 => String::new(),
+            1 => "1 fail".to_string(),
+            n => format!("{n} fails"),
+        };
+        match preempted {
+            0 => fails,
+            n => format!("{fails}⟳{n}"),
         }
     };
-    let widest_mark = preempted
+    let widest = attempts
         .iter()
-        .map(|n| mark(*n).chars().count())
+        .zip(&preempted)
+        .map(|(a, p)| fails_text(a.failed, *p).chars().count())
         .max()
         .unwrap_or(0);
-    let fails_w =
-        if headed { 5 } else { 7 } + widest_mark.saturating_sub(if headed { 2 } else { 0 });
+    let fails_w = widest.max(if headed { 5 } else { 7 });
     let name_w = if roomy {
         width.saturating_sub(26).clamp(6, 40)
     } else {
@@ -90,12 +96,7 @@ pub fn draw(
         } else {
             phase_word(a.status)
         };
-        let fails = match a.failed {
-            _ if headed => format!("{}/{}", a.failed, backoff),
-            0 => String::new(),
-            1 => "1 fail".to_string(),
-            n => format!("{n} fails"),
-        } + &mark(preempted[i]);
+        let fails = fails_text(a.failed, preempted[i]);
         let took = match (a.start_time, a.completion_time) {
             (Some(s), Some(e)) => super::widgets::duration(std::time::Duration::from_secs(
                 (e - s).get_seconds().max(0) as u64,
@@ -144,8 +145,8 @@ pub fn draw(
             rows_of.push((is_current, line));
         }
         if is_current {
-            // Room for the attempt's row and its progress, then its newest ends.
-            let room = rows.saturating_sub(2).min(MAX_END_LINES);
+            // Its newest ends in the rows left (earlier attempts stay in view), at least one.
+            let room = rows.saturating_sub(rows_of.len()).clamp(1, MAX_END_LINES);
             for line in end_lines(&ends[i], room, theme, width) {
                 rows_of.push((true, line));
             }

@@ -223,12 +223,11 @@ fn ends(out: &mut Vec<String>, a: &AttemptStatus, now: Timestamp) {
         )),
     }
     out.push(format!(
-        "  {}{}{}{}{}DETAIL",
+        "  {}{}{}{}ENDED",
         col("CLASS", 13),
         col("POD", 14),
         col("RAN", 9),
         col("COST", 10),
-        col("ENDED", 9),
     ));
     for end in &e.pod_ends {
         let cost = end
@@ -238,21 +237,29 @@ fn ends(out: &mut Vec<String>, a: &AttemptStatus, now: Timestamp) {
             Some(_) => format!("{} ago", age(end.at, now)),
             None => "-".into(),
         };
-        let ran = crate::k8s::age::human_duration(i64::try_from(end.ran_seconds).unwrap_or(0));
+        // An end read back from Events knows neither when nor how long.
+        let ran = match end.at {
+            None if end.ran_seconds == 0 => "-".to_string(),
+            _ => crate::k8s::age::human_duration(i64::try_from(end.ran_seconds).unwrap_or(0)),
+        };
         out.push(format!(
-            "  {}{}{}{}{}{}",
+            "  {}{}{}{}{ended}",
             col(end.class.name(), 13),
             col(short_name(&end.pod, attempt), 14),
             col(&ran, 9),
             col(&cost, 10),
-            col(&ended, 9),
-            one_line(&end.detail),
+        ));
+        out.push(format!(
+            "    {}",
+            col(&one_line(&end.detail), 76).trim_end()
         ));
     }
     if e.partial {
         out.push(
-            "  partial: no Gantry watched this attempt throughout; ends read back from the cluster's Events (kept about 1 h) have no time or cost"
-                .into(),
+            "  partial: no Gantry watched all of this attempt; what it did not see was".into(),
+        );
+        out.push(
+            "  read back from the cluster's Events (kept about 1 h), without time or cost".into(),
         );
     }
     if e.unexplained > 0 {
