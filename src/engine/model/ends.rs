@@ -16,6 +16,9 @@ use crate::k8s::watch::{Change, JobWatchEvent};
 pub struct SeenEnds {
     by_attempt: BTreeMap<String, Vec<PodEnd>>,
     pods: HashSet<String>,
+    /// Attempts deleted while this engine watched, and who deleted each through Gantry: their
+    /// pods go after them.
+    deleted_attempts: BTreeMap<String, Option<String>>,
 }
 
 impl SeenEnds {
@@ -33,6 +36,16 @@ impl Model {
         event: &JobWatchEvent,
         now: jiff::Timestamp,
     ) -> (Vec<Entry>, Vec<Notice>) {
+        if let JobWatchEvent::Job(Change::Deleted(a)) = event {
+            let by = self
+                .jobs
+                .attempts
+                .items
+                .get(&a.name)
+                .and_then(|known| known.deleted_by.clone())
+                .or_else(|| a.deleted_by.clone());
+            self.ends.deleted_attempts.insert(a.name.clone(), by);
+        }
         let JobWatchEvent::Pod(change) = event else {
             return Default::default();
         };
@@ -62,6 +75,18 @@ impl Model {
         let mut entries = Vec::new();
         let mut told = Vec::new();
         for (pod, fate) in ended {
+            // Recorded by an engine before this one (a restart, another machine): known, and
+            // told then.
+            let recorded = self
+                .jobs
+                .attempts
+                .items
+                .get(&pod.job)
+                .is_some_and(|a| a.recorded_ends.iter().any(|e| e.pod == pod.name));
+            if recorded {
+                self.ends.pods.insert(pod.name.clone());
+                continue;
+            }
             let end = end_of(&pod, fate);
             if let Some(n) = notice(&pod, &end) {
                 told.push(n);
@@ -91,6 +116,20 @@ impl Model {
 
     fn gone_fate(&self, pod: &PodSummary, now: jiff::Timestamp) -> Fate {
         let attempt = self.jobs.attempts.items.get(&pod.job);
+        if attempt.is_none()
+            && pod.fate.is_none()
+            && let Some(by) = self.ends.deleted_attempts.get(&pod.job)
+        {
+            let by = by.as_deref().unwrap_or("someone outside Gantry");
+            return Fate {
+                class: Class::Deleted,
+                detail: format!("deleted with its attempt by {by}"),
+                at: Some(now),
+                ran_seconds: pod.running_since.map_or(0, |from| {
+                    u64::try_from((now - from).get_seconds()).unwrap_or(0)
+                }),
+            };
+        }
         let ctx = GoneContext {
             attempt_failed: attempt
                 .filter(|a| a.status == AttemptPhase::Failed)

@@ -116,3 +116,47 @@ fn a_pod_that_cannot_pull_its_image_is_shown_but_recorded_only_once_gone() {
     let gone = applied(&mut model, Change::Deleted(stuck));
     assert_eq!(gone.record[0].end.class, Class::ConfigError);
 }
+
+#[test]
+fn pods_that_go_with_an_attempt_deleted_through_gantry_name_who_deleted_it() {
+    let mut model = Model::default();
+    let mut attempt = crate::k8s::status::AttemptSummary::of(
+        &serde_json::from_value(json!({"metadata": {"name": "train",
+            "annotations": {"gantry.dev/deleted-by": "alice@ops"}}}))
+        .unwrap(),
+    );
+    model.apply(Report::Job(JobWatchEvent::Job(Change::Applied(
+        attempt.clone(),
+    ))));
+    applied(
+        &mut model,
+        Change::Applied(pod("train-e", json!({"phase": "Running"}))),
+    );
+    attempt.deleted_by = None;
+    model.apply(Report::Job(JobWatchEvent::Job(Change::Deleted(attempt))));
+    let gone = applied(
+        &mut model,
+        Change::Deleted(pod("train-e", json!({"phase": "Running"}))),
+    );
+    assert_eq!(gone.record[0].end.class, Class::Deleted);
+    assert_eq!(
+        gone.record[0].end.detail,
+        "deleted with its attempt by alice@ops"
+    );
+}
+
+#[test]
+fn an_end_another_engine_recorded_is_neither_told_nor_recorded_again() {
+    let mut model = Model::default();
+    let attempt = crate::k8s::status::AttemptSummary::of(
+        &serde_json::from_value(json!({"metadata": {"name": "train", "annotations": {
+            "gantry.dev/pod-ends": r#"[{"pod":"train-f","class":"preempted","detail":"d","at":null,"ranSeconds":5,"cost":null}]"#
+        }}}))
+        .unwrap(),
+    );
+    assert_eq!(attempt.recorded_ends.len(), 1);
+    model.apply(Report::Job(JobWatchEvent::Job(Change::Listed(attempt))));
+    let listed = applied(&mut model, Change::Listed(pod("train-f", reclaimed())));
+    assert!(listed.record.is_empty(), "{:?}", listed.record);
+    assert!(!listed.told.iter().any(|n| n.kind == Kind::Preempted));
+}
