@@ -16,6 +16,7 @@ pub mod logbook;
 pub mod meta;
 pub mod names;
 pub mod nodes;
+pub mod pod_failure_policy;
 pub mod pod_status;
 pub mod quantity;
 pub mod resources;
