@@ -11,15 +11,17 @@ use tokio::sync::broadcast::error::{RecvError, TryRecvError};
 use tokio::sync::mpsc;
 use tokio::time::Instant;
 
+mod finish;
+mod pods;
+
 use super::kubelet::is_terminal;
 use crate::kube::cluster::ClusterState;
-use crate::kube::events::EventType;
-use crate::kube::lifecycle;
 use crate::kube::meta;
-use crate::kube::resources::{Kind, RESOURCES};
+use crate::kube::resources::Kind;
 use crate::kube::store::ChangeType;
+use finish::Finish;
+use pods::{INDEX_ANNOTATION, create_pods};
 
-const INDEX_ANNOTATION: &str = "batch.kubernetes.io/job-completion-index";
 /// The controller's back-off after failed pods: 10 s doubling up to 6 minutes.
 const BACKOFF_BASE: Duration = Duration::from_secs(10);
 const BACKOFF_MAX: Duration = Duration::from_secs(360);
@@ -200,18 +202,16 @@ fn reconcile(
         Instant::now()
     });
 
-    let mut finish: Option<(&str, &str, &str)> = None;
+    let mut finish: Option<Finish> = None;
     if t.failed > backoff_limit {
-        finish = Some((
-            "Failed",
+        finish = Some(Finish::failed(
             "BackoffLimitExceeded",
             "Job has reached the specified backoff limit",
         ));
     } else if let Some(deadline) = spec["activeDeadlineSeconds"].as_f64() {
         let sim_elapsed = started.elapsed().as_secs_f64() / state.shared.clock.scale().max(1e-9);
         if sim_elapsed >= deadline {
-            finish = Some((
-                "Failed",
+            finish = Some(Finish::failed(
                 "DeadlineExceeded",
                 "Job was active longer than specified deadline",
             ));
@@ -224,11 +224,7 @@ fn reconcile(
         (true, None) => false,
     };
     if finish.is_none() && complete {
-        finish = Some((
-            "Complete",
-            "CompletionsReached",
-            "Reached expected number of succeeded pods",
-        ));
+        finish = Some(Finish::complete());
     }
 
     let mut created = 0usize;
@@ -255,7 +251,6 @@ fn reconcile(
 
     let (succeeded, failed) = (t.succeeded, t.failed);
     let completed_indexes = compress(&t.succeeded_indexes);
-    let now = meta::now();
     let _ = state.store.update(Kind::Job, &key.0, &key.1, |j| {
         let status = &mut j["status"];
         if !status.is_object() {
@@ -277,50 +272,12 @@ fn reconcile(
                 status["completedIndexes"] = json!(completed_indexes);
             }
         }
-        if let Some((kind, reason, message)) = finish {
-            let target = if kind == "Complete" { "SuccessCriteriaMet" } else { "FailureTarget" };
-            status["conditions"] = json!([
-                {"type": target, "status": "True", "reason": reason, "message": message, "lastProbeTime": now, "lastTransitionTime": now},
-                {"type": kind, "status": "True", "reason": reason, "message": message, "lastProbeTime": now, "lastTransitionTime": now},
-            ]);
-            if kind == "Complete" {
-                status["completionTime"] = json!(now);
-            }
-            set_count(status, "active", 0);
-            status["ready"] = json!(0);
+        if let Some(finish) = &finish {
+            finish.write(status);
         }
     });
-    if let Some((kind, reason, message)) = finish {
-        for p in &active {
-            let _ = lifecycle::delete(
-                state,
-                Kind::Pod,
-                meta::namespace(p),
-                meta::name(p),
-                &lifecycle::DeleteOptions::default(),
-            );
-        }
-        let (event_type, event_reason) = if kind == "Complete" {
-            (EventType::Normal, "Completed")
-        } else {
-            (EventType::Warning, reason)
-        };
-        let text = if kind == "Complete" {
-            "Job completed"
-        } else {
-            message
-        };
-        state.events.record(
-            &state.store,
-            &job,
-            event_type,
-            event_reason,
-            text,
-            "job-controller",
-        );
-        if let Some(ttl) = spec["ttlSecondsAfterFinished"].as_u64() {
-            schedule_ttl(state, key.clone(), uid.clone(), ttl);
-        }
+    if let Some(finish) = finish {
+        finish.enact(state, &job, &active);
     }
 }
 
@@ -367,122 +324,6 @@ fn compress(indexes: &BTreeSet<u64>) -> String {
         });
     }
     parts.join(",")
-}
-
-#[allow(clippy::too_many_arguments)]
-fn create_pods(
-    state: &ClusterState,
-    job: &Value,
-    active: &[&Arc<Value>],
-    t: &Tracked,
-    indexed: bool,
-    completions: Option<u64>,
-    parallelism: u64,
-) -> usize {
-    let active_n = active.len() as u64;
-    let mut to_create: Vec<Option<u64>> = Vec::new();
-    if indexed {
-        let running: HashSet<u64> = active
-            .iter()
-            .filter_map(|p| meta::annotation(p, INDEX_ANNOTATION).and_then(|s| s.parse().ok()))
-            .collect();
-        let room = parallelism.saturating_sub(active_n);
-        to_create = (0..completions.unwrap_or(0))
-            .filter(|i| !t.succeeded_indexes.contains(i) && !running.contains(i))
-            .take(room as usize)
-            .map(Some)
-            .collect();
-    } else {
-        let remaining = completions.map_or(parallelism, |c| c.saturating_sub(t.succeeded));
-        let want = parallelism.min(remaining).saturating_sub(active_n);
-        to_create.resize(want as usize, None);
-    }
-    let job_resource = RESOURCES.iter().find(|r| r.kind == Kind::Job);
-    let mut created = 0;
-    for index in to_create {
-        let pod = pod_from_template(job, index);
-        match lifecycle::create(state, Kind::Pod, Some(meta::namespace(job)), pod) {
-            Ok(p) => {
-                created += 1;
-                state.events.record(
-                    &state.store,
-                    job,
-                    EventType::Normal,
-                    "SuccessfulCreate",
-                    &format!("Created pod: {}", meta::name(&p)),
-                    "job-controller",
-                );
-            }
-            Err(e) => {
-                let _ = job_resource;
-                state.events.record(
-                    &state.store,
-                    job,
-                    EventType::Warning,
-                    "FailedCreate",
-                    &format!("Error creating: {}", e.message),
-                    "job-controller",
-                );
-            }
-        }
-    }
-    created
-}
-
-fn pod_from_template(job: &Value, index: Option<u64>) -> Value {
-    let name = meta::name(job);
-    let template = &job["spec"]["template"];
-    let mut metadata = template["metadata"].clone();
-    if !metadata.is_object() {
-        metadata = json!({});
-    }
-    let mut spec = template["spec"].clone();
-    metadata["generateName"] = json!(match index {
-        Some(i) => format!("{name}-{i}-"),
-        None => format!("{name}-"),
-    });
-    metadata["ownerReferences"] = json!([meta::owner_reference(job, "batch/v1", "Job")]);
-    if let Some(m) = metadata.as_object_mut() {
-        m.remove("name");
-    }
-    if let Some(i) = index {
-        metadata["annotations"][INDEX_ANNOTATION] = json!(i.to_string());
-        metadata["labels"][INDEX_ANNOTATION] = json!(i.to_string());
-        spec["hostname"] = json!(format!("{name}-{i}"));
-        if let Some(containers) = spec["containers"].as_array_mut() {
-            for c in containers {
-                if !c["env"].is_array() {
-                    c["env"] = json!([]);
-                }
-                if let Some(env) = c["env"].as_array_mut() {
-                    env.push(json!({"name": "JOB_COMPLETION_INDEX", "valueFrom": {"fieldRef": {"apiVersion": "v1", "fieldPath": format!("metadata.annotations['{INDEX_ANNOTATION}']")}}}));
-                }
-            }
-        }
-    }
-    json!({"apiVersion": "v1", "kind": "Pod", "metadata": metadata, "spec": spec})
-}
-
-fn schedule_ttl(state: &Arc<ClusterState>, key: JobKey, uid: String, ttl: u64) {
-    let state = state.clone();
-    tokio::spawn(async move {
-        let wall = state.shared.clock.scaled(Duration::from_secs(ttl));
-        tokio::select! {
-            _ = state.stop.cancelled() => return,
-            _ = tokio::time::sleep(wall) => {}
-        }
-        if state
-            .store
-            .get(Kind::Job, &key.0, &key.1)
-            .is_some_and(|j| meta::uid(&j) == uid)
-        {
-            let opts = lifecycle::DeleteOptions {
-                propagation: lifecycle::Propagation::Background,
-                ..Default::default()
-            };
-            let _ = lifecycle::delete(&state, Kind::Job, &key.0, &key.1, &opts);
-        }
-    });
 }
 
 #[cfg(test)]
