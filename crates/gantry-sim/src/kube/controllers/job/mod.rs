@@ -1,6 +1,10 @@
 //! The Job controller: creates a Job's pods (Indexed or not, up to `parallelism`), counts
-//! successes and failures, backs off exponentially between failed pods, and finishes the Job as
-//! Complete or Failed (BackoffLimitExceeded, DeadlineExceeded), with the events it records.
+//! successes and failures once pods are terminal, judges failures by the Job's
+//! `podFailurePolicy` (`failure_policy`), backs off exponentially between counted failures, and
+//! finishes the Job as Complete or Failed (PodFailurePolicy, BackoffLimitExceeded,
+//! DeadlineExceeded), with the events it records. Under `podReplacementPolicy: Failed` (the
+//! default with a pod failure policy) a pod still terminating holds its place until it is
+//! Failed.
 
 use std::collections::{BTreeSet, HashMap, HashSet};
 use std::sync::Arc;
@@ -11,6 +15,7 @@ use tokio::sync::broadcast::error::{RecvError, TryRecvError};
 use tokio::sync::mpsc;
 use tokio::time::Instant;
 
+mod failure_policy;
 mod finish;
 mod pods;
 
@@ -19,6 +24,7 @@ use crate::kube::cluster::ClusterState;
 use crate::kube::meta;
 use crate::kube::resources::Kind;
 use crate::kube::store::ChangeType;
+use failure_policy::Verdict;
 use finish::Finish;
 use pods::{INDEX_ANNOTATION, create_pods};
 
@@ -36,6 +42,8 @@ struct Tracked {
     failed: u64,
     succeeded_indexes: BTreeSet<u64>,
     last_failure: Option<Instant>,
+    /// The message of the first failure a `FailJob` rule matched.
+    fail_job: Option<String>,
     /// When this controller first saw the Job run: deadlines count from here, in full precision.
     started: Option<Instant>,
 }
@@ -173,18 +181,30 @@ fn reconcile(
                 t.succeeded_indexes.insert(i);
             }
         } else {
+            let verdict = failure_policy::judge(&spec["podFailurePolicy"], p);
+            if verdict == Verdict::Ignore {
+                continue;
+            }
             t.failed += 1;
             t.last_failure = Some(Instant::now());
+            if let Verdict::FailJob(message) = verdict {
+                t.fail_job.get_or_insert(message);
+            }
         }
     }
     let active: Vec<&Arc<Value>> = pods
         .iter()
         .filter(|p| !is_terminal(p) && !meta::is_deleting(p))
         .collect();
-    let terminating = pods
+    let terminating: Vec<&Arc<Value>> = pods
         .iter()
         .filter(|p| meta::is_deleting(p) && !is_terminal(p))
-        .count();
+        .collect();
+    // The pods that keep a new one from being made in their place.
+    let mut holding = active.clone();
+    if only_replaces_failed_pods(spec) {
+        holding.extend(&terminating);
+    }
     let ready = active.iter().filter(|p| pod_ready(p)).count();
     let indexed = spec["completionMode"].as_str() == Some("Indexed");
     let completions = spec["completions"].as_u64();
@@ -203,7 +223,9 @@ fn reconcile(
     });
 
     let mut finish: Option<Finish> = None;
-    if t.failed > backoff_limit {
+    if let Some(message) = &t.fail_job {
+        finish = Some(Finish::failed("PodFailurePolicy", message.clone()));
+    } else if t.failed > backoff_limit {
         finish = Some(Finish::failed(
             "BackoffLimitExceeded",
             "Job has reached the specified backoff limit",
@@ -245,7 +267,7 @@ fn reconcile(
                     ),
                 );
             }
-            _ => created = create_pods(state, &job, &active, t, indexed, completions, parallelism),
+            _ => created = create_pods(state, &job, &holding, t, indexed, completions, parallelism),
         }
     }
 
@@ -261,7 +283,7 @@ fn reconcile(
         set_count(status, "succeeded", succeeded);
         set_count(status, "failed", failed);
         status["ready"] = json!(ready);
-        status["terminating"] = json!(terminating);
+        status["terminating"] = json!(terminating.len());
         status["uncountedTerminatedPods"] = json!({});
         if indexed {
             if completed_indexes.is_empty() {
@@ -279,6 +301,11 @@ fn reconcile(
     if let Some(finish) = finish {
         finish.enact(state, &job, &active);
     }
+}
+
+/// Whether a pod is replaced only once it is Failed, not while it terminates.
+fn only_replaces_failed_pods(spec: &Value) -> bool {
+    spec["podReplacementPolicy"] == "Failed" || !spec["podFailurePolicy"].is_null()
 }
 
 fn set_count(status: &mut Value, key: &str, n: u64) {
@@ -325,6 +352,10 @@ fn compress(indexes: &BTreeSet<u64>) -> String {
     }
     parts.join(",")
 }
+
+#[cfg(test)]
+#[path = "tests.rs"]
+mod cluster_tests;
 
 #[cfg(test)]
 mod tests {
