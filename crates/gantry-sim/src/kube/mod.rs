@@ -17,6 +17,7 @@ pub mod meta;
 pub mod names;
 pub mod nodes;
 pub mod pod_failure_policy;
+pub mod pod_gc;
 pub mod pod_status;
 pub mod quantity;
 pub mod resources;
