@@ -48,6 +48,10 @@ pub enum Fault {
     /// The zones have no capacity left for this node pool's machines: its new nodes cannot be
     /// made (`ZONE_RESOURCE_POOL_EXHAUSTED`, the autoscaler's "GCE out of resources").
     Stockout(String),
+    /// Every `every`, Compute Engine reclaims one Spot or preemptible node that runs a Job's
+    /// pod, `count` times in all (`gke::preemption`: the node shuts down gracefully, goes, and
+    /// its instance group recreates it).
+    Preempt { every: Duration, count: u64 },
 }
 
 /// The faults `--fault` takes, each as its name and the form of its argument: the one list
@@ -87,6 +91,7 @@ fault_table! {
     NO_METRICS_API = "no-metrics-api",
     GPU_QUOTA = "gpu-quota" = "GPUS",
     STOCKOUT = "stockout" = "POOL",
+    PREEMPT = "preempt" = "SECS:COUNT",
 }
 
 impl Fault {
@@ -109,6 +114,7 @@ impl Fault {
             Fault::NoMetricsApi => NO_METRICS_API,
             Fault::GpuQuota(_) => GPU_QUOTA,
             Fault::Stockout(_) => STOCKOUT,
+            Fault::Preempt { .. } => PREEMPT,
         }
     }
 }
@@ -191,6 +197,24 @@ impl FromStr for Fault {
                 Some(pool) => Ok(Fault::Stockout(pool.to_string())),
                 None => Err(err("needs a node pool's name, e.g. =gpu-pool")),
             },
+            PREEMPT => {
+                let example = "needs seconds between reclaims and how many, e.g. =60:2";
+                let (every, count) = arg
+                    .and_then(|a| a.split_once(':'))
+                    .ok_or_else(|| err(example))?;
+                let count = count
+                    .trim()
+                    .parse()
+                    .ok()
+                    .filter(|n| *n > 0)
+                    .ok_or_else(|| {
+                        err("the count of reclaims must be a whole number above zero")
+                    })?;
+                Ok(Fault::Preempt {
+                    every: secs(Some(every.trim()))?,
+                    count,
+                })
+            }
             _ => Err(err("unknown fault")),
         }
     }
@@ -221,6 +245,18 @@ impl Faults {
             .unwrap_or_else(|p| p.into_inner())
             .entry(name)
             .or_default() += 1;
+    }
+
+    /// Counts one more time the fault of this name took effect, unless it already did `limit`
+    /// times; whether it counted (a fault that acts a set number of times claims each here).
+    pub fn fire_within(&self, name: &'static str, limit: u64) -> bool {
+        let mut fired = self.fired.lock().unwrap_or_else(|p| p.into_inner());
+        let times = fired.entry(name).or_default();
+        if *times >= limit {
+            return false;
+        }
+        *times += 1;
+        true
     }
 
     /// How many times the fault of this name took effect so far.
@@ -339,6 +375,13 @@ impl Faults {
     pub fn stockout(&self, pool: &str) -> bool {
         self.find(|f| matches!(f, Fault::Stockout(p) if p == pool).then_some(()))
             .is_some()
+    }
+    /// How often Spot nodes are reclaimed, and how many reclaims there are in all.
+    pub fn preempt(&self) -> Option<(Duration, u64)> {
+        self.find(|f| match f {
+            Fault::Preempt { every, count } => Some((*every, *count)),
+            _ => None,
+        })
     }
     pub fn gke_permission_denied(&self) -> bool {
         self.find(|f| matches!(f, Fault::GkePermissionDenied).then_some(()))

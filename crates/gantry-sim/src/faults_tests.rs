@@ -42,6 +42,22 @@ fn parses_every_fault() {
     assert!("gpu-quota".parse::<Fault>().is_err());
     assert!("gpu-quota=-1".parse::<Fault>().is_err());
     assert!("stockout".parse::<Fault>().is_err());
+    assert_eq!(
+        "preempt=0.5:2".parse(),
+        Ok(Fault::Preempt {
+            every: Duration::from_millis(500),
+            count: 2
+        })
+    );
+    for bad in [
+        "preempt",
+        "preempt=5",
+        "preempt=0:2",
+        "preempt=5:0",
+        "preempt=5:x",
+    ] {
+        assert!(bad.parse::<Fault>().is_err(), "{bad}");
+    }
     let faults = Faults::new(vec![Fault::Stockout("gpu-pool".into())]);
     assert!(faults.stockout("gpu-pool") && !faults.stockout("default-pool"));
     assert_eq!(faults.gpu_quota(), None);
@@ -59,6 +75,7 @@ fn example(form: &str) -> String {
         "MESSAGE" => "boom",
         "GPUS" => "2",
         "POOL" => "gpu-pool",
+        "SECS:COUNT" => "0.5:2",
         other => panic!("no example value for {other}"),
     };
     format!("{name}={value}")
@@ -84,9 +101,10 @@ fn kind(fault: &Fault) -> usize {
         Fault::NoMetricsApi => 13,
         Fault::GpuQuota(_) => 14,
         Fault::Stockout(_) => 15,
+        Fault::Preempt { .. } => 16,
     }
 }
-const KINDS: usize = 16;
+const KINDS: usize = 17;
 
 #[test]
 fn every_form_in_the_table_parses_to_a_fault_of_that_name() {
@@ -117,6 +135,19 @@ fn each_fault_counts_the_times_it_fired() {
     faults.fired("slow");
     faults.fired("slow");
     assert_eq!(faults.times_fired("slow"), 2);
+}
+
+#[test]
+fn a_fault_with_a_count_fires_that_many_times_in_all() {
+    let faults = Faults::default();
+    assert!(faults.fire_within("preempt", 2));
+    assert!(faults.fire_within("preempt", 2));
+    assert!(!faults.fire_within("preempt", 2));
+    assert_eq!(faults.times_fired("preempt"), 2);
+    assert!(
+        faults.fire_within("preempt", 3),
+        "a larger count allows more"
+    );
 }
 
 #[test]

@@ -15,7 +15,7 @@ use super::controllers::kubelet::is_terminal;
 use super::events::EventType;
 use super::lifecycle::{self, DeleteOptions};
 use super::meta;
-use super::nodes::UNSCHEDULABLE_TAINT;
+use super::nodes::{self, UNSCHEDULABLE_TAINT};
 use super::pod_gc::{self, pods_on};
 use super::pod_status::set_condition;
 use super::resources::Kind;
@@ -31,17 +31,7 @@ pub async fn remove_node(state: &Arc<ClusterState>, node: &str) {
     cordon(state, node);
     let evicted = evict_pods(state, node);
     wait_until_gone(state, &evicted).await;
-    if let Some(gone) = state.store.remove(Kind::Node, "", node) {
-        let message = format!("Node {node} event: Removing Node {node} from Controller");
-        state.events.record(
-            &state.store,
-            &gone,
-            EventType::Normal,
-            "RemovingNode",
-            &message,
-            "node-controller",
-        );
-    }
+    nodes::remove(state, node);
     pod_gc::collect_orphans(state, node);
 }
 

@@ -15,6 +15,7 @@ pub mod lifecycle;
 pub mod logbook;
 pub mod meta;
 pub mod names;
+pub mod node_shutdown;
 pub mod nodes;
 pub mod pod_failure_policy;
 pub mod pod_gc;
