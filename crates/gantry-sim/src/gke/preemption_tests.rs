@@ -223,6 +223,26 @@ async fn a_reclaim_leaves_what_graceful_node_shutdown_leaves_and_counts_without_
 }
 
 #[tokio::test]
+async fn a_reclaim_under_hostile_strings_still_kills_the_pods_a_policy_ignores() {
+    let state = spot_cluster(1).await;
+    state.shared.faults.set(Fault::HostileStrings);
+    let policy =
+        json!({"rules": [{"action": "Ignore", "onPodConditions": [{"type": "DisruptionTarget"}]}]});
+    let seen = run_job(&state, 0, policy).await;
+    assert!(condition(&seen.job, "Complete").is_some(), "{}", seen.job);
+    assert_eq!(state.shared.faults.times_fired("preempt"), 1);
+    let pod = seen.failed.values().next().unwrap();
+    let target = condition_of(pod, "DisruptionTarget");
+    assert_eq!(target["reason"], "TerminationByKubelet");
+    assert!(
+        target["message"]
+            .as_str()
+            .unwrap()
+            .starts_with(crate::hostile::HOSTILE)
+    );
+}
+
+#[tokio::test]
 async fn nodes_that_are_not_spot_are_never_reclaimed() {
     let fault = Fault::Preempt {
         every: std::time::Duration::from_millis(20),

@@ -71,13 +71,18 @@ pub fn begin(state: &ClusterState, node: &str) -> bool {
     true
 }
 
-/// Whether the node's kubelet reports that it is shutting down.
+/// Whether the node's kubelet reports that it is shutting down (among its other errors, if
+/// any: the Ready condition's message aggregates them).
 pub fn is_shutting_down(node: &Value) -> bool {
     node.pointer("/status/conditions")
         .and_then(Value::as_array)
         .is_some_and(|conditions| {
             conditions.iter().any(|c| {
-                c["type"] == "Ready" && c["status"] == "False" && c["message"] == SHUTTING_DOWN
+                c["type"] == "Ready"
+                    && c["status"] == "False"
+                    && c["message"]
+                        .as_str()
+                        .is_some_and(|m| m.contains(SHUTTING_DOWN))
             })
         })
 }
@@ -88,4 +93,32 @@ pub fn pod_node_is_shutting_down(state: &ClusterState, pod: &Value) -> bool {
         .and_then(Value::as_str)
         .and_then(|node| state.store.get(Kind::Node, "", node))
         .is_some_and(|node| is_shutting_down(&node))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_node_shuts_down_by_its_ready_conditions_message_whatever_surrounds_it() {
+        let node = |status: &str, message: &str| {
+            json!({"status": {"conditions": [
+                {"type": "MemoryPressure", "status": "False", "message": SHUTTING_DOWN},
+                {"type": "Ready", "status": status, "message": message},
+            ]}})
+        };
+        assert!(is_shutting_down(&node("False", "node is shutting down")));
+        let aggregated = "[container runtime is down, node is shutting down]";
+        assert!(is_shutting_down(&node("False", aggregated)));
+        let hostile = crate::hostile::poison(SHUTTING_DOWN);
+        assert!(is_shutting_down(&node("False", &hostile)));
+        assert!(!is_shutting_down(&node(
+            "True",
+            "kubelet is posting ready status"
+        )));
+        assert!(!is_shutting_down(&node(
+            "False",
+            "container runtime network not ready"
+        )));
+    }
 }
