@@ -22,15 +22,19 @@ use crate::test_support::{self, PATIENCE, condition, events};
 
 const SCALE: f64 = 0.001;
 
-/// One Spot node of n1-standard-4, and the `preempt` fault every 50 ms, `count` times.
-async fn spot_cluster(count: u64) -> Arc<ClusterState> {
-    let fault = Fault::Preempt {
+/// The `preempt` fault every 50 ms, `count` times.
+fn preempt(count: u64) -> Vec<Fault> {
+    vec![Fault::Preempt {
         every: std::time::Duration::from_millis(50),
         count,
-    };
+    }]
+}
+
+/// One Spot node of n1-standard-4, with these faults.
+async fn spot_cluster(faults: Vec<Fault>) -> Arc<ClusterState> {
     let pools = json!([{"name": "spot-pool", "initialNodeCount": 1,
         "config": {"machineType": "n1-standard-4", "spot": true}}]);
-    test_support::cluster(test_support::shared(SCALE, vec![fault]), pools)
+    test_support::cluster(test_support::shared(SCALE, faults), pools)
         .await
         .1
 }
@@ -119,7 +123,7 @@ fn condition_of(pod: &Value, kind: &str) -> Value {
 
 #[tokio::test]
 async fn a_job_that_ignores_disruptions_completes_through_two_reclaims_of_its_spot_node() {
-    let state = spot_cluster(2).await;
+    let state = spot_cluster(preempt(2)).await;
     let first_node = crate::kube::nodes::of_pool(&state, "spot-pool")[0]
         .name
         .clone();
@@ -159,7 +163,7 @@ async fn a_job_that_ignores_disruptions_completes_through_two_reclaims_of_its_sp
 
 #[tokio::test]
 async fn a_reclaim_leaves_what_graceful_node_shutdown_leaves_and_counts_without_a_policy() {
-    let state = spot_cluster(1).await;
+    let state = spot_cluster(preempt(1)).await;
     let node_name = crate::kube::nodes::of_pool(&state, "spot-pool")[0]
         .name
         .clone();
@@ -224,7 +228,7 @@ async fn a_reclaim_leaves_what_graceful_node_shutdown_leaves_and_counts_without_
 
 #[tokio::test]
 async fn a_reclaim_under_hostile_strings_still_kills_the_pods_a_policy_ignores() {
-    let state = spot_cluster(1).await;
+    let state = spot_cluster(preempt(1)).await;
     state.shared.faults.set(Fault::HostileStrings);
     let policy =
         json!({"rules": [{"action": "Ignore", "onPodConditions": [{"type": "DisruptionTarget"}]}]});
@@ -240,6 +244,55 @@ async fn a_reclaim_under_hostile_strings_still_kills_the_pods_a_policy_ignores()
             .unwrap()
             .starts_with(crate::hostile::HOSTILE)
     );
+}
+
+/// The pod of this name once `probe` holds for it.
+async fn pod_when(state: &ClusterState, name: &str, probe: impl Fn(&Value) -> bool) -> Value {
+    test_support::until(state, name, |s| {
+        let pod = s.store.get(Kind::Pod, "default", name)?;
+        probe(&pod).then(|| (*pod).clone())
+    })
+    .await
+}
+
+#[tokio::test]
+async fn a_shutting_down_node_fails_a_pod_that_never_started_and_rejects_one_that_comes_late() {
+    let state = spot_cluster(Vec::new()).await;
+    let node = crate::kube::nodes::of_pool(&state, "spot-pool")[0]
+        .name
+        .clone();
+    let stuck = json!({"metadata": {"name": "stuck"}, "spec": {"restartPolicy": "Never",
+        "containers": [{"name": "main", "image": "gcr.io/p/does-not-exist:v1"}]}});
+    lifecycle::create(&state, Kind::Pod, Some("default"), stuck).unwrap();
+    pod_when(&state, "stuck", |p| {
+        p.pointer("/status/containerStatuses/0/state/waiting")
+            .is_some()
+            && p.pointer("/spec/nodeName").is_some()
+    })
+    .await;
+    assert!(crate::kube::node_shutdown::begin(&state, &node));
+    let pod = pod_when(&state, "stuck", |p| p["status"]["phase"] == "Failed").await;
+    assert_eq!(
+        pod["status"]["containerStatuses"][0]["state"]["terminated"],
+        json!({"exitCode": 137, "reason": "ContainerStatusUnknown",
+            "message": "The container could not be located when the pod was terminated"})
+    );
+    assert_eq!(
+        condition_of(&pod, "DisruptionTarget")["reason"],
+        "TerminationByKubelet"
+    );
+
+    let late = json!({"metadata": {"name": "late"}, "spec": {"nodeName": node,
+        "restartPolicy": "Never", "containers": [{"name": "main", "image": "gcr.io/p/train:v1"}]}});
+    lifecycle::create(&state, Kind::Pod, Some("default"), late).unwrap();
+    let pod = pod_when(&state, "late", |p| p["status"]["phase"] == "Failed").await;
+    assert_eq!(pod["status"]["reason"], "NodeShutdown");
+    assert_eq!(
+        pod["status"]["message"],
+        "Pod was rejected: Pod was rejected as the node is shutting down."
+    );
+    let rejected = events(&state, "late", "NodeShutdown");
+    assert_eq!(rejected[0]["type"], "Warning");
 }
 
 #[tokio::test]

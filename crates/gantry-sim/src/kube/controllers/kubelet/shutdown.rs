@@ -1,6 +1,7 @@
 //! A pod on a node that is shutting down (`kube::node_shutdown`), as the kubelet's shutdown
 //! manager kills it: its running containers get SIGTERM and the training process exits at once
-//! (143, as on any stop), and the pod ends Failed with the manager's reason and message and a
+//! (143, as on any stop), a container that never started is reported failed (137,
+//! `ContainerStatusUnknown`), and the pod ends Failed with the manager's reason and message and a
 //! `DisruptionTarget` condition, so a Job's pod failure policy can tell a reclaimed node from a
 //! failed program. A pod that reaches such a node is rejected instead, as the kubelet's
 //! admission rejects it.
@@ -53,12 +54,17 @@ pub(super) fn terminate(ctx: &PodCtx) {
             .into_iter()
             .flatten()
         {
-            let Some(started) = c.pointer("/state/running/startedAt").cloned() else {
+            if c.pointer("/state/terminated").is_some() {
                 continue;
+            }
+            c["state"] = match c.pointer("/state/running/startedAt").cloned() {
+                Some(started) => json!({"terminated": {"exitCode": 143, "reason": "Error",
+                    "startedAt": started, "finishedAt": now, "containerID": c["containerID"]}}),
+                // Never started (still pulling its image): the status manager's TerminatePod
+                // reports it failed, as it cannot know otherwise.
+                None => json!({"terminated": {"exitCode": 137, "reason": "ContainerStatusUnknown",
+                    "message": "The container could not be located when the pod was terminated"}}),
             };
-            let id = c["containerID"].clone();
-            c["state"] = json!({"terminated": {"exitCode": 143, "reason": "Error",
-                "startedAt": started, "finishedAt": now, "containerID": id}});
             c["ready"] = json!(false);
             c["started"] = json!(false);
         }
