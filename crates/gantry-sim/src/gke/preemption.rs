@@ -161,29 +161,48 @@ async fn stop_and_recreate(ctx: Ctx, node: String, pool: String, zone: String) {
         return;
     }
     nodes::remove(&ctx.state, &node);
-    // The instance group recreates the instance once Compute Engine grants one.
-    let spec = loop {
-        let Some(spec) = pool_spec(&ctx, &pool) else {
-            return;
-        };
-        if capacity::check(&ctx.api, &ctx.state.spec.project, &spec, 1).is_ok() {
-            break spec;
-        }
-        if !ctx.sleep(RECREATE_SECS, Duration::ZERO).await {
-            return;
-        }
+    let collected = tokio::spawn(collect_orphans(ctx.clone(), node.clone()));
+    let Some(spec) = recreate(&ctx, &pool, &zone).await else {
+        return;
     };
-    booting(&ctx, &spec, &zone, true);
-    let quarantine = pod_gc::QUARANTINE.as_secs_f64();
-    if ctx.sleep(quarantine, Duration::ZERO).await {
-        pod_gc::collect_orphans(&ctx.state, &node);
-        if ctx.sleep(RECREATE_SECS - quarantine, Duration::ZERO).await
-            && pool_spec(&ctx, &pool).is_some_and(|p| p.zones.contains(&zone))
-        {
-            nodes::add_named(&ctx.state, &spec, &zone, &node);
-        }
+    // The old node's pods go before a node of its name registers again.
+    let _ = collected.await;
+    if pool_spec(&ctx, &pool).is_some_and(|p| p.zones.contains(&zone)) {
+        nodes::add_named(&ctx.state, &spec, &zone, &node);
     }
     booting(&ctx, &spec, &zone, false);
+}
+
+/// The pod garbage collector, once its quarantine after the node went is over.
+async fn collect_orphans(ctx: Ctx, node: String) {
+    if ctx
+        .sleep(pod_gc::QUARANTINE.as_secs_f64(), Duration::ZERO)
+        .await
+    {
+        pod_gc::collect_orphans(&ctx.state, &node);
+    }
+}
+
+/// The instance group recreates the instance as soon as Compute Engine grants one (asking again
+/// after a refusal), and it boots. Returns the pool once the instance is up, still counted as
+/// booting; None when the pool, the cluster or the simulator goes first.
+async fn recreate(ctx: &Ctx, pool: &str, zone: &str) -> Option<NodePoolSpec> {
+    loop {
+        let spec = pool_spec(ctx, pool)?;
+        let granted = capacity::check(&ctx.api, &ctx.state.spec.project, &spec, 1).is_ok();
+        if granted {
+            booting(ctx, &spec, zone, true);
+        }
+        if !ctx.sleep(RECREATE_SECS, Duration::ZERO).await {
+            if granted {
+                booting(ctx, &spec, zone, false);
+            }
+            return None;
+        }
+        if granted {
+            return Some(spec);
+        }
+    }
 }
 
 /// The pool as GKE has it now; None once it or the cluster is gone.

@@ -246,6 +246,51 @@ async fn a_reclaim_under_hostile_strings_still_kills_the_pods_a_policy_ignores()
     );
 }
 
+#[tokio::test]
+async fn a_reclaimed_node_waits_for_capacity_to_come_back_and_its_pods_are_collected_meanwhile() {
+    let mut faults = preempt(1);
+    faults.push(Fault::Stockout("spot-pool".into()));
+    let state = spot_cluster(faults).await;
+    let node = crate::kube::nodes::of_pool(&state, "spot-pool")[0]
+        .name
+        .clone();
+    let policy =
+        json!({"rules": [{"action": "Ignore", "onPodConditions": [{"type": "DisruptionTarget"}]}]});
+    create_job(&state, 0, policy);
+    let first = test_support::until(&state, "a reclaimed pod", |s| {
+        let (pods, _) = s.store.list(Kind::Pod, Some("default"), |p| {
+            p["status"]["reason"] == "Terminated"
+        });
+        pods.first()
+            .map(|p| p["metadata"]["name"].as_str().unwrap().to_string())
+    })
+    .await;
+    test_support::until(&state, "the reclaimed pod collected", |s| {
+        s.store
+            .get(Kind::Pod, "default", &first)
+            .is_none()
+            .then_some(())
+    })
+    .await;
+    assert!(
+        state.store.get(Kind::Node, "", &node).is_none(),
+        "no capacity, no node"
+    );
+    // Asked for at the stop, before the collector's quarantine began.
+    assert!(state.shared.faults.times_fired("stockout") > 0);
+    state.shared.faults.clear();
+    let job = test_support::until(&state, "the Job complete", |s| {
+        let job = s.store.get(Kind::Job, "default", "train")?;
+        condition(&job, "Complete").map(|_| (*job).clone())
+    })
+    .await;
+    assert!(job["status"].get("failed").is_none(), "{job}");
+    assert!(
+        state.store.get(Kind::Node, "", &node).is_some(),
+        "the node is back"
+    );
+}
+
 /// The pod of this name once `probe` holds for it.
 async fn pod_when(state: &ClusterState, name: &str, probe: impl Fn(&Value) -> bool) -> Value {
     test_support::until(state, name, |s| {
