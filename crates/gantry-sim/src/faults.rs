@@ -48,36 +48,76 @@ pub enum Fault {
     /// The zones have no capacity left for this node pool's machines: its new nodes cannot be
     /// made (`ZONE_RESOURCE_POOL_EXHAUSTED`, the autoscaler's "GCE out of resources").
     Stockout(String),
+    /// Every `every`, Compute Engine reclaims one Spot or preemptible node that runs a Job's
+    /// pod, `count` times in all (`gke::preemption`: the node shuts down gracefully, goes, and
+    /// its instance group recreates it).
+    Preempt { every: Duration, count: u64 },
+}
+
+/// The faults `--fault` takes, each as its name and the form of its argument: the one list
+/// that `Fault::name`, parsing and `--fault`'s help and errors are made from.
+macro_rules! fault_table {
+    (
+        $first:ident = $first_name:literal $(= $first_arg:literal)?
+        $(, $konst:ident = $name:literal $(= $arg:literal)?)* $(,)?
+    ) => {
+        const $first: &str = $first_name;
+        $(const $konst: &str = $name;)*
+        /// Every fault as `--fault` takes it: `NAME` or `NAME=ARG`.
+        pub const FAULT_FORMS: &[&str] = &[
+            concat!($first_name $(, "=", $first_arg)?)
+            $(, concat!($name $(, "=", $arg)?))*
+        ];
+        /// The same forms in one line, for `--fault`'s help and for errors.
+        pub const FAULT_NAMES: &str =
+            concat!($first_name $(, "=", $first_arg)? $(, ", ", $name $(, "=", $arg)?)*);
+    };
+}
+
+fault_table! {
+    WATCH_DROP = "watch-drop" = "SECS",
+    LOG_CUT = "log-cut" = "SECS",
+    WATCH_GONE = "watch-gone",
+    HTTP_429 = "http-429" = "PERCENT",
+    HTTP_503 = "http-503" = "PERCENT",
+    RESTART = "restart" = "SECS",
+    TOKEN_EXPIRY = "token-expiry" = "SECS",
+    SLOW = "slow" = "MS",
+    GKE_QUOTA = "gke-quota",
+    GKE_CREATE_ERROR = "gke-create-error" = "MESSAGE",
+    GKE_PERMISSION_DENIED = "gke-permission-denied",
+    RECONCILE = "reconcile" = "SECS",
+    HOSTILE_STRINGS = "hostile-strings",
+    NO_METRICS_API = "no-metrics-api",
+    GPU_QUOTA = "gpu-quota" = "GPUS",
+    STOCKOUT = "stockout" = "POOL",
+    PREEMPT = "preempt" = "SECS:COUNT",
 }
 
 impl Fault {
     /// The fault's name as `--fault` takes it, and as [`Faults::times_fired`] counts it.
     pub fn name(&self) -> &'static str {
         match self {
-            Fault::WatchDrop(_) => "watch-drop",
-            Fault::LogCut(_) => "log-cut",
-            Fault::WatchGone => "watch-gone",
-            Fault::Http429(_) => "http-429",
-            Fault::Http503(_) => "http-503",
-            Fault::Restart(_) => "restart",
-            Fault::TokenExpiry(_) => "token-expiry",
-            Fault::Slow(_) => "slow",
-            Fault::GkeQuota => "gke-quota",
-            Fault::GkeCreateError(_) => "gke-create-error",
-            Fault::GkePermissionDenied => "gke-permission-denied",
-            Fault::Reconcile(_) => "reconcile",
-            Fault::HostileStrings => "hostile-strings",
-            Fault::NoMetricsApi => "no-metrics-api",
-            Fault::GpuQuota(_) => "gpu-quota",
-            Fault::Stockout(_) => "stockout",
+            Fault::WatchDrop(_) => WATCH_DROP,
+            Fault::LogCut(_) => LOG_CUT,
+            Fault::WatchGone => WATCH_GONE,
+            Fault::Http429(_) => HTTP_429,
+            Fault::Http503(_) => HTTP_503,
+            Fault::Restart(_) => RESTART,
+            Fault::TokenExpiry(_) => TOKEN_EXPIRY,
+            Fault::Slow(_) => SLOW,
+            Fault::GkeQuota => GKE_QUOTA,
+            Fault::GkeCreateError(_) => GKE_CREATE_ERROR,
+            Fault::GkePermissionDenied => GKE_PERMISSION_DENIED,
+            Fault::Reconcile(_) => RECONCILE,
+            Fault::HostileStrings => HOSTILE_STRINGS,
+            Fault::NoMetricsApi => NO_METRICS_API,
+            Fault::GpuQuota(_) => GPU_QUOTA,
+            Fault::Stockout(_) => STOCKOUT,
+            Fault::Preempt { .. } => PREEMPT,
         }
     }
 }
-
-pub const FAULT_NAMES: &str = "watch-drop=SECS, log-cut=SECS, watch-gone, http-429=PERCENT, \
-http-503=PERCENT, restart=SECS, token-expiry=SECS, slow=MS, gke-quota, gke-create-error=MESSAGE, \
-gke-permission-denied, reconcile=SECS, hostile-strings, no-metrics-api, gpu-quota=GPUS, \
-stockout=POOL";
 
 #[derive(Debug, thiserror::Error, PartialEq)]
 #[error("bad --fault '{given}': {why} (known faults: {FAULT_NAMES})")]
@@ -122,41 +162,59 @@ impl FromStr for Fault {
             }
         };
         match name {
-            "watch-drop" => Ok(Fault::WatchDrop(secs(arg)?)),
-            "log-cut" => Ok(Fault::LogCut(secs(arg)?)),
-            "watch-gone" => no_arg(Fault::WatchGone),
-            "http-429" => Ok(Fault::Http429(percent(arg)?)),
-            "http-503" => Ok(Fault::Http503(percent(arg)?)),
-            "restart" => Ok(Fault::Restart(secs(arg)?)),
-            "token-expiry" => Ok(Fault::TokenExpiry(secs(arg)?)),
-            "slow" => {
+            WATCH_DROP => Ok(Fault::WatchDrop(secs(arg)?)),
+            LOG_CUT => Ok(Fault::LogCut(secs(arg)?)),
+            WATCH_GONE => no_arg(Fault::WatchGone),
+            HTTP_429 => Ok(Fault::Http429(percent(arg)?)),
+            HTTP_503 => Ok(Fault::Http503(percent(arg)?)),
+            RESTART => Ok(Fault::Restart(secs(arg)?)),
+            TOKEN_EXPIRY => Ok(Fault::TokenExpiry(secs(arg)?)),
+            SLOW => {
                 let a = arg.ok_or_else(|| err("needs milliseconds, e.g. =200"))?;
                 let ms: u64 = a
                     .parse()
                     .map_err(|_| err("the argument is not a whole number of milliseconds"))?;
                 Ok(Fault::Slow(Duration::from_millis(ms)))
             }
-            "gke-quota" => no_arg(Fault::GkeQuota),
-            "gke-create-error" => Ok(Fault::GkeCreateError(
+            GKE_QUOTA => no_arg(Fault::GkeQuota),
+            GKE_CREATE_ERROR => Ok(Fault::GkeCreateError(
                 arg.filter(|a| !a.is_empty())
                     .unwrap_or("Simulated failure while creating the cluster")
                     .to_string(),
             )),
-            "gke-permission-denied" => no_arg(Fault::GkePermissionDenied),
-            "reconcile" => Ok(Fault::Reconcile(secs(arg)?)),
-            "hostile-strings" => no_arg(Fault::HostileStrings),
-            "no-metrics-api" => no_arg(Fault::NoMetricsApi),
-            "gpu-quota" => {
+            GKE_PERMISSION_DENIED => no_arg(Fault::GkePermissionDenied),
+            RECONCILE => Ok(Fault::Reconcile(secs(arg)?)),
+            HOSTILE_STRINGS => no_arg(Fault::HostileStrings),
+            NO_METRICS_API => no_arg(Fault::NoMetricsApi),
+            GPU_QUOTA => {
                 let a = arg.ok_or_else(|| err("needs a number of GPUs, e.g. =0 or =4"))?;
                 let gpus = a
                     .parse()
                     .map_err(|_| err("the argument is not a whole number of GPUs"))?;
                 Ok(Fault::GpuQuota(gpus))
             }
-            "stockout" => match arg.filter(|a| !a.is_empty()) {
+            STOCKOUT => match arg.filter(|a| !a.is_empty()) {
                 Some(pool) => Ok(Fault::Stockout(pool.to_string())),
                 None => Err(err("needs a node pool's name, e.g. =gpu-pool")),
             },
+            PREEMPT => {
+                let example = "needs seconds between reclaims and how many, e.g. =60:2";
+                let (every, count) = arg
+                    .and_then(|a| a.split_once(':'))
+                    .ok_or_else(|| err(example))?;
+                let count = count
+                    .trim()
+                    .parse()
+                    .ok()
+                    .filter(|n| *n > 0)
+                    .ok_or_else(|| {
+                        err("the count of reclaims must be a whole number above zero")
+                    })?;
+                Ok(Fault::Preempt {
+                    every: secs(Some(every.trim()))?,
+                    count,
+                })
+            }
             _ => Err(err("unknown fault")),
         }
     }
@@ -187,6 +245,18 @@ impl Faults {
             .unwrap_or_else(|p| p.into_inner())
             .entry(name)
             .or_default() += 1;
+    }
+
+    /// Counts one more time the fault of this name took effect, unless it already did `limit`
+    /// times; whether it counted (a fault that acts a set number of times claims each here).
+    pub fn fire_within(&self, name: &'static str, limit: u64) -> bool {
+        let mut fired = self.fired.lock().unwrap_or_else(|p| p.into_inner());
+        let times = fired.entry(name).or_default();
+        if *times >= limit {
+            return false;
+        }
+        *times += 1;
+        true
     }
 
     /// How many times the fault of this name took effect so far.
@@ -305,6 +375,13 @@ impl Faults {
     pub fn stockout(&self, pool: &str) -> bool {
         self.find(|f| matches!(f, Fault::Stockout(p) if p == pool).then_some(()))
             .is_some()
+    }
+    /// How often Spot nodes are reclaimed, and how many reclaims there are in all.
+    pub fn preempt(&self) -> Option<(Duration, u64)> {
+        self.find(|f| match f {
+            Fault::Preempt { every, count } => Some((*every, *count)),
+            _ => None,
+        })
     }
     pub fn gke_permission_denied(&self) -> bool {
         self.find(|f| matches!(f, Fault::GkePermissionDenied).then_some(()))

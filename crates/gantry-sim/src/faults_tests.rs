@@ -42,41 +42,112 @@ fn parses_every_fault() {
     assert!("gpu-quota".parse::<Fault>().is_err());
     assert!("gpu-quota=-1".parse::<Fault>().is_err());
     assert!("stockout".parse::<Fault>().is_err());
+    assert_eq!(
+        "preempt=0.5:2".parse(),
+        Ok(Fault::Preempt {
+            every: Duration::from_millis(500),
+            count: 2
+        })
+    );
+    for bad in [
+        "preempt",
+        "preempt=5",
+        "preempt=0:2",
+        "preempt=5:0",
+        "preempt=5:x",
+    ] {
+        assert!(bad.parse::<Fault>().is_err(), "{bad}");
+    }
     let faults = Faults::new(vec![Fault::Stockout("gpu-pool".into())]);
     assert!(faults.stockout("gpu-pool") && !faults.stockout("default-pool"));
     assert_eq!(faults.gpu_quota(), None);
 }
 
-#[test]
-fn every_fault_is_named_as_it_is_given_and_listed_in_the_help() {
-    for given in [
-        "watch-drop=5",
-        "log-cut=1",
-        "watch-gone",
-        "http-429=10",
-        "http-503=10",
-        "restart=3",
-        "token-expiry=2",
-        "slow=250",
-        "gke-quota",
-        "gke-create-error=boom",
-        "gke-permission-denied",
-        "reconcile=2",
-        "hostile-strings",
-        "no-metrics-api",
-        "gpu-quota=2",
-        "stockout=gpu-pool",
-    ] {
-        let fault: Fault = given.parse().unwrap_or_else(|e| panic!("{given}: {e}"));
-        let name = fault.name();
-        assert!(given.starts_with(name), "{given} named {name}");
-        assert!(FAULT_NAMES.contains(name), "{name} is not in FAULT_NAMES");
+/// The fault an argument form of the table stands for, with a value in that form.
+fn example(form: &str) -> String {
+    let Some((name, arg)) = form.split_once('=') else {
+        return form.to_string();
+    };
+    let value = match arg {
+        "SECS" => "2",
+        "PERCENT" => "10",
+        "MS" => "250",
+        "MESSAGE" => "boom",
+        "GPUS" => "2",
+        "POOL" => "gpu-pool",
+        "SECS:COUNT" => "0.5:2",
+        other => panic!("no example value for {other}"),
+    };
+    format!("{name}={value}")
+}
+
+/// Which kind a fault is. A new kind does not compile until it is numbered here, and
+/// `KINDS` counts the numbers.
+fn kind(fault: &Fault) -> usize {
+    match fault {
+        Fault::WatchDrop(_) => 0,
+        Fault::LogCut(_) => 1,
+        Fault::WatchGone => 2,
+        Fault::Http429(_) => 3,
+        Fault::Http503(_) => 4,
+        Fault::Restart(_) => 5,
+        Fault::TokenExpiry(_) => 6,
+        Fault::Slow(_) => 7,
+        Fault::GkeQuota => 8,
+        Fault::GkeCreateError(_) => 9,
+        Fault::GkePermissionDenied => 10,
+        Fault::Reconcile(_) => 11,
+        Fault::HostileStrings => 12,
+        Fault::NoMetricsApi => 13,
+        Fault::GpuQuota(_) => 14,
+        Fault::Stockout(_) => 15,
+        Fault::Preempt { .. } => 16,
     }
+}
+const KINDS: usize = 17;
+
+#[test]
+fn every_form_in_the_table_parses_to_a_fault_of_that_name() {
+    for form in FAULT_FORMS {
+        let given = example(form);
+        let fault: Fault = given.parse().unwrap_or_else(|e| panic!("{given}: {e}"));
+        let name = form.split('=').next().unwrap_or_default();
+        assert_eq!(fault.name(), name, "{given}");
+    }
+}
+
+#[test]
+fn every_kind_of_fault_is_in_the_table_and_the_help_lists_the_table() {
+    let kinds: std::collections::BTreeSet<usize> = FAULT_FORMS
+        .iter()
+        .filter_map(|form| example(form).parse::<Fault>().ok())
+        .map(|fault| kind(&fault))
+        .collect();
+    assert_eq!(kinds, (0..KINDS).collect());
+    assert_eq!(FAULT_FORMS.len(), KINDS, "one form per kind");
+    assert_eq!(FAULT_NAMES, FAULT_FORMS.join(", "));
+}
+
+#[test]
+fn each_fault_counts_the_times_it_fired() {
     let faults = Faults::default();
     assert_eq!(faults.times_fired("slow"), 0);
     faults.fired("slow");
     faults.fired("slow");
     assert_eq!(faults.times_fired("slow"), 2);
+}
+
+#[test]
+fn a_fault_with_a_count_fires_that_many_times_in_all() {
+    let faults = Faults::default();
+    assert!(faults.fire_within("preempt", 2));
+    assert!(faults.fire_within("preempt", 2));
+    assert!(!faults.fire_within("preempt", 2));
+    assert_eq!(faults.times_fired("preempt"), 2);
+    assert!(
+        faults.fire_within("preempt", 3),
+        "a larger count allows more"
+    );
 }
 
 #[test]

@@ -13,6 +13,8 @@ pub mod http_faults;
 pub mod kube;
 pub mod machines;
 mod state_files;
+#[cfg(test)]
+mod test_support;
 pub mod tls;
 
 use std::sync::Arc;

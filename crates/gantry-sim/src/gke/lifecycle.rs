@@ -183,6 +183,7 @@ async fn start_control_plane(
         return Err(cancelled());
     }
     super::autoscaler::start(api.clone(), key.clone(), runtime.state().clone());
+    super::preemption::start(api.clone(), key.clone(), runtime.state().clone());
     Ok(())
 }
 

@@ -5,7 +5,8 @@
 //! (get, list, cancel) and `serverConfig`. A cluster provisions through GKE-like stages, and its
 //! Kubernetes API server (a `ClusterRuntime`) runs from the end of the control plane stage until
 //! the cluster is deleted; changes to a running cluster are operations during which it is
-//! RECONCILING and its Kubernetes nodes follow its node pools.
+//! RECONCILING and its Kubernetes nodes follow its node pools. Under the `preempt` fault its Spot
+//! nodes are reclaimed and their instances recreated (`preemption`).
 
 mod autoscaler;
 mod autoscaling;
@@ -22,6 +23,7 @@ mod operations;
 mod pool_requests;
 mod pool_update;
 mod pools;
+mod preemption;
 mod proto_json;
 mod reconcile;
 mod routes;

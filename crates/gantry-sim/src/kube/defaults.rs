@@ -64,6 +64,7 @@ fn job(resource: &ResourceType, obj: &mut Value) -> Result<(), ApiError> {
     set_default(spec, "backoffLimit", json!(6));
     set_default(spec, "completionMode", json!("NonIndexed"));
     set_default(spec, "suspend", json!(false));
+    super::pod_failure_policy::apply_defaults(spec);
     set_default(spec, "podReplacementPolicy", json!("TerminatingOrFailed"));
     set_default(spec, "manualSelector", Value::Null);
     if spec.get("manualSelector").is_some_and(Value::is_null)
@@ -96,15 +97,6 @@ fn job(resource: &ResourceType, obj: &mut Value) -> Result<(), ApiError> {
     pod_spec(&mut template["spec"]);
 
     let mut causes = Vec::new();
-    let restart = template["spec"]["restartPolicy"]
-        .as_str()
-        .unwrap_or_default();
-    if restart != "Never" && restart != "OnFailure" {
-        causes.push((
-            "spec.template.spec.restartPolicy".to_string(),
-            format!("Unsupported value: \"{restart}\": supported values: \"OnFailure\", \"Never\""),
-        ));
-    }
     for field in ["parallelism", "completions", "backoffLimit"] {
         if spec[field].as_i64().is_some_and(|n| n < 0) {
             causes.push((
@@ -135,6 +127,17 @@ fn job(resource: &ResourceType, obj: &mut Value) -> Result<(), ApiError> {
             "Required value: when completion mode is Indexed".into(),
         ));
     }
+    causes.extend(super::pod_failure_policy::validate(spec));
+    let restart = spec["template"]["spec"]["restartPolicy"]
+        .as_str()
+        .unwrap_or_default();
+    if restart != "Never" && restart != "OnFailure" {
+        causes.push((
+            "spec.template.spec.restartPolicy".to_string(),
+            format!("Unsupported value: \"{restart}\": supported values: \"OnFailure\", \"Never\""),
+        ));
+    }
+    causes.extend(super::pod_failure_policy::restart_policy(spec, restart));
     if !causes.is_empty() {
         return Err(ApiError::invalid(resource, &name, &causes));
     }

@@ -1,7 +1,8 @@
 //! How GKE takes a node away when a pool shrinks, is deleted or has its nodes recreated: it
 //! cordons the node, evicts its pods through the Eviction API (each gets a `DisruptionTarget`
 //! condition, then a graceful delete, so controllers replace them by their own rules), waits for
-//! them to go, deletes the Node, and the pod garbage collector removes what is still bound to it.
+//! them to go, deletes the Node, and the pod garbage collector removes what is still bound to it
+//! (`pod_gc`, at once here).
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -14,7 +15,8 @@ use super::controllers::kubelet::is_terminal;
 use super::events::EventType;
 use super::lifecycle::{self, DeleteOptions};
 use super::meta;
-use super::nodes::UNSCHEDULABLE_TAINT;
+use super::nodes::{self, UNSCHEDULABLE_TAINT};
+use super::pod_gc::{self, pods_on};
 use super::pod_status::set_condition;
 use super::resources::Kind;
 
@@ -29,18 +31,8 @@ pub async fn remove_node(state: &Arc<ClusterState>, node: &str) {
     cordon(state, node);
     let evicted = evict_pods(state, node);
     wait_until_gone(state, &evicted).await;
-    if let Some(gone) = state.store.remove(Kind::Node, "", node) {
-        let message = format!("Node {node} event: Removing Node {node} from Controller");
-        state.events.record(
-            &state.store,
-            &gone,
-            EventType::Normal,
-            "RemovingNode",
-            &message,
-            "node-controller",
-        );
-    }
-    collect_orphans(state, node);
+    nodes::remove(state, node);
+    pod_gc::collect_orphans(state, node);
 }
 
 /// Marks the node unschedulable, as `kubectl cordon` and GKE's drain do.
@@ -64,15 +56,6 @@ fn cordon(state: &ClusterState, node: &str) {
             "kubelet",
         );
     }
-}
-
-fn pods_on(state: &ClusterState, node: &str) -> Vec<Arc<Value>> {
-    state
-        .store
-        .list(Kind::Pod, None, |p| {
-            p.pointer("/spec/nodeName").and_then(Value::as_str) == Some(node)
-        })
-        .0
 }
 
 /// Evicts every pod still running on the node; returns them as (namespace, name, uid).
@@ -127,28 +110,5 @@ async fn wait_until_gone(state: &ClusterState, evicted: &[(String, String, Strin
     .await;
     if waited.is_err() {
         tracing::debug!("drain patience ran out; the node goes with pods still stopping");
-    }
-}
-
-/// What PodGC does once a node is gone: pods bound to it are deleted at once.
-fn collect_orphans(state: &Arc<ClusterState>, node: &str) {
-    let now = DeleteOptions {
-        grace_seconds: Some(0),
-        ..Default::default()
-    };
-    for pod in pods_on(state, node) {
-        let (ns, name) = (meta::namespace(&pod), meta::name(&pod));
-        if !is_terminal(&pod) {
-            let _ = state.store.update(Kind::Pod, ns, name, |p| {
-                set_condition(
-                    p,
-                    "DisruptionTarget",
-                    true,
-                    Some("DeletionByPodGC"),
-                    Some("PodGC: node no longer exists"),
-                )
-            });
-        }
-        let _ = lifecycle::delete(state, Kind::Pod, ns, name, &now);
     }
 }

@@ -60,9 +60,21 @@ impl ApiError {
         )
     }
 
-    /// 422 Unprocessable: the object fails validation; `causes` are (field, message).
+    /// 422 Unprocessable: the object fails validation; `causes` are (field, message), each
+    /// message worded as field.Error's body ("Required value", "Invalid value: …"), whose first
+    /// words give the cause its type. Several causes are listed in brackets, as an aggregate
+    /// error prints them.
     pub fn invalid(resource: &ResourceType, name: &str, causes: &[(String, String)]) -> Self {
-        let summary: Vec<String> = causes.iter().map(|(f, m)| format!("{f}: {m}")).collect();
+        let mut summary: Vec<String> = Vec::new();
+        for line in causes.iter().map(|(f, m)| format!("{f}: {m}")) {
+            if !summary.contains(&line) {
+                summary.push(line);
+            }
+        }
+        let summary = match summary.as_slice() {
+            [one] => one.clone(),
+            many => format!("[{}]", many.join(", ")),
+        };
         let qualified = format!(
             "{}{}",
             resource.kind_name,
@@ -77,12 +89,12 @@ impl ApiError {
                 "name": name,
                 "group": resource.group,
                 "kind": resource.kind_name,
-                "causes": causes.iter().map(|(f, m)| json!({"reason": "FieldValueInvalid", "message": m, "field": f})).collect::<Vec<_>>(),
+                "causes": causes.iter().map(|(f, m)| json!({"reason": cause_type(m), "message": m, "field": f})).collect::<Vec<_>>(),
             }),
             ..Self::new(
                 422,
                 "Invalid",
-                format!("{qualified} \"{name}\" is invalid: {}", summary.join(", ")),
+                format!("{qualified} \"{name}\" is invalid: {summary}"),
             )
         }
     }
@@ -117,6 +129,23 @@ impl ApiError {
     }
 }
 
+/// A validation cause's type (`field.ErrorType`), from the words its message starts with.
+fn cause_type(message: &str) -> &'static str {
+    const TYPES: &[(&str, &str)] = &[
+        ("Required value", "FieldValueRequired"),
+        ("Unsupported value", "FieldValueNotSupported"),
+        ("Duplicate value", "FieldValueDuplicate"),
+        ("Too many", "FieldValueTooMany"),
+        ("Too long", "FieldValueTooLong"),
+        ("Forbidden", "FieldValueForbidden"),
+        ("Not found", "FieldValueNotFound"),
+    ];
+    TYPES
+        .iter()
+        .find(|(words, _)| message.starts_with(words))
+        .map_or("FieldValueInvalid", |(_, kind)| kind)
+}
+
 fn qualified(resource: &ResourceType) -> String {
     if resource.group.is_empty() {
         resource.plural.to_string()
@@ -129,5 +158,47 @@ impl IntoResponse for ApiError {
     fn into_response(self) -> Response {
         let code = StatusCode::from_u16(self.code).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR);
         crate::http_faults::json_response(code, &self.status_json())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::kube::resources::Kind;
+
+    #[test]
+    fn an_invalid_object_types_each_cause_by_its_words_and_brackets_several() {
+        let jobs = Kind::Job.resource();
+        let policy = "only \"Never\" is supported when podFailurePolicy is specified";
+        let restart = (
+            "spec.template.spec.restartPolicy".to_string(),
+            format!("Invalid value: \"OnFailure\": {policy}"),
+        );
+        let one = ApiError::invalid(jobs, "train", std::slice::from_ref(&restart));
+        assert_eq!(
+            one.message,
+            format!(
+                "Job.batch \"train\" is invalid: spec.template.spec.restartPolicy: Invalid value: \"OnFailure\": {policy}"
+            )
+        );
+        assert_eq!(one.details["causes"][0]["reason"], "FieldValueInvalid");
+        let action = (
+            "spec.podFailurePolicy.rules[0].action".to_string(),
+            "Unsupported value: \"Retry\": supported values: \"Count\", \"FailIndex\", \"FailJob\", \"Ignore\"".to_string(),
+        );
+        let two = ApiError::invalid(jobs, "train", &[action, restart.clone(), restart]);
+        assert!(two.message.starts_with("Job.batch \"train\" is invalid: [spec.podFailurePolicy.rules[0].action: Unsupported value: \"Retry\""), "{}", two.message);
+        assert!(
+            two.message.ends_with(&format!("{policy}]")),
+            "{}",
+            two.message
+        );
+        assert_eq!(
+            two.message.matches("restartPolicy").count(),
+            1,
+            "a repeated cause is listed once"
+        );
+        assert_eq!(two.details["causes"][0]["reason"], "FieldValueNotSupported");
+        assert_eq!(two.code, 422);
     }
 }

@@ -31,7 +31,8 @@ pub fn seed(state: &ClusterState) {
     for pool in &state.spec.node_pools {
         for zone in &pool.zones {
             for _ in 0..pool.nodes_per_zone {
-                create(state, pool, zone);
+                let name = instance_name(&state.spec.name, &pool.name, zone);
+                create(state, pool, zone, &name);
             }
         }
     }
@@ -40,7 +41,37 @@ pub fn seed(state: &ClusterState) {
 /// Adds one Ready node of `pool` in `zone`, as GKE registers a new instance, and lets pending
 /// pods try it. Returns its name.
 pub fn add(state: &ClusterState, pool: &NodePoolSpec, zone: &str) -> Option<String> {
-    let name = create(state, pool, zone)?;
+    let name = instance_name(&state.spec.name, &pool.name, zone);
+    add_named(state, pool, zone, &name)
+}
+
+/// Deletes the Node (its instance is gone), as the node lifecycle controller records it.
+/// Whether there was one.
+pub fn remove(state: &ClusterState, name: &str) -> bool {
+    let Some(gone) = state.store.remove(Kind::Node, "", name) else {
+        return false;
+    };
+    let message = format!("Node {name} event: Removing Node {name} from Controller");
+    state.events.record(
+        &state.store,
+        &gone,
+        EventType::Normal,
+        "RemovingNode",
+        &message,
+        "node-controller",
+    );
+    true
+}
+
+/// As [`add`], for an instance of a given name: one its group recreated under the same name (a
+/// preempted Spot VM). None while a node of that name still exists.
+pub fn add_named(
+    state: &ClusterState,
+    pool: &NodePoolSpec,
+    zone: &str,
+    name: &str,
+) -> Option<String> {
+    let name = create(state, pool, zone, name)?;
     if let Some(node) = state.store.get(Kind::Node, "", &name) {
         let message = format!("Node {name} event: Registered Node {name} in Controller");
         state.events.record(
@@ -56,11 +87,10 @@ pub fn add(state: &ClusterState, pool: &NodePoolSpec, zone: &str) -> Option<Stri
     Some(name)
 }
 
-fn create(state: &ClusterState, pool: &NodePoolSpec, zone: &str) -> Option<String> {
-    let name = instance_name(&state.spec.name, &pool.name, zone);
-    let node = node_object(&name, pool, zone, &state.spec.version, free_index(state));
+fn create(state: &ClusterState, pool: &NodePoolSpec, zone: &str, name: &str) -> Option<String> {
+    let node = node_object(name, pool, zone, &state.spec.version, free_index(state));
     state.store.create(Kind::Node, node).ok()?;
-    Some(name)
+    Some(name.to_string())
 }
 
 /// The base name of a pool's managed instance group in a zone, `gke-CLUSTER-POOL-1a2b3c4d`: its

@@ -89,6 +89,9 @@ impl Scheduler {
     /// Picks a node for the pod and reserves its resources there, or says why none fits.
     pub fn place(&self, store: &Store, pod: &Value) -> Result<String, String> {
         let (nodes, _) = store.list(Kind::Node, None, |_| true);
+        if nodes.is_empty() {
+            return Err("no nodes available to schedule pods".to_string());
+        }
         let want = Resources::of_pod(pod);
         let uid = super::meta::uid(pod).to_string();
         let mut placement = self.placement.lock().unwrap_or_else(|p| p.into_inner());
@@ -200,23 +203,20 @@ fn fits(node: &Value, pod: &Value, want: Resources, used: Resources) -> Result<f
         .and_then(Value::as_array)
         .cloned()
         .unwrap_or_default();
-    for taint in node
+    // TaintToleration names the first taint the pod does not tolerate.
+    let untolerated = node
         .pointer("/spec/taints")
         .and_then(Value::as_array)
         .into_iter()
         .flatten()
-    {
-        let effect = taint["effect"].as_str().unwrap_or_default();
-        if effect != "NoSchedule" && effect != "NoExecute" {
-            continue;
-        }
-        if !tolerations.iter().any(|t| tolerates(t, taint)) {
-            why.push(format!(
-                "node(s) had untolerated taint {{{}: {}}}",
-                taint["key"].as_str().unwrap_or_default(),
-                taint["value"].as_str().unwrap_or_default()
-            ));
-        }
+        .filter(|taint| matches!(taint["effect"].as_str(), Some("NoSchedule" | "NoExecute")))
+        .find(|taint| !tolerations.iter().any(|t| tolerates(t, taint)));
+    if let Some(taint) = untolerated {
+        why.push(format!(
+            "node(s) had untolerated taint {{{}: {}}}",
+            taint["key"].as_str().unwrap_or_default(),
+            taint["value"].as_str().unwrap_or_default()
+        ));
     }
     let cap = Resources::of_node(node);
     if used.pods + 1 > cap.pods {
@@ -253,5 +253,43 @@ fn tolerates(toleration: &Value, taint: &Value) -> bool {
                 && toleration["value"].as_str().unwrap_or_default()
                     == taint["value"].as_str().unwrap_or_default()
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+
+    fn node(taints: Value) -> Value {
+        json!({"metadata": {"name": "n"}, "spec": {"taints": taints},
+            "status": {"allocatable": {"cpu": "4", "memory": "16Gi", "pods": "110"}}})
+    }
+
+    #[test]
+    fn a_node_with_several_untolerated_taints_is_refused_for_the_first() {
+        let pod = json!({"spec": {"containers": [{"name": "main"}]}});
+        let shutting_down = node(json!([
+            {"key": "cloud.google.com/impending-node-termination", "effect": "NoSchedule"},
+            {"key": "node.kubernetes.io/not-ready", "effect": "NoSchedule"},
+        ]));
+        assert_eq!(
+            fits_alongside(&shutting_down, &pod, Resources::default()),
+            Err(vec![
+                "node(s) had untolerated taint {cloud.google.com/impending-node-termination: }"
+                    .to_string()
+            ])
+        );
+    }
+
+    #[test]
+    fn with_no_nodes_at_all_the_scheduler_says_so() {
+        let store = Store::new();
+        let pod = json!({"metadata": {"uid": "u"}, "spec": {"containers": [{"name": "main"}]}});
+        assert_eq!(
+            Scheduler::default().place(&store, &pod),
+            Err("no nodes available to schedule pods".to_string())
+        );
     }
 }

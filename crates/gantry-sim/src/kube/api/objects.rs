@@ -332,7 +332,7 @@ fn keep_server_fields(
                 next["status"] = current["status"].clone();
             }
             if kind == Kind::Job {
-                for field in ["template", "selector", "completionMode"] {
+                for field in ["template", "selector", "completionMode", "podFailurePolicy"] {
                     if current["spec"][field] != next["spec"][field] {
                         return Err(format!("spec.{field}: Invalid value: field is immutable"));
                     }

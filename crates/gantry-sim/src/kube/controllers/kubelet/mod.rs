@@ -1,8 +1,8 @@
 //! The scheduler and kubelet stand-in: every new pod gets a task that places it on a node
 //! (`scheduling`), pulls its images (`images`), runs the simulated workload in each container
 //! (`containers`) and reports it all as the kubelet does (status and events). A pod being
-//! deleted is stopped, then removed (`deletion`). This file follows the store and keeps one
-//! task per live pod.
+//! deleted is stopped, then removed (`deletion`); the pods of a node that shuts down are killed
+//! (`shutdown`). This file follows the store and keeps one task per live pod.
 
 mod containers;
 mod context;
@@ -11,6 +11,7 @@ mod env;
 mod images;
 mod pod;
 mod scheduling;
+mod shutdown;
 
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -22,6 +23,8 @@ use tokio_util::sync::CancellationToken;
 
 use crate::kube::cluster::ClusterState;
 use crate::kube::meta;
+use crate::kube::node_shutdown;
+use crate::kube::pod_gc::pods_on;
 use crate::kube::resources::Kind;
 use crate::kube::store::ChangeType;
 use context::PodCtx;
@@ -78,6 +81,13 @@ async fn control_loop(
                     ChangeType::Modified => {}
                 }
             }
+            Ok(change)
+                if change.kind == Kind::Node
+                    && change.change == ChangeType::Modified
+                    && node_shutdown::is_shutting_down(&change.object) =>
+            {
+                stop_pods_on(&state, meta::name(&change.object), &mut running);
+            }
             Ok(_) => {}
             Err(RecvError::Lagged(_)) => resync(&state, &mut running),
             Err(RecvError::Closed) => return,
@@ -85,7 +95,21 @@ async fn control_loop(
     }
 }
 
-/// After missing changes: start tasks for pods without one, stop those of pods going away.
+/// The node shuts down: its pods' tasks stop, and each reports its pod killed.
+fn stop_pods_on(
+    state: &ClusterState,
+    node: &str,
+    running: &mut HashMap<String, CancellationToken>,
+) {
+    for pod in pods_on(state, node) {
+        if let Some(cancel) = running.remove(meta::uid(&pod)) {
+            cancel.cancel();
+        }
+    }
+}
+
+/// After missing changes: start tasks for pods without one, stop those of pods going away or
+/// on a node that shuts down.
 fn resync(state: &Arc<ClusterState>, running: &mut HashMap<String, CancellationToken>) {
     let (pods, _) = state.store.list(Kind::Pod, None, |_| true);
     let alive: std::collections::HashSet<String> =
@@ -99,7 +123,7 @@ fn resync(state: &Arc<ClusterState>, running: &mut HashMap<String, CancellationT
     });
     for pod in pods {
         let uid = meta::uid(&pod).to_string();
-        if meta::is_deleting(&pod) {
+        if meta::is_deleting(&pod) || node_shutdown::pod_node_is_shutting_down(state, &pod) {
             if let Some(c) = running.remove(&uid) {
                 c.cancel();
             }
@@ -142,7 +166,12 @@ async fn run_pod(
     };
     let finished = pod::lifecycle(&ctx).await;
     ctx.state.scheduler.release(&ctx.uid);
-    if !finished {
+    if finished {
+        return;
+    }
+    if shutdown::stopped_by_shutdown(&ctx) {
+        shutdown::terminate(&ctx);
+    } else {
         deletion::stop_for_deletion(&ctx).await;
     }
 }

@@ -9,6 +9,7 @@ use super::context::PodCtx;
 use super::images::pull_image;
 use super::is_terminal;
 use super::scheduling::schedule;
+use super::shutdown;
 use crate::kube::meta;
 use crate::kube::pod_status::{ContainerView, set_condition, set_containers};
 use crate::kube::resources::Kind;
@@ -22,6 +23,9 @@ pub(super) async fn lifecycle(ctx: &PodCtx) -> bool {
     let Some(node) = schedule(ctx).await else {
         return false;
     };
+    if shutdown::reject_if_shutting_down(ctx, &node) {
+        return true;
+    }
     let containers: Vec<Value> = pod
         .pointer("/spec/containers")
         .and_then(Value::as_array)

@@ -1,6 +1,10 @@
 //! The Job controller: creates a Job's pods (Indexed or not, up to `parallelism`), counts
-//! successes and failures, backs off exponentially between failed pods, and finishes the Job as
-//! Complete or Failed (BackoffLimitExceeded, DeadlineExceeded), with the events it records.
+//! successes and failures once pods are terminal, judges failures by the Job's
+//! `podFailurePolicy` (`failure_policy`), backs off exponentially between counted failures, and
+//! finishes the Job as Complete or Failed (PodFailurePolicy, BackoffLimitExceeded,
+//! DeadlineExceeded), with the events it records. Under `podReplacementPolicy: Failed` (the
+//! default with a pod failure policy) a pod still terminating holds its place until it is
+//! Failed.
 
 use std::collections::{BTreeSet, HashMap, HashSet};
 use std::sync::Arc;
@@ -11,15 +15,19 @@ use tokio::sync::broadcast::error::{RecvError, TryRecvError};
 use tokio::sync::mpsc;
 use tokio::time::Instant;
 
+mod failure_policy;
+mod finish;
+mod pods;
+
 use super::kubelet::is_terminal;
 use crate::kube::cluster::ClusterState;
-use crate::kube::events::EventType;
-use crate::kube::lifecycle;
 use crate::kube::meta;
-use crate::kube::resources::{Kind, RESOURCES};
+use crate::kube::resources::Kind;
 use crate::kube::store::ChangeType;
+use failure_policy::Verdict;
+use finish::Finish;
+use pods::{INDEX_ANNOTATION, create_pods};
 
-const INDEX_ANNOTATION: &str = "batch.kubernetes.io/job-completion-index";
 /// The controller's back-off after failed pods: 10 s doubling up to 6 minutes.
 const BACKOFF_BASE: Duration = Duration::from_secs(10);
 const BACKOFF_MAX: Duration = Duration::from_secs(360);
@@ -34,6 +42,8 @@ struct Tracked {
     failed: u64,
     succeeded_indexes: BTreeSet<u64>,
     last_failure: Option<Instant>,
+    /// The message of the first failure a `FailJob` rule matched.
+    fail_job: Option<String>,
     /// When this controller first saw the Job run: deadlines count from here, in full precision.
     started: Option<Instant>,
 }
@@ -171,18 +181,30 @@ fn reconcile(
                 t.succeeded_indexes.insert(i);
             }
         } else {
+            let verdict = failure_policy::judge(&spec["podFailurePolicy"], p);
+            if verdict == Verdict::Ignore {
+                continue;
+            }
             t.failed += 1;
             t.last_failure = Some(Instant::now());
+            if let Verdict::FailJob(message) = verdict {
+                t.fail_job.get_or_insert(message);
+            }
         }
     }
     let active: Vec<&Arc<Value>> = pods
         .iter()
         .filter(|p| !is_terminal(p) && !meta::is_deleting(p))
         .collect();
-    let terminating = pods
+    let terminating: Vec<&Arc<Value>> = pods
         .iter()
         .filter(|p| meta::is_deleting(p) && !is_terminal(p))
-        .count();
+        .collect();
+    // The pods that keep a new one from being made in their place.
+    let mut holding = active.clone();
+    if only_replaces_failed_pods(spec) {
+        holding.extend(&terminating);
+    }
     let ready = active.iter().filter(|p| pod_ready(p)).count();
     let indexed = spec["completionMode"].as_str() == Some("Indexed");
     let completions = spec["completions"].as_u64();
@@ -200,18 +222,18 @@ fn reconcile(
         Instant::now()
     });
 
-    let mut finish: Option<(&str, &str, &str)> = None;
-    if t.failed > backoff_limit {
-        finish = Some((
-            "Failed",
+    let mut finish: Option<Finish> = None;
+    if let Some(message) = &t.fail_job {
+        finish = Some(Finish::failed("PodFailurePolicy", message.clone()));
+    } else if t.failed > backoff_limit {
+        finish = Some(Finish::failed(
             "BackoffLimitExceeded",
             "Job has reached the specified backoff limit",
         ));
     } else if let Some(deadline) = spec["activeDeadlineSeconds"].as_f64() {
         let sim_elapsed = started.elapsed().as_secs_f64() / state.shared.clock.scale().max(1e-9);
         if sim_elapsed >= deadline {
-            finish = Some((
-                "Failed",
+            finish = Some(Finish::failed(
                 "DeadlineExceeded",
                 "Job was active longer than specified deadline",
             ));
@@ -224,11 +246,7 @@ fn reconcile(
         (true, None) => false,
     };
     if finish.is_none() && complete {
-        finish = Some((
-            "Complete",
-            "CompletionsReached",
-            "Reached expected number of succeeded pods",
-        ));
+        finish = Some(Finish::complete());
     }
 
     let mut created = 0usize;
@@ -249,13 +267,12 @@ fn reconcile(
                     ),
                 );
             }
-            _ => created = create_pods(state, &job, &active, t, indexed, completions, parallelism),
+            _ => created = create_pods(state, &job, &holding, t, indexed, completions, parallelism),
         }
     }
 
     let (succeeded, failed) = (t.succeeded, t.failed);
     let completed_indexes = compress(&t.succeeded_indexes);
-    let now = meta::now();
     let _ = state.store.update(Kind::Job, &key.0, &key.1, |j| {
         let status = &mut j["status"];
         if !status.is_object() {
@@ -266,7 +283,7 @@ fn reconcile(
         set_count(status, "succeeded", succeeded);
         set_count(status, "failed", failed);
         status["ready"] = json!(ready);
-        status["terminating"] = json!(terminating);
+        status["terminating"] = json!(terminating.len());
         status["uncountedTerminatedPods"] = json!({});
         if indexed {
             if completed_indexes.is_empty() {
@@ -277,51 +294,18 @@ fn reconcile(
                 status["completedIndexes"] = json!(completed_indexes);
             }
         }
-        if let Some((kind, reason, message)) = finish {
-            let target = if kind == "Complete" { "SuccessCriteriaMet" } else { "FailureTarget" };
-            status["conditions"] = json!([
-                {"type": target, "status": "True", "reason": reason, "message": message, "lastProbeTime": now, "lastTransitionTime": now},
-                {"type": kind, "status": "True", "reason": reason, "message": message, "lastProbeTime": now, "lastTransitionTime": now},
-            ]);
-            if kind == "Complete" {
-                status["completionTime"] = json!(now);
-            }
-            set_count(status, "active", 0);
-            status["ready"] = json!(0);
+        if let Some(finish) = &finish {
+            finish.write(status);
         }
     });
-    if let Some((kind, reason, message)) = finish {
-        for p in &active {
-            let _ = lifecycle::delete(
-                state,
-                Kind::Pod,
-                meta::namespace(p),
-                meta::name(p),
-                &lifecycle::DeleteOptions::default(),
-            );
-        }
-        let (event_type, event_reason) = if kind == "Complete" {
-            (EventType::Normal, "Completed")
-        } else {
-            (EventType::Warning, reason)
-        };
-        let text = if kind == "Complete" {
-            "Job completed"
-        } else {
-            message
-        };
-        state.events.record(
-            &state.store,
-            &job,
-            event_type,
-            event_reason,
-            text,
-            "job-controller",
-        );
-        if let Some(ttl) = spec["ttlSecondsAfterFinished"].as_u64() {
-            schedule_ttl(state, key.clone(), uid.clone(), ttl);
-        }
+    if let Some(finish) = finish {
+        finish.enact(state, &job, &active);
     }
+}
+
+/// Whether a pod is replaced only once it is Failed, not while it terminates.
+fn only_replaces_failed_pods(spec: &Value) -> bool {
+    spec["podReplacementPolicy"] == "Failed" || !spec["podFailurePolicy"].is_null()
 }
 
 fn set_count(status: &mut Value, key: &str, n: u64) {
@@ -369,121 +353,9 @@ fn compress(indexes: &BTreeSet<u64>) -> String {
     parts.join(",")
 }
 
-#[allow(clippy::too_many_arguments)]
-fn create_pods(
-    state: &ClusterState,
-    job: &Value,
-    active: &[&Arc<Value>],
-    t: &Tracked,
-    indexed: bool,
-    completions: Option<u64>,
-    parallelism: u64,
-) -> usize {
-    let active_n = active.len() as u64;
-    let mut to_create: Vec<Option<u64>> = Vec::new();
-    if indexed {
-        let running: HashSet<u64> = active
-            .iter()
-            .filter_map(|p| meta::annotation(p, INDEX_ANNOTATION).and_then(|s| s.parse().ok()))
-            .collect();
-        let room = parallelism.saturating_sub(active_n);
-        to_create = (0..completions.unwrap_or(0))
-            .filter(|i| !t.succeeded_indexes.contains(i) && !running.contains(i))
-            .take(room as usize)
-            .map(Some)
-            .collect();
-    } else {
-        let remaining = completions.map_or(parallelism, |c| c.saturating_sub(t.succeeded));
-        let want = parallelism.min(remaining).saturating_sub(active_n);
-        to_create.resize(want as usize, None);
-    }
-    let job_resource = RESOURCES.iter().find(|r| r.kind == Kind::Job);
-    let mut created = 0;
-    for index in to_create {
-        let pod = pod_from_template(job, index);
-        match lifecycle::create(state, Kind::Pod, Some(meta::namespace(job)), pod) {
-            Ok(p) => {
-                created += 1;
-                state.events.record(
-                    &state.store,
-                    job,
-                    EventType::Normal,
-                    "SuccessfulCreate",
-                    &format!("Created pod: {}", meta::name(&p)),
-                    "job-controller",
-                );
-            }
-            Err(e) => {
-                let _ = job_resource;
-                state.events.record(
-                    &state.store,
-                    job,
-                    EventType::Warning,
-                    "FailedCreate",
-                    &format!("Error creating: {}", e.message),
-                    "job-controller",
-                );
-            }
-        }
-    }
-    created
-}
-
-fn pod_from_template(job: &Value, index: Option<u64>) -> Value {
-    let name = meta::name(job);
-    let template = &job["spec"]["template"];
-    let mut metadata = template["metadata"].clone();
-    if !metadata.is_object() {
-        metadata = json!({});
-    }
-    let mut spec = template["spec"].clone();
-    metadata["generateName"] = json!(match index {
-        Some(i) => format!("{name}-{i}-"),
-        None => format!("{name}-"),
-    });
-    metadata["ownerReferences"] = json!([meta::owner_reference(job, "batch/v1", "Job")]);
-    if let Some(m) = metadata.as_object_mut() {
-        m.remove("name");
-    }
-    if let Some(i) = index {
-        metadata["annotations"][INDEX_ANNOTATION] = json!(i.to_string());
-        metadata["labels"][INDEX_ANNOTATION] = json!(i.to_string());
-        spec["hostname"] = json!(format!("{name}-{i}"));
-        if let Some(containers) = spec["containers"].as_array_mut() {
-            for c in containers {
-                if !c["env"].is_array() {
-                    c["env"] = json!([]);
-                }
-                if let Some(env) = c["env"].as_array_mut() {
-                    env.push(json!({"name": "JOB_COMPLETION_INDEX", "valueFrom": {"fieldRef": {"apiVersion": "v1", "fieldPath": format!("metadata.annotations['{INDEX_ANNOTATION}']")}}}));
-                }
-            }
-        }
-    }
-    json!({"apiVersion": "v1", "kind": "Pod", "metadata": metadata, "spec": spec})
-}
-
-fn schedule_ttl(state: &Arc<ClusterState>, key: JobKey, uid: String, ttl: u64) {
-    let state = state.clone();
-    tokio::spawn(async move {
-        let wall = state.shared.clock.scaled(Duration::from_secs(ttl));
-        tokio::select! {
-            _ = state.stop.cancelled() => return,
-            _ = tokio::time::sleep(wall) => {}
-        }
-        if state
-            .store
-            .get(Kind::Job, &key.0, &key.1)
-            .is_some_and(|j| meta::uid(&j) == uid)
-        {
-            let opts = lifecycle::DeleteOptions {
-                propagation: lifecycle::Propagation::Background,
-                ..Default::default()
-            };
-            let _ = lifecycle::delete(&state, Kind::Job, &key.0, &key.1, &opts);
-        }
-    });
-}
+#[cfg(test)]
+#[path = "tests.rs"]
+mod cluster_tests;
 
 #[cfg(test)]
 mod tests {
