@@ -6,9 +6,15 @@
 #[cfg(feature = "sim")]
 pub use gantry_sim::cloud::{DEMO_LOCATION, DEMO_PROJECT};
 #[cfg(feature = "sim")]
+pub use gantry_sim::faults::FAULT_NAMES;
+#[cfg(feature = "sim")]
 pub use gantry_sim::faults::Fault;
 #[cfg(feature = "sim")]
 pub use gantry_sim::{SimCloud, SimOptions};
+
+/// The faults `--fault` takes: none in a binary without the simulated cloud.
+#[cfg(not(feature = "sim"))]
+pub const FAULT_NAMES: &str = "none (built without the simulated cloud)";
 
 /// What a binary without the simulated cloud says when asked for it.
 pub const MISSING: &str = "this gantry was built without the simulated cloud (`--no-default-features`): build it with the default `sim` feature (`cargo build`, or `cargo install` without --no-default-features)";

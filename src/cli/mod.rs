@@ -38,10 +38,17 @@ pub struct Cli {
     #[arg(long, global = true, value_name = "F", default_value_t = 1.0, value_parser = parse_time_scale)]
     pub time_scale: f64,
 
-    /// With --sim or `gantry sim`: a fault the simulated cloud injects: watch-drop=SECS, log-cut=SECS, watch-gone, http-429=PERCENT,
-    /// http-503=PERCENT, restart=SECS, token-expiry=SECS, slow=MS, gke-quota,
-    /// gke-create-error=MESSAGE, gke-permission-denied, reconcile=SECS.
-    #[arg(long = "fault", global = true, value_name = "NAME[=ARG]")]
+    /// With --sim or `gantry sim`: a fault the simulated cloud injects (the list is the
+    /// simulator's own, `FAULT_NAMES`).
+    #[arg(
+        long = "fault",
+        global = true,
+        value_name = "NAME[=ARG]",
+        help = format!(
+            "With --sim or `gantry sim`: a fault the simulated cloud injects: {}",
+            crate::simulated::FAULT_NAMES
+        )
+    )]
     pub faults: Vec<Fault>,
 
     /// With --sim or `gantry sim`: the directory whose files containers replay as their log

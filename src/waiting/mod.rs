@@ -44,6 +44,11 @@ pub enum Cause {
     Selector { selector: String },
     /// The nodes carry a taint the pod does not tolerate.
     Taint { taint: String },
+    /// The node it would run on is going away, or there is none now: a spot VM reclaimed
+    /// (`cloud.google.com/impending-node-termination`), a node not ready or drained, a pool
+    /// whose nodes are being made again. Not the pod's to fix: `taint` is the one that said so,
+    /// empty when no node was there at all.
+    NodeGoing { taint: String },
     /// The image is not in the registry (`ErrImagePull`, tried `tries` times).
     ImageNotFound { image: String, tries: u32 },
     /// The registry refused the node (403): its service account may not read the image.
@@ -65,6 +70,7 @@ impl Cause {
             Cause::Stockout { .. } => "stockout",
             Cause::Selector { .. } => "selector",
             Cause::Taint { .. } => "taint",
+            Cause::NodeGoing { .. } => "node-going",
             Cause::ImageNotFound { .. } => "image-not-found",
             Cause::ImageForbidden { .. } => "image-forbidden",
             Cause::Creating { .. } => "creating",
@@ -79,7 +85,7 @@ impl Cause {
             Cause::Quota { .. } | Cause::Stockout { .. } => 1,
             Cause::NoPool { .. } | Cause::Selector { .. } | Cause::Taint { .. } => 2,
             Cause::PoolAtMax { .. } => 3,
-            Cause::ScalingUp { .. } => 4,
+            Cause::ScalingUp { .. } | Cause::NodeGoing { .. } => 4,
             Cause::Creating { .. } => 5,
             Cause::Unknown { .. } => 6,
         }

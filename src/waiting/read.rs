@@ -155,6 +155,16 @@ fn pool_of_group(group: &str) -> String {
     }
 }
 
+/// Taints that Kubernetes or GKE put on a node that is leaving (reclaimed, shutting down, lost,
+/// drained or being removed): no Job should tolerate them, and none needs to.
+const NODE_GOING_TAINTS: [&str; 5] = [
+    "cloud.google.com/impending-node-termination",
+    "node.kubernetes.io/not-ready",
+    "node.kubernetes.io/unreachable",
+    "node.kubernetes.io/unschedulable",
+    "ToBeDeletedByClusterAutoscaler",
+];
+
 /// The scheduler's or the autoscaler's reasons the pod fits no node.
 fn unschedulable(pod: &PodSummary, message: &str, pools: Option<&[PoolSummary]>) -> Vec<Cause> {
     let mut found = Vec::new();
@@ -181,11 +191,22 @@ fn unschedulable(pod: &PodSummary, message: &str, pools: Option<&[PoolSummary]>)
         .and_then(|rest| rest.split('{').nth(1))
         .and_then(|rest| rest.split('}').next())
     {
+        let key = taint.split(':').next().unwrap_or_default().trim();
         let taint = match taint.split_once(": ") {
-            Some((k, v)) => format!("{}={}", k.trim(), v.trim()),
+            Some((k, v)) if !v.trim().is_empty() => format!("{}={}", k.trim(), v.trim()),
+            Some((k, _)) => k.trim().to_string(),
             None => taint.trim().to_string(),
         };
-        found.push(Cause::Taint { taint });
+        if NODE_GOING_TAINTS.contains(&key) {
+            found.push(Cause::NodeGoing { taint });
+        } else {
+            found.push(Cause::Taint { taint });
+        }
+    }
+    if message.contains("no nodes available to schedule pods") {
+        found.push(Cause::NodeGoing {
+            taint: String::new(),
+        });
     }
     let wants_gpu = pod.gpus > 0 || message.contains("Insufficient nvidia.com/gpu");
     let at_max = message.contains("max node group size reached");

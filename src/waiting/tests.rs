@@ -242,6 +242,32 @@ fn selectors_taints_and_images_are_told_apart() {
             hint: "toleration",
         },
         Case {
+            what: "the only node is a spot VM being reclaimed (GKE taints it before shutdown)",
+            pod: pending(0),
+            events: vec![event(
+                "FailedScheduling",
+                "0/1 nodes are available: 1 node(s) had untolerated taint {cloud.google.com/impending-node-termination: }. preemption: 0/1 nodes are available: 1 Preemption is not helpful for scheduling.",
+                0,
+            )],
+            pools: Some(vec![default_pool()]),
+            cause: "node-going",
+            detail: "its node is going away (cloud.google.com/impending-node-termination: a spot VM reclaimed, or a node drained or lost)",
+            hint: "makes the node again",
+        },
+        Case {
+            what: "no node at all while the pool's node is made again",
+            pod: pending(0),
+            events: vec![event(
+                "FailedScheduling",
+                "no nodes available to schedule pods",
+                0,
+            )],
+            pools: Some(vec![default_pool()]),
+            cause: "node-going",
+            detail: "no node is there now (its pool is being made again, or is at zero)",
+            hint: "makes the node again",
+        },
+        Case {
             what: "an image not in the registry, tried four times",
             pod: not_found,
             events: vec![failed],

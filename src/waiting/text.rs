@@ -39,6 +39,14 @@ impl Waiting {
             ),
             Cause::Selector { selector } => format!("node selector {selector} matches no node"),
             Cause::Taint { taint } => format!("taint {taint} not tolerated"),
+            Cause::NodeGoing { taint } if taint.is_empty() => {
+                "no node is there now (its pool is being made again, or is at zero)".into()
+            }
+            Cause::NodeGoing { taint } => {
+                format!(
+                    "its node is going away ({taint}: a spot VM reclaimed, or a node drained or lost)"
+                )
+            }
             Cause::ImageNotFound { image, tries } => {
                 let tries = if *tries == 1 {
                     "1 try".to_string()
@@ -98,6 +106,9 @@ impl Waiting {
             Cause::Taint { .. } => {
                 "add the toleration to the Job, or use a pool without that taint".into()
             }
+            Cause::NodeGoing { .. } => {
+                "nothing to do: GKE makes the node again (a minute or two)".into()
+            }
             Cause::ImageNotFound { .. } => {
                 "check the image's name and tag (`[job] image`, `--image`); it will not appear by waiting"
                     .into()
@@ -121,6 +132,7 @@ impl Waiting {
             Cause::Stockout { .. } => "Stockout",
             Cause::Selector { .. } => "NoMatchingNode",
             Cause::Taint { .. } => "Untolerated",
+            Cause::NodeGoing { .. } => "NodeGoing",
             Cause::ImageNotFound { .. } => "ImageNotFound",
             Cause::ImageForbidden { .. } => "ImageForbidden",
             Cause::Creating { .. } | Cause::Unknown { .. } => return None,
@@ -137,6 +149,7 @@ impl Waiting {
             Cause::Stockout { .. } => "zone stockout",
             Cause::Selector { .. } => "no node matches",
             Cause::Taint { .. } => "untolerated taint",
+            Cause::NodeGoing { .. } => "node going away",
             Cause::ImageNotFound { .. } => "image not found",
             Cause::ImageForbidden { .. } => "image denied",
             Cause::Creating { .. } => "creating",

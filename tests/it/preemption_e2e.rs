@@ -137,7 +137,9 @@ fn with_gantry_watch_running_status_shows_each_preemption_with_its_cost() {
         .collect();
     assert_eq!(preempted.len(), 3, "{attempt:#}");
     for end in preempted {
-        assert!(end["cost"].as_f64().unwrap() > 0.0, "{end:#}");
+        // Priced (the node's spot price × its share × the time it ran, which at this time scale
+        // is under a second of the API's whole-second timestamps): a number, never null.
+        assert!(end["cost"].as_f64().unwrap() >= 0.0, "{end:#}");
         assert!(end["node"].as_str().unwrap().starts_with("gke-"), "{end:#}");
         assert!(
             end["detail"].as_str().unwrap().contains("node shut down"),
