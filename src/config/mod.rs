@@ -168,10 +168,10 @@ pub struct JobConfig {
     /// What the cloud does by itself when a pod ends badly (`[job.recovery]`).
     #[serde(skip_serializing_if = "Recovery::is_default")]
     pub recovery: Recovery,
-    /// A `podFailurePolicy` from a `--job-manifest` file, kept as it was written: Gantry's own
-    /// rules (from `recovery`) are used only when the manifest has none. Never from the config
-    /// file, which says the same with `[job.recovery]`.
-    #[serde(skip_deserializing, skip_serializing_if = "Option::is_none")]
+    /// A `podFailurePolicy` as Kubernetes writes it, kept as written — from a `--job-manifest`
+    /// file (or `gantry config`'s print of one): Gantry's own rules (from `recovery`) are used
+    /// only when there is none.
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub pod_failure_policy: Option<k8s_openapi::api::batch::v1::PodFailurePolicy>,
 }
 
@@ -386,6 +386,11 @@ impl Config {
             }
         }
         j.recovery.validate()?;
+        if j.restart_policy.as_deref() == Some("OnFailure") && j.pod_failure_policy.is_some() {
+            return Err(
+                "job.pod-failure-policy needs job.restart-policy = \"Never\" (the API server refuses it with OnFailure)".into(),
+            );
+        }
         if j.restart_policy.as_deref() == Some("OnFailure")
             && !j.recovery.fail_exit_codes.is_empty()
         {

@@ -61,7 +61,10 @@ fn fail_exit_codes_are_read_and_checked() {
             "needs job.restart-policy = \"Never\"",
         ),
         ("[job.recovery]\nretries = 3\n", "unknown field"),
-        ("[job]\npod-failure-policy = {}\n", "unknown field"),
+        (
+            "[job]\nrestart-policy = \"OnFailure\"\n[job.pod-failure-policy]\nrules = []\n",
+            "needs job.restart-policy",
+        ),
     ] {
         let e = Config::parse(bad).err().unwrap_or_default();
         assert!(e.contains(says), "{bad}: {e}");

@@ -268,3 +268,13 @@ fn a_node_is_priced_from_its_machine_type_region_and_spot_labels() {
         3920
     );
 }
+
+#[test]
+fn a_preempted_pods_status_word_says_preempted_not_its_exit_code() {
+    let p = summary(json!({
+        "phase": "Failed",
+        "conditions": [{"type": "DisruptionTarget", "status": "True", "reason": "TerminationByKubelet"}],
+        "containerStatuses": terminated(143, "Error"),
+    }));
+    assert_eq!(p.status_word(), "Preempted");
+}

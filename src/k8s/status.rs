@@ -235,6 +235,14 @@ impl PodSummary {
         if self.deleting {
             return "Terminating".into();
         }
+        // Its container's `Error(143)` would read as the training code's failure.
+        if self
+            .fate
+            .as_ref()
+            .is_some_and(|f| f.class == crate::ends::Class::Preempted)
+        {
+            return "Preempted".into();
+        }
         match (&self.reason, self.exit_code) {
             (Some(r), Some(code)) if r == "Error" => format!("Error({code})"),
             (Some(r), _) => r.clone(),
