@@ -53,6 +53,17 @@ impl Sim {
         Sim { child, dir, gke }
     }
 
+    /// A simulator with these flags and config, its cluster made, and `gantry launch LAUNCH`
+    /// done.
+    pub fn launched(flags: &[&str], config: &str, launch: &[&str]) -> Sim {
+        let sim = Sim::start_with(flags, config);
+        sim.ok(&["up", "--wait"]);
+        let mut args = vec!["launch"];
+        args.extend_from_slice(launch);
+        sim.ok(&args);
+        sim
+    }
+
     fn home(&self) -> &Path {
         self.dir.path()
     }

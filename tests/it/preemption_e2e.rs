@@ -52,18 +52,9 @@ fn classes(attempt: &Value) -> Vec<String> {
         .collect()
 }
 
-fn launched(flags: &[&str], config: &str, launch: &[&str]) -> Sim {
-    let sim = Sim::start_with(flags, config);
-    sim.ok(&["up", "--wait"]);
-    let mut args = vec!["launch"];
-    args.extend_from_slice(launch);
-    sim.ok(&args);
-    sim
-}
-
 #[test]
 fn a_spot_job_preempted_three_times_succeeds_with_no_gantry_running_and_no_failure_counted() {
-    let sim = launched(
+    let sim = Sim::launched(
         &["--time-scale", "0.01", "--fault", "preempt=1:3"],
         SPOT_RUN,
         &[],
@@ -154,7 +145,7 @@ fn with_gantry_watch_running_status_shows_each_preemption_with_its_cost() {
 fn an_exit_code_listed_in_fail_exit_codes_fails_the_job_at_its_first_pod() {
     let config = "[job]\nbackoff-limit = 2\n[job.recovery]\nfail-exit-codes = [3]\n[job.env]\n\
 SIM_LOG_LINES = \"5\"\nSIM_EXIT_CODE = \"3\"\n";
-    let sim = launched(&["--time-scale", "0.01"], config, &[]);
+    let sim = Sim::launched(&["--time-scale", "0.01"], config, &[]);
     let attempt = until(&sim, "the Job fails", finished);
     assert_eq!(attempt["status"], "Failed", "{attempt:#}");
     assert_eq!(attempt["reason"], "PodFailurePolicy", "{attempt:#}");
@@ -167,7 +158,7 @@ SIM_LOG_LINES = \"5\"\nSIM_EXIT_CODE = \"3\"\n";
 fn an_exit_code_not_listed_is_retried_until_the_backoff_limit() {
     let config =
         "[job]\nbackoff-limit = 1\n[job.env]\nSIM_LOG_LINES = \"5\"\nSIM_EXIT_CODE = \"1\"\n";
-    let sim = launched(&["--time-scale", "0.01"], config, &[]);
+    let sim = Sim::launched(&["--time-scale", "0.01"], config, &[]);
     let attempt = until(&sim, "the Job fails", finished);
     assert_eq!(attempt["reason"], "BackoffLimitExceeded", "{attempt:#}");
     assert_eq!(
@@ -179,7 +170,7 @@ fn an_exit_code_not_listed_is_retried_until_the_backoff_limit() {
 
 #[test]
 fn an_image_that_is_not_there_is_a_config_error_with_what_to_do() {
-    let sim = launched(
+    let sim = Sim::launched(
         &["--time-scale", "0.01"],
         "[job]\nbackoff-limit = 0\n",
         &["--image", "gcr.io/demo/does-not-exist:v1"],

@@ -52,18 +52,9 @@ fn until(sim: &Sim, seen: &mut Vec<String>, done: impl Fn(&Value) -> bool) -> Va
     }
 }
 
-fn launched(flags: &[&str], config: &str, launch: &[&str]) -> Sim {
-    let sim = Sim::start_with(flags, config);
-    sim.ok(&["up", "--wait"]);
-    let mut args = vec!["launch"];
-    args.extend_from_slice(launch);
-    sim.ok(&args);
-    sim
-}
-
 #[test]
 fn a_gpu_pod_waits_for_its_node_to_be_made_then_runs_and_says_how_long_it_took() {
-    let sim = launched(&["--time-scale", "0.02"], &gpu_pool_from_zero(), &[]);
+    let sim = Sim::launched(&["--time-scale", "0.02"], &gpu_pool_from_zero(), &[]);
     let mut seen = Vec::new();
     let running = until(&sim, &mut seen, |p| p["timeToRunningSeconds"].is_number());
     assert!(seen.contains(&"scaling-up".to_string()), "{seen:?}");
@@ -73,7 +64,7 @@ fn a_gpu_pod_waits_for_its_node_to_be_made_then_runs_and_says_how_long_it_took()
 
 #[test]
 fn with_no_gpu_quota_the_pod_says_quota() {
-    let sim = launched(
+    let sim = Sim::launched(
         &["--time-scale", "0.02", "--fault", "gpu-quota=0"],
         &gpu_pool_from_zero(),
         &[],
@@ -93,7 +84,7 @@ fn with_no_gpu_quota_the_pod_says_quota() {
 
 #[test]
 fn with_no_gpu_pool_the_pod_says_so_and_what_to_add() {
-    let sim = launched(&["--time-scale", "0.02"], GPU_JOB, &[]);
+    let sim = Sim::launched(&["--time-scale", "0.02"], GPU_JOB, &[]);
     let mut seen = Vec::new();
     let pod = until(&sim, &mut seen, |p| p["waiting"]["cause"] == "no-pool");
     assert!(
@@ -107,7 +98,7 @@ fn with_no_gpu_pool_the_pod_says_so_and_what_to_add() {
 
 #[test]
 fn an_image_that_is_not_there_is_told_as_not_found() {
-    let sim = launched(
+    let sim = Sim::launched(
         &["--time-scale", "0.02"],
         "[job]\nbackoff-limit = 0\n",
         &["--image", "gcr.io/demo/does-not-exist:v1"],

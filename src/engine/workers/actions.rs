@@ -11,12 +11,7 @@ use crate::k8s;
 
 /// `by`: who asked, named on what is deleted.
 pub async fn job_action(shared: Arc<Shared>, command: Command, by: String) {
-    let client = shared
-        .connection
-        .lock()
-        .await
-        .as_ref()
-        .map(|c| c.client.clone());
+    let client = shared.client().await;
     let what = command.describe();
     let Some(client) = client else {
         let _ = shared.tx.send(Report::Done {

@@ -14,12 +14,7 @@ use crate::ends::cost::NodeFacts;
 use crate::ends::ledger::{self, Entry};
 
 pub async fn record(shared: Arc<Shared>, entries: Vec<Entry>) {
-    let client = shared
-        .connection
-        .lock()
-        .await
-        .as_ref()
-        .map(|c| c.client.clone());
+    let client = shared.client().await;
     let Some(client) = client else {
         tracing::warn!("not connected: {} pod ends not recorded", entries.len());
         return;

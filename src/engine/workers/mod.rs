@@ -52,6 +52,17 @@ struct Shared {
         std::sync::Mutex<std::collections::HashMap<String, Option<crate::ends::cost::NodeFacts>>>,
 }
 
+impl Shared {
+    /// A client of the cluster's API, while connected.
+    async fn client(&self) -> Option<kube::Client> {
+        self.connection
+            .lock()
+            .await
+            .as_ref()
+            .map(|c| c.client.clone())
+    }
+}
+
 /// Log and watch events (a log event is a batch of one pod's lines) in flight to the UI at once.
 const FLOW_EVENTS_IN_FLIGHT: usize = 128;
 

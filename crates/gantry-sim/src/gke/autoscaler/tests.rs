@@ -8,7 +8,6 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use serde_json::{Value, json};
-use tokio::sync::broadcast::error::RecvError;
 
 use crate::SimShared;
 use crate::auth::TokenAuthority;
@@ -18,6 +17,7 @@ use crate::gke::{GkeApi, handlers, pool_requests};
 use crate::kube::cluster::ClusterState;
 use crate::kube::resources::Kind;
 use crate::kube::{lifecycle, nodes};
+use crate::test_support::until;
 use crate::tls::CertificateAuthority;
 
 const SCALE: f64 = 0.001;
@@ -70,26 +70,6 @@ fn gpu_pod(state: &ClusterState, name: &str, long: bool) {
                     {"name": "SIM_LINES_PER_SECOND", "value": pace}],
             "resources": {"limits": {"nvidia.com/gpu": "1"}}}]}});
     lifecycle::create(state, Kind::Pod, Some("default"), pod).unwrap();
-}
-
-/// Waits, at most `PATIENCE`, until `probe` finds what it looks for in the cluster's store.
-async fn until<T>(
-    state: &ClusterState,
-    what: &str,
-    probe: impl Fn(&ClusterState) -> Option<T>,
-) -> T {
-    let mut changes = state.store.subscribe();
-    let deadline = tokio::time::Instant::now() + PATIENCE;
-    loop {
-        if let Some(found) = probe(state) {
-            return found;
-        }
-        match tokio::time::timeout_at(deadline, changes.recv()).await {
-            Err(_) => panic!("no {what} within {PATIENCE:?}"),
-            Ok(Err(RecvError::Closed)) => panic!("the cluster stopped before {what}"),
-            Ok(_) => {}
-        }
-    }
 }
 
 /// The event of this reason about the object of this name.
