@@ -82,6 +82,7 @@ fn attempt() -> AttemptSummary {
         recorded_ends: Vec::new(),
         ignores_disruptions: false,
         deleted_by: None,
+        run: None,
     }
 }
 

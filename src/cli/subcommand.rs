@@ -333,7 +333,10 @@ pub enum DeleteWhat {
 fn parse_env(s: &str) -> Result<(String, String), String> {
     match s.split_once('=') {
         Some((k, v)) if !k.is_empty() && !k.contains(char::is_whitespace) => {
-            Ok((k.to_string(), v.to_string()))
+            match crate::k8s::run::reserved_env(k, "--env") {
+                Some(refused) => Err(refused),
+                None => Ok((k.to_string(), v.to_string())),
+            }
         }
         _ => Err(format!("'{s}' is not K=V: write --env NAME=value")),
     }

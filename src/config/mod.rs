@@ -386,6 +386,13 @@ impl Config {
             }
         }
         j.recovery.validate()?;
+        if let Some(refused) = j
+            .env
+            .keys()
+            .find_map(|k| crate::k8s::run::reserved_env(k, "job.env"))
+        {
+            return Err(refused);
+        }
         if j.restart_policy.as_deref() == Some("OnFailure") && j.pod_failure_policy.is_some() {
             return Err(
                 "job.pod-failure-policy needs job.restart-policy = \"Never\" (the API server refuses it with OnFailure)".into(),

@@ -18,6 +18,20 @@ pub enum Command {
     ApplyPlan {
         generation: u64,
     },
+    /// The recoverer restarts a run whose rank was preempted: `attempt` ends, the next (run
+    /// attempt `next` of at most `most`) starts with the same spec.
+    Recover {
+        attempt: String,
+        /// What happened, in words: `rank 1 of ml-training-job-3 preempted`.
+        why: String,
+        next: u32,
+        most: u32,
+    },
+    /// The recoverer ends a run that ran out of recoveries, at its attempt `attempt`.
+    EndRun {
+        attempt: String,
+        why: String,
+    },
     /// Record pod ends this engine saw on their attempts (`ends::ledger`): the engine's own
     /// bookkeeping, a write to the Jobs, so never from a read-only engine.
     RecordEnds(Vec<crate::ends::ledger::Entry>),
@@ -45,7 +59,9 @@ impl Command {
             | Command::DeletePod(_)
             | Command::ScaleNodePools(_)
             | Command::ApplyPlan { .. }
-            | Command::RecordEnds(_) => true,
+            | Command::RecordEnds(_)
+            | Command::Recover { .. }
+            | Command::EndRun { .. } => true,
             Command::FetchLogs { .. } => false,
         }
     }
@@ -63,6 +79,8 @@ impl Command {
             Command::ScaleNodePools(crate::gke::resize::Scale::ToConfig) => "scale-back",
             Command::ApplyPlan { .. } => "apply-plan",
             Command::RecordEnds(_) => "record-ends",
+            Command::Recover { .. } => "recover",
+            Command::EndRun { .. } => "end-run",
             Command::FetchLogs { .. } => "fetch-logs",
         }
     }
@@ -82,6 +100,10 @@ impl Command {
                 "scale the node pools back".into()
             }
             Command::ApplyPlan { .. } => "apply the plan".into(),
+            Command::Recover {
+                why, next, most, ..
+            } => format!("recover: {why}; attempt {next} of at most {most}"),
+            Command::EndRun { attempt, why } => format!("end the run at {attempt}: {why}"),
             Command::RecordEnds(ends) => {
                 let pods: Vec<&str> = ends.iter().map(|e| e.end.pod.as_str()).collect();
                 format!("record how {} ended", pods.join(", "))

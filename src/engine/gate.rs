@@ -194,6 +194,16 @@ mod tests {
             Command::ScaleNodePools(Scale::ToConfig),
             Command::ApplyPlan { generation: 3 },
             Command::RecordEnds(Vec::new()),
+            Command::Recover {
+                attempt: "ml-training-job-3".into(),
+                why: "rank 1 of ml-training-job-3 preempted".into(),
+                next: 4,
+                most: 11,
+            },
+            Command::EndRun {
+                attempt: "ml-training-job-3".into(),
+                why: "too many".into(),
+            },
             Command::FetchLogs {
                 attempt: "ml-training-job-1".into(),
                 pod: None,
@@ -212,7 +222,9 @@ mod tests {
                     | Command::DeletePod(_)
                     | Command::ScaleNodePools(_)
                     | Command::ApplyPlan { .. }
-                    | Command::RecordEnds(_) => true,
+                    | Command::RecordEnds(_)
+                    | Command::Recover { .. }
+                    | Command::EndRun { .. } => true,
                     Command::FetchLogs { .. } => false,
                 };
                 (c, changes)

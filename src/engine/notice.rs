@@ -38,6 +38,9 @@ pub enum Kind {
     /// Kubernetes took a pod away — its spot node was reclaimed, it was evicted — and the Job
     /// replaces it without counting a failure (subject: the pod).
     Preempted,
+    /// The recoverer restarted or ended a run, or this engine became or stopped being the
+    /// recoverer (subject: the attempt, or `recoverer`).
+    Recovery,
     /// Why a pod is not running changed, or it runs at last (subject: the pod).
     Waiting,
     /// A pod's log stream ended, or its lines could not be read or saved (subject: the pod).
@@ -61,6 +64,7 @@ impl Kind {
             Kind::Attempt => "attempt",
             Kind::PodFailed => "pod-failed",
             Kind::Preempted => "preempted",
+            Kind::Recovery => "recovery",
             Kind::Waiting => "waiting",
             Kind::Log => "log",
             Kind::Command => "command",
@@ -106,6 +110,7 @@ impl Notice {
     pub fn on_status_line(&self) -> bool {
         match self.kind {
             Kind::Command | Kind::Alert | Kind::Viewer => true,
+            Kind::Recovery => self.subject != "recoverer",
             Kind::Log | Kind::Waiting => self.severity >= Severity::Warning,
             Kind::Cluster | Kind::Attempt | Kind::PodFailed | Kind::Preempted | Kind::Trouble => {
                 false

@@ -22,7 +22,9 @@ fn ends_with_done(command: &Command) -> bool {
         | Command::RetryJob
         | Command::DeleteAttempt(_)
         | Command::DeletePod(_)
-        | Command::ScaleNodePools(_) => true,
+        | Command::ScaleNodePools(_)
+        | Command::Recover { .. }
+        | Command::EndRun { .. } => true,
         Command::CreateCluster
         | Command::DeleteCluster
         | Command::ApplyPlan { .. }
@@ -127,6 +129,20 @@ impl Owner {
             return false;
         }
         let by = approved.by().clone();
+        // A person's retry while a recovery makes the next attempt: one of them, never both.
+        if command == Command::RetryJob {
+            let recovering = self.write().recovery.recovering.clone();
+            if let Some(recovery) = recovering {
+                self.audit
+                    .record(&by, &command, "refused: a recovery is under way");
+                let text =
+                    format!("retry refused: Gantry is making the next attempt itself ({recovery})");
+                let notice =
+                    Notice::new(Kind::Command, Severity::Warning, command.describe(), text);
+                self.tell(notice, |_| {});
+                return true;
+            }
+        }
         // The engine's bookkeeping is audited like any change, but told to no one: the ends it
         // records were told as they happened.
         if matches!(command, Command::RecordEnds(_)) {
@@ -158,7 +174,22 @@ impl Owner {
                 tracing::info!(target: "gantry::audit", principal = %by, command = command.kind(), "{text}")
             }
         }
-        let notice = Notice::new(Kind::Command, Severity::Info, command.describe(), text);
+        // The recoverer's acts are said as what happens to the run.
+        let notice = match &command {
+            Command::Recover { attempt, .. } => Notice::new(
+                Kind::Recovery,
+                Severity::Warning,
+                attempt,
+                command.describe().replacen("recover:", "recovering:", 1),
+            ),
+            Command::EndRun { attempt, why } => Notice::new(
+                Kind::Recovery,
+                Severity::Critical,
+                attempt,
+                format!("run ended as failed at {attempt}: {why}"),
+            ),
+            _ => Notice::new(Kind::Command, Severity::Info, command.describe(), text),
+        };
         self.tell(notice, |model| {
             model.command_sent(&command);
         });
@@ -264,6 +295,7 @@ impl Owner {
         let mut follows = Vec::new();
         let mut told = Vec::new();
         let mut record = Vec::new();
+        let mut preempted = Vec::new();
         let wanted;
         let idle;
         {
@@ -278,12 +310,25 @@ impl Owner {
                 follows.extend(applied.follow);
                 told.extend(applied.told);
                 record.extend(applied.record);
+                preempted.extend(applied.preempted);
             }
             wanted = model.training.take_wanted();
             let settings = self.workers.idle_settings();
             idle = model::idle::decide(&model, &settings, jiff::Timestamp::now());
         }
         self.act_on_idle(&idle);
+        // A preempted rank: the recoverer (this engine, if it holds the Lease) restarts the run
+        // or ends it, through the same gate as any change, audited as its own.
+        let retry_asked = self.asked.contains_key(&Command::RetryJob.describe());
+        let max = self.workers.max_recoveries();
+        for p in preempted {
+            let decided = self.write().recovery_for(&p, max, retry_asked);
+            if let Some(command) = decided
+                && let Ok(approved) = Gate::engine("recovery", self.read_only).pass(command)
+            {
+                self.take(approved);
+            }
+        }
         // What the pods' ends were, on their attempts: a write, so through the gate (a read-only
         // engine records nothing, and says nothing of it).
         if !record.is_empty()

@@ -45,6 +45,8 @@ pub enum Report {
     /// What the pods and nodes use (metrics.k8s.io), read every 15 s while shown; `None`: the
     /// cluster has no metrics-server.
     Usage(Option<crate::k8s::usage::Reading>),
+    /// Who holds the recoverer's Lease, when that changed (None: nobody).
+    Recoverer(Option<crate::k8s::lease::Holder>),
     /// A one-shot command ended.
     Done {
         what: String,

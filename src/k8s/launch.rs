@@ -9,6 +9,7 @@ use kube::api::{Api, PostParams};
 
 use super::labels::{JOB_LABEL, MANAGED_BY, MANAGER};
 use super::manifest;
+use super::run::{Next, Run};
 use super::status::{AttemptPhase, AttemptSummary, attempt_of};
 use super::{K8sError, attempts, status_code};
 use crate::config::JobConfig;
@@ -43,7 +44,8 @@ pub async fn launch(
         }
         None => 1,
     };
-    let job = manifest::training_job(cfg, project, attempt)?;
+    let mut job = manifest::training_job(cfg, project, attempt)?;
+    Run::launched(jiff::Timestamp::now()).stamp(&mut job);
     let service = match service {
         Some(_) => manifest::worker_service(cfg, attempt)?,
         None => None,
@@ -83,10 +85,13 @@ fn refuse_if_active(current: &Job, pending_too: bool) -> Result<(), K8sError> {
 async fn create_job(client: &kube::Client, namespace: &str, job: &Job) -> Result<String, K8sError> {
     let name = job.metadata.name.clone().unwrap_or_default();
     let jobs: Api<Job> = Api::namespaced(client.clone(), namespace);
-    jobs.create(&PostParams::default(), job)
-        .await
-        .map_err(K8sError::api(format!("creating Job {name}")))?;
-    Ok(name)
+    match jobs.create(&PostParams::default(), job).await {
+        Ok(_) => Ok(name),
+        // Another Gantry made this attempt a moment ago: a person's retry and a recovery, or two
+        // of either, are never both made.
+        Err(e) if status_code(&e) == Some(409) => Err(K8sError::AttemptTaken { name }),
+        Err(e) => Err(K8sError::api(format!("creating Job {name}"))(e)),
+    }
 }
 
 /// Creates the Service, or accepts the one there if Gantry made it for this Job.
@@ -122,11 +127,24 @@ async fn ensure_service(
     }
 }
 
-/// Starts the next attempt with the previous attempt's spec and `overrides`.
+/// Starts the next attempt with the previous attempt's spec and `overrides`, as a person's
+/// retry.
 pub async fn retry(
     client: &kube::Client,
     cfg: &JobConfig,
     overrides: &manifest::Overrides,
+) -> Result<Launched, K8sError> {
+    next_of_run(client, cfg, overrides, Next::Retry).await
+}
+
+/// Starts the run's next attempt with the previous attempt's spec and `overrides`: a person's
+/// retry, or Gantry's recovery. Two of them at once (two engines, or a person and an engine)
+/// make the same attempt name: the API server lets one through.
+pub async fn next_of_run(
+    client: &kube::Client,
+    cfg: &JobConfig,
+    overrides: &manifest::Overrides,
+    why: Next,
 ) -> Result<Launched, K8sError> {
     let previous = attempts::current_attempt(client, cfg)
         .await?
@@ -134,8 +152,25 @@ pub async fn retry(
             job: cfg.name.clone(),
         })?;
     refuse_if_active(&previous, false)?;
+    next_from(client, cfg, &previous, overrides, why).await
+}
+
+/// Makes the attempt after `previous` (its spec, `overrides` over it), in `previous`'s run.
+pub async fn next_from(
+    client: &kube::Client,
+    cfg: &JobConfig,
+    previous: &Job,
+    overrides: &manifest::Overrides,
+    why: Next,
+) -> Result<Launched, K8sError> {
     let attempt = attempt_of(&previous.metadata).unwrap_or(1) + 1;
-    let job = manifest::next_attempt(&previous, &cfg.name, attempt, overrides)?;
+    let mut job = manifest::next_attempt(previous, &cfg.name, attempt, overrides)?;
+    Run::next(
+        Run::of(&previous.metadata).as_ref(),
+        why,
+        jiff::Timestamp::now(),
+    )
+    .stamp(&mut job);
     let subdomain = job
         .spec
         .as_ref()

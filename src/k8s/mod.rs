@@ -13,8 +13,11 @@ pub mod cluster_info;
 pub mod delete;
 pub mod labels;
 pub mod launch;
+pub mod lease;
 pub mod logs;
 pub mod manifest;
+pub mod recover;
+pub mod run;
 pub mod status;
 pub mod usage;
 pub mod watch;
@@ -40,6 +43,10 @@ pub enum K8sError {
         "attempt {name} is still {state}: wait for it to end, or delete it with `gantry delete attempt {name}`"
     )]
     StillActive { name: String, state: &'static str },
+    #[error(
+        "attempt {name} was started a moment ago by another Gantry (a retry or a recovery): see it with `gantry status`"
+    )]
+    AttemptTaken { name: String },
     #[error("the training Job {job} has no attempt yet: start one with `gantry launch`")]
     NothingToRetry { job: String },
     #[error("there is no Job {name} in namespace {namespace}")]

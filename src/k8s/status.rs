@@ -55,6 +55,9 @@ pub struct AttemptSummary {
     /// Who deleted it through Gantry.
     #[serde(skip)]
     pub deleted_by: Option<String>,
+    /// The run it belongs to, and its place in it.
+    #[serde(skip)]
+    pub run: Option<super::run::Run>,
 }
 
 impl AttemptSummary {
@@ -79,13 +82,28 @@ impl AttemptSummary {
             None if ready > 0 || succeeded > 0 => AttemptPhase::Running,
             None => AttemptPhase::Pending,
         };
+        // A run Gantry ended (out of recoveries): failed, whatever the suspended Job says.
+        let run_ended = job
+            .metadata
+            .annotations
+            .as_ref()
+            .and_then(|a| a.get(super::recover::RUN_ENDED))
+            .map(|why| crate::sanitize::one_line(why));
+        let phase = if run_ended.is_some() {
+            AttemptPhase::Failed
+        } else {
+            phase
+        };
         Self {
             name: job.metadata.name.clone().unwrap_or_default(),
             namespace: job.metadata.namespace.clone().unwrap_or_default(),
             attempt: attempt_of(&job.metadata),
             status: phase,
-            reason: finished.and_then(|c| c.reason.clone()),
-            message: finished.and_then(|c| c.message.clone()),
+            reason: match &run_ended {
+                Some(_) => Some("MaxRecoveries".into()),
+                None => finished.and_then(|c| c.reason.clone()),
+            },
+            message: run_ended.or_else(|| finished.and_then(|c| c.message.clone())),
             active,
             ready,
             succeeded,
@@ -107,6 +125,7 @@ impl AttemptSummary {
                     .and_then(|s| s.pod_failure_policy.as_ref()),
             ),
             deleted_by: deleted_by(&job.metadata),
+            run: super::run::Run::of(&job.metadata),
         }
     }
 

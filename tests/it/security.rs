@@ -44,6 +44,16 @@ fn every_command() -> Vec<Command> {
             generation: 1,
         },
         Command::RecordEnds(Vec::new()),
+        Command::Recover {
+            attempt: "ml-training-job-3".into(),
+            why: "rank 1 of ml-training-job-3 preempted".into(),
+            next: 4,
+            most: 11,
+        },
+        Command::EndRun {
+            attempt: "ml-training-job-3".into(),
+            why: "too many preemptions".into(),
+        },
     ]
 }
 
@@ -72,6 +82,8 @@ fn the_gate_refuses_every_mutating_command() {
             | Command::ScaleNodePools(_)
             | Command::ApplyPlan { .. }
             | Command::RecordEnds(_)
+            | Command::Recover { .. }
+            | Command::EndRun { .. }
             | Command::FetchLogs { .. } => {}
         }
     }
@@ -98,6 +110,7 @@ fn job(name: &str, attempt: u32, status: gantry::k8s::status::AttemptPhase) -> A
         recorded_ends: Vec::new(),
         ignores_disruptions: false,
         deleted_by: None,
+        run: None,
     }
 }
 

@@ -52,6 +52,7 @@ fn attempt(status: AttemptPhase, started: i64, finished: Option<i64>) -> Attempt
         recorded_ends: Vec::new(),
         ignores_disruptions: false,
         deleted_by: None,
+        run: None,
     }
 }
 

@@ -11,6 +11,7 @@ pub mod jobs;
 mod log_lines;
 pub mod log_store;
 mod noticing;
+pub mod recovery;
 pub mod training;
 pub mod trouble;
 pub mod waits;
@@ -74,6 +75,8 @@ pub struct Model {
     pub waits: waits::Waits,
     /// The ends of pods this engine saw happen.
     pub ends: ends::SeenEnds,
+    /// Who recovers runs, and what this engine is recovering.
+    pub recovery: recovery::Recovery,
     /// What every viewer and listener was told, numbered (the newest few).
     notices: VecDeque<(u64, Notice)>,
     next_notice: u64,
@@ -97,6 +100,8 @@ pub struct Applied {
     pub told: Vec<Notice>,
     /// Pod ends to record on their attempts (`ends::ledger`).
     pub record: Vec<crate::ends::ledger::Entry>,
+    /// Ranks (or pods) preempted: the recoverer decides what to do (`recovery_for`).
+    pub preempted: Vec<recovery::Preempted>,
 }
 
 impl Default for Applied {
@@ -106,6 +111,7 @@ impl Default for Applied {
             follow: None,
             told: Vec::new(),
             record: Vec::new(),
+            preempted: Vec::new(),
         }
     }
 }
@@ -225,6 +231,15 @@ impl Model {
                     self.tell(&mut applied, n);
                 }
                 let (record, told) = self.note_ends(&e, jiff::Timestamp::now());
+                applied.preempted.extend(
+                    record
+                        .iter()
+                        .filter(|r| r.end.class == crate::ends::Class::Preempted)
+                        .map(|r| recovery::Preempted {
+                            attempt: r.job.clone(),
+                            index: r.end.index,
+                        }),
+                );
                 applied.record.extend(record);
                 for n in told {
                     self.tell(&mut applied, n);
@@ -261,7 +276,13 @@ impl Model {
                 self.logs.saved_to = Some(dir)
             }
             Report::LogsSavedTo { .. } => {}
+            Report::Recoverer(holder) => {
+                if let Some(n) = self.recoverer(holder) {
+                    self.tell(&mut applied, n);
+                }
+            }
             Report::Done { what, result } => {
+                self.recovery_done(&what);
                 let (severity, text) = match result {
                     Ok(text) => (Severity::Info, text),
                     Err(e) => (Severity::Critical, format!("{what}: {e}")),

@@ -40,6 +40,12 @@ pub async fn job_action(shared: Arc<Shared>, command: Command, by: String) {
         Command::RetryJob => k8s::retry(&client, cfg, &Default::default())
             .await
             .map(|l| format!("retrying as {}", l.job)),
+        Command::Recover { attempt, .. } => k8s::recover::recover(&client, cfg, &attempt, &by)
+            .await
+            .map(|l| format!("recovered: {attempt} ended, {} started", l.job)),
+        Command::EndRun { attempt, why } => k8s::recover::end_run(&client, cfg, &attempt, &why)
+            .await
+            .map(|_| format!("run ended at {attempt}: {why}")),
         Command::DeleteAttempt(name) => k8s::delete(&client, cfg, Some(&name), &by)
             .await
             .map(|_| format!("deleted {name}")),

@@ -232,6 +232,11 @@ fn start_watchers(shared: &Arc<Shared>, client: kube::Client) -> Connection {
         shared.usage_shown.clone(),
         watchers.clone(),
     ));
+    tokio::spawn(super::recoverer::keep(
+        shared.clone(),
+        client.clone(),
+        watchers.clone(),
+    ));
     let _ = shared.tx.send(Report::Connected);
     Connection { client, watchers }
 }

@@ -6,6 +6,7 @@ mod apply_plan;
 mod cluster;
 mod ends;
 mod logs;
+mod recoverer;
 mod saved_metrics;
 mod scale;
 
@@ -142,7 +143,9 @@ impl Workers {
             Command::LaunchJob
             | Command::RetryJob
             | Command::DeleteAttempt(_)
-            | Command::DeletePod(_) => {
+            | Command::DeletePod(_)
+            | Command::Recover { .. }
+            | Command::EndRun { .. } => {
                 tokio::spawn(job_action(shared, command, by.name()));
             }
             Command::ScaleNodePools(to) => {
@@ -197,6 +200,11 @@ impl Workers {
     pub fn idle_settings(&self) -> crate::engine::model::idle::IdleSettings {
         let session = &self.shared.session;
         crate::engine::model::idle::IdleSettings::of(&session.config, session.read_only)
+    }
+
+    /// How many recoveries a run may have (`[job.recovery] max-recoveries`).
+    pub fn max_recoveries(&self) -> u32 {
+        self.shared.session.config.job.recovery.max_recoveries
     }
 
     /// Reads an earlier attempt's metrics from its saved logs, for comparison.

@@ -332,6 +332,7 @@ pub fn attempt(name: &str, number: u32, status: AttemptPhase) -> AttemptSummary 
         recorded_ends: Vec::new(),
         ignores_disruptions: false,
         deleted_by: None,
+        run: None,
     }
 }
 

@@ -1,0 +1,138 @@
+//! Recovery nobody has to start. When a rank of a multi-pod Indexed attempt is preempted, the
+//! others wait in a collective for it until they time out: the run is restarted whole (its
+//! attempt ended, the next made with the same spec). A single pod is replaced by the cloud
+//! (the Job's `podFailurePolicy`), but a run is still bounded: past `max-recoveries`, it ends
+//! as failed and says why. Only the engine that holds the recoverer's Lease decides, once per
+//! attempt; a person's retry and a recovery are never both made.
+
+use std::collections::HashSet;
+
+use super::Model;
+use crate::ends::Class;
+use crate::engine::Command;
+use crate::engine::notice::{Kind, Notice, Severity};
+use crate::k8s::lease::Holder;
+use crate::k8s::run::Run;
+
+#[derive(Debug, Default)]
+pub struct Recovery {
+    /// Who holds the recoverer's Lease (None: nobody, or not known yet).
+    pub holder: Option<Holder>,
+    /// A recovery this engine asked for that has not ended (its command's words).
+    pub recovering: Option<String>,
+    /// Attempts whose run this engine ended or restarted: never twice.
+    acted_on: HashSet<String>,
+}
+
+impl Recovery {
+    /// Whether this engine is the recoverer.
+    pub fn mine(&self) -> bool {
+        self.holder.as_ref().is_some_and(|h| h.mine)
+    }
+}
+
+/// A rank (or the pod) of an attempt was preempted.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Preempted {
+    pub attempt: String,
+    /// Its completion index in an Indexed attempt.
+    pub index: Option<u32>,
+}
+
+impl Model {
+    /// Who holds the Lease now; what to tell when this engine takes it or loses it.
+    pub(super) fn recoverer(&mut self, holder: Option<Holder>) -> Option<Notice> {
+        let was_mine = self.recovery.mine();
+        self.recovery.holder = holder;
+        let text = match (was_mine, self.recovery.mine()) {
+            (false, true) => "this engine is the recoverer now (it holds the Lease)".to_string(),
+            (true, false) => match &self.recovery.holder {
+                Some(h) => format!("{} is the recoverer now", h.identity),
+                None => "this engine is no longer the recoverer".to_string(),
+            },
+            _ => return None,
+        };
+        Some(Notice::new(
+            Kind::Recovery,
+            Severity::Info,
+            "recoverer",
+            text,
+        ))
+    }
+
+    /// What the recoverer does about a preemption, if anything: restart the gang, or end a run
+    /// that ran out of recoveries. `retry_asked`: a person's retry is on its way.
+    pub fn recovery_for(&mut self, p: &Preempted, max: u32, retry_asked: bool) -> Option<Command> {
+        if !self.recovery.mine()
+            || self.recovery.recovering.is_some()
+            || retry_asked
+            || self.recovery.acted_on.contains(&p.attempt)
+        {
+            return None;
+        }
+        let attempt = self.jobs.attempts.items.get(&p.attempt)?;
+        let newest = self.jobs.newest().map(|n| n.name.as_str()) == Some(p.attempt.as_str());
+        if !newest || attempt.status.is_finished() || attempt.deleting {
+            return None;
+        }
+        let run = attempt.run.clone().unwrap_or(Run {
+            id: String::new(),
+            attempt: 1,
+            recoveries: 0,
+        });
+        let gang = p.index.is_some() && attempt.completions.unwrap_or(1) > 1;
+        let command = if gang {
+            let rank = p.index.unwrap_or(0);
+            if run.recoveries >= max {
+                Command::EndRun {
+                    attempt: p.attempt.clone(),
+                    why: format!(
+                        "rank {rank} of {} preempted after {} recoveries (max-recoveries = {max})",
+                        p.attempt, run.recoveries
+                    ),
+                }
+            } else {
+                let first = run.attempt.saturating_sub(run.recoveries);
+                Command::Recover {
+                    attempt: p.attempt.clone(),
+                    why: format!("rank {rank} of {} preempted", p.attempt),
+                    next: run.attempt + 1,
+                    most: first + max,
+                }
+            }
+        } else {
+            // The cloud replaced the pod; the run is bounded all the same.
+            let preempted = self
+                .ends_of(attempt)
+                .iter()
+                .filter(|e| e.class == Class::Preempted)
+                .count();
+            if preempted <= usize::try_from(max).unwrap_or(usize::MAX) {
+                return None;
+            }
+            Command::EndRun {
+                attempt: p.attempt.clone(),
+                why: format!(
+                    "{preempted} preemptions of {}, more than max-recoveries ({max})",
+                    p.attempt
+                ),
+            }
+        };
+        self.recovery.acted_on.insert(p.attempt.clone());
+        if matches!(command, Command::Recover { .. }) {
+            self.recovery.recovering = Some(command.describe());
+        }
+        Some(command)
+    }
+
+    /// A one-shot command ended: the recovery it was, if any, is over.
+    pub(super) fn recovery_done(&mut self, what: &str) {
+        if self.recovery.recovering.as_deref() == Some(what) {
+            self.recovery.recovering = None;
+        }
+    }
+}
+
+#[cfg(test)]
+#[path = "recovery_tests.rs"]
+mod tests;

@@ -1,0 +1,78 @@
+//! What the recoverer does to a run (the engine that holds the Lease, `k8s::lease`, decides
+//! when): restart a gang whose rank was preempted — its attempt deleted, the next one made with
+//! the same spec in the same run, counted as a recovery — and end a run that ran out of
+//! recoveries, said on its attempt (`gantry.dev/run-ended`) and suspended so its pods stop.
+
+use k8s_openapi::api::batch::v1::Job;
+use kube::api::{Api, DeleteParams, Patch, PatchParams};
+
+use super::delete::mark_deleted_by;
+use super::labels::{JOB_LABEL, MANAGED_BY, MANAGER};
+use super::launch::{Launched, next_from};
+use super::run::Next;
+use super::{K8sError, status_code};
+use crate::config::JobConfig;
+
+/// Written on an attempt whose run Gantry ended: why.
+pub const RUN_ENDED: &str = "gantry.dev/run-ended";
+
+async fn managed(jobs: &Api<Job>, cfg: &JobConfig, attempt: &str) -> Result<Job, K8sError> {
+    let job = jobs
+        .get_opt(attempt)
+        .await
+        .map_err(K8sError::api(format!("reading Job {attempt}")))?
+        .ok_or_else(|| K8sError::NotFound {
+            name: attempt.to_string(),
+            namespace: cfg.namespace.clone(),
+        })?;
+    let labels = job.metadata.labels.clone().unwrap_or_default();
+    if labels.get(MANAGED_BY).map(String::as_str) != Some(MANAGER)
+        || labels.get(JOB_LABEL) != Some(&cfg.name)
+    {
+        return Err(K8sError::NotManaged {
+            kind: "Job",
+            name: attempt.to_string(),
+            job: cfg.name.clone(),
+        });
+    }
+    Ok(job)
+}
+
+/// Ends `attempt` (its pods with it; their logs are followed to their end) and makes the next
+/// attempt of its run with the same spec, as a recovery.
+pub async fn recover(
+    client: &kube::Client,
+    cfg: &JobConfig,
+    attempt: &str,
+    by: &str,
+) -> Result<Launched, K8sError> {
+    let jobs: Api<Job> = Api::namespaced(client.clone(), &cfg.namespace);
+    let previous = managed(&jobs, cfg, attempt).await?;
+    mark_deleted_by(&jobs, attempt, by).await;
+    match jobs.delete(attempt, &DeleteParams::background()).await {
+        Ok(_) => {}
+        Err(e) if status_code(&e) == Some(404) => {}
+        Err(e) => return Err(K8sError::api(format!("deleting Job {attempt}"))(e)),
+    }
+    next_from(client, cfg, &previous, &Default::default(), Next::Recovery).await
+}
+
+/// Ends the run at `attempt`: says why on it and suspends it (the Job controller stops its pods;
+/// the attempt and its logs stay to be read).
+pub async fn end_run(
+    client: &kube::Client,
+    cfg: &JobConfig,
+    attempt: &str,
+    why: &str,
+) -> Result<(), K8sError> {
+    let jobs: Api<Job> = Api::namespaced(client.clone(), &cfg.namespace);
+    managed(&jobs, cfg, attempt).await?;
+    let patch = serde_json::json!({
+        "metadata": {"annotations": {RUN_ENDED: why}},
+        "spec": {"suspend": true},
+    });
+    jobs.patch(attempt, &PatchParams::default(), &Patch::Merge(&patch))
+        .await
+        .map_err(K8sError::api(format!("ending the run at Job {attempt}")))?;
+    Ok(())
+}
