@@ -17,6 +17,9 @@ fn job(attempts: Vec<AttemptStatus>) -> JobStatus {
         name: ATTEMPT_1.into(),
         namespace: "default".into(),
         attempts,
+        run_id: None,
+        recoveries: None,
+        recoverer: None,
         error: None,
     }
 }

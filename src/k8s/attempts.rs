@@ -68,6 +68,15 @@ pub struct JobStatus {
     pub name: String,
     pub namespace: String,
     pub attempts: Vec<AttemptStatus>,
+    /// The newest attempt's run: its id (`GANTRY_RUN_ID`), and how many attempts Gantry made
+    /// in it by itself.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub run_id: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub recoveries: Option<u32>,
+    /// The engine that holds the recoverer's Lease, if any does.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub recoverer: Option<String>,
     /// Why the attempts could not be read (the cluster did not answer); `attempts` is empty then.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub error: Option<String>,
@@ -94,6 +103,9 @@ impl JobStatus {
             name: cfg.name.clone(),
             namespace: cfg.namespace.clone(),
             attempts: Vec::new(),
+            run_id: None,
+            recoveries: None,
+            recoverer: None,
             error: Some(error),
         }
     }
@@ -128,12 +140,23 @@ const DEFAULT_BACKOFF_LIMIT: i32 = 6;
 /// answer gives a `JobStatus` saying so rather than failing the whole status.
 pub async fn job_status(client: &kube::Client, cfg: &JobConfig) -> JobStatus {
     match attempt_statuses(client, cfg).await {
-        Ok(attempts) => JobStatus {
-            name: cfg.name.clone(),
-            namespace: cfg.namespace.clone(),
-            attempts,
-            error: None,
-        },
+        Ok(attempts) => {
+            let run = attempts.last().and_then(|a| a.summary.run.clone());
+            let recoverer = super::lease::read(client, &cfg.namespace, &cfg.name, "")
+                .await
+                .ok()
+                .flatten()
+                .map(|h| h.identity);
+            JobStatus {
+                name: cfg.name.clone(),
+                namespace: cfg.namespace.clone(),
+                run_id: run.as_ref().map(|r| r.id.clone()),
+                recoveries: run.map(|r| r.recoveries),
+                recoverer,
+                attempts,
+                error: None,
+            }
+        }
         Err(e) => JobStatus::unreadable(cfg, e.to_string()),
     }
 }

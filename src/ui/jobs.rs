@@ -156,10 +156,30 @@ pub fn draw(
     let last = rows_of.iter().rposition(|(c, _)| *c).unwrap_or(0);
     let skip = (last + 1).saturating_sub(rows);
     lines.extend(rows_of.into_iter().skip(skip).take(rows).map(|(_, l)| l));
-    let title = Line::from(vec![
-        Span::styled(format!(" Job {} ", app.config.job.name), theme.title()),
-        Span::styled(if headed { "status fails took " } else { "" }, theme.dim()),
-    ]);
+    let mut title = vec![Span::styled(
+        format!(" Job {} ", app.config.job.name),
+        theme.title(),
+    )];
+    // Attempts Gantry made by itself in the newest run (`↻2`), and who makes them when it is
+    // another engine.
+    let recoveries = attempts
+        .last()
+        .and_then(|a| a.run.as_ref())
+        .map_or(0, |r| r.recoveries);
+    if recoveries > 0 {
+        title.push(Span::styled(format!("↻{recoveries} "), theme.busy()));
+    }
+    title.push(Span::styled(
+        if headed { "status fails took " } else { "" },
+        theme.dim(),
+    ));
+    if let Some(holder) = model.recovery.holder.as_ref().filter(|h| !h.mine) {
+        title.push(Span::styled(
+            format!("recoverer {} ", holder.identity),
+            theme.dim(),
+        ));
+    }
+    let title = Line::from(title);
     frame.render_widget(
         Paragraph::new(lines).block(pane(title, app.focus == Focus::Jobs, theme)),
         area,

@@ -138,6 +138,17 @@ fn job_lines(out: &mut Vec<String>, job: &JobStatus, place: &Place, now: Timesta
         "job       {} in {}: {count}",
         job.name, job.namespace
     ));
+    if let Some(run) = &job.run_id {
+        let recoveries = match job.recoveries.unwrap_or(0) {
+            0 => "no recovery".to_string(),
+            1 => "1 recovery".to_string(),
+            n => format!("{n} recoveries"),
+        };
+        out.push(format!("run       {run} ({recoveries})"));
+    }
+    if let Some(holder) = &job.recoverer {
+        out.push(format!("recoverer {}", one_line(holder)));
+    }
     if let Some(error) = &job.error {
         out.push(format!("error     {}", one_line(error)));
         return;
