@@ -64,6 +64,17 @@ impl Sim {
         sim
     }
 
+    /// `kubectl ARGS` with the kubeconfig `gantry up` wrote for this simulator.
+    pub fn kubectl(&self, args: &[&str]) -> Output {
+        Command::new("kubectl")
+            .args(args)
+            .env("KUBECONFIG", self.home().join("kube").join("config"))
+            .env("HOME", self.home())
+            .stdin(Stdio::null())
+            .output()
+            .unwrap()
+    }
+
     fn home(&self) -> &Path {
         self.dir.path()
     }

@@ -34,6 +34,7 @@ mod kubectl_top;
 mod metrics_cli;
 mod metrics_frameworks;
 mod preemption_e2e;
+mod recovery_e2e;
 mod readme_screenshot;
 mod security;
 mod serve;

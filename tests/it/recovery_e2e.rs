@@ -1,0 +1,177 @@
+//! Recovery nobody has to start, end to end with the simulator as its own process: a gang
+//! whose rank is preempted is restarted once however many engines watch (the one holding the
+//! Lease does it), a run past `max-recoveries` ends as failed, a run keeps its id across its
+//! attempts, and the `GANTRY_` prefix is Gantry's.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+use std::process::{Child, Stdio};
+use std::time::{Duration, Instant};
+
+use serde_json::Value;
+
+use crate::cli_flow::Sim;
+
+/// A spot cluster and two indexed workers that need some 300 simulated seconds.
+fn gang(max_recoveries: u32, lines: u32) -> String {
+    format!(
+        "[cluster]\nspot = true\n[job]\nbackoff-limit = 2\ncompletions = 2\nparallelism = 2\n\
+indexed = true\n[job.recovery]\nmax-recoveries = {max_recoveries}\n[job.env]\n\
+SIM_LOG_LINES = \"{lines}\"\nSIM_LINES_PER_SECOND = \"1\"\n"
+    )
+}
+
+fn status(sim: &Sim) -> Value {
+    serde_json::from_str(&sim.ok(&["status", "--json"])).unwrap()
+}
+
+/// Polls `status --json` until `done` holds (bounded), giving it.
+fn until(sim: &Sim, what: &str, done: impl Fn(&Value) -> bool) -> Value {
+    let deadline = Instant::now() + gantry_test_support::WAIT_BOUND;
+    loop {
+        let s = status(sim);
+        if done(&s) {
+            return s;
+        }
+        assert!(Instant::now() < deadline, "{what}: {:#}", s["job"]);
+        std::thread::sleep(Duration::from_millis(200));
+    }
+}
+
+fn newest(s: &Value) -> &Value {
+    s["job"]["attempts"]
+        .as_array()
+        .and_then(|a| a.last())
+        .unwrap_or(&Value::Null)
+}
+
+fn finished(s: &Value) -> bool {
+    matches!(newest(s)["status"].as_str(), Some("Succeeded" | "Failed"))
+}
+
+struct Watch(Child);
+
+impl Drop for Watch {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+fn watch(sim: &Sim) -> Watch {
+    Watch(
+        sim.command(&["watch"])
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap(),
+    )
+}
+
+#[test]
+fn a_preempted_rank_restarts_the_gang_exactly_once_with_two_engines_watching() {
+    let sim = Sim::start_with(
+        &["--time-scale", "0.01", "--fault", "preempt=1:1"],
+        &gang(10, 300),
+    );
+    sim.ok(&["up", "--wait"]);
+    let _a = watch(&sim);
+    let _b = watch(&sim);
+    until(&sim, "an engine holds the Lease", |s| {
+        s["job"]["recoverer"].is_string()
+    });
+    sim.ok(&["launch"]);
+    let done = until(&sim, "the run ends", |s| {
+        finished(s) && s["job"]["recoveries"] == 1
+    });
+    let last = newest(&done);
+    assert_eq!(last["status"], "Succeeded", "{:#}", done["job"]);
+    assert_eq!(last["name"], "ml-training-job-2", "one recovery attempt: {:#}", done["job"]);
+    assert_eq!(done["job"]["recoveries"], 1);
+    if gantry_test_support::kubectl_available() {
+        let out = sim.kubectl(&["get", "lease", "-n", "default"]);
+        let table = String::from_utf8_lossy(&out.stdout);
+        assert!(
+            table.contains("gantry-engine-ml-training-job") && table.contains(" pid "),
+            "{table}{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
+}
+
+#[test]
+fn a_gang_preempted_past_max_recoveries_ends_failed_and_says_so() {
+    let sim = Sim::start_with(
+        &["--time-scale", "0.01", "--fault", "preempt=1:2"],
+        &gang(1, 2000),
+    );
+    sim.ok(&["up", "--wait"]);
+    let _a = watch(&sim);
+    until(&sim, "the engine holds the Lease", |s| {
+        s["job"]["recoverer"].is_string()
+    });
+    sim.ok(&["launch"]);
+    let done = until(&sim, "the run ends", finished);
+    let last = newest(&done);
+    assert_eq!(last["status"], "Failed", "{:#}", done["job"]);
+    assert_eq!(last["reason"], "MaxRecoveries", "{:#}", done["job"]);
+    assert!(
+        last["message"]
+            .as_str()
+            .unwrap()
+            .contains("max-recoveries = 1"),
+        "{last:#}"
+    );
+    let human = sim.ok(&["status"]);
+    assert!(human.contains("MaxRecoveries"), "{human}");
+}
+
+#[test]
+fn every_attempt_of_a_run_has_its_id_and_its_number_in_the_environment() {
+    let sim = Sim::launched(
+        &["--time-scale", "0.01"],
+        "[job]\n[job.env]\nSIM_LOG_LINES = \"5\"\n",
+        &[],
+    );
+    until(&sim, "the launch ends", finished);
+    sim.ok(&["retry"]);
+    until(&sim, "the retry ends", |s| {
+        finished(s) && newest(s)["name"] == "ml-training-job-2"
+    });
+    if !gantry_test_support::kubectl_available() {
+        return;
+    }
+    let out = sim.kubectl(&["get", "pods", "-n", "default", "-o", "json"]);
+    let pods: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let mut seen: Vec<(String, String)> = pods["items"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|p| {
+            let env = p["spec"]["containers"][0]["env"].as_array().unwrap();
+            let get = |name: &str| {
+                env.iter()
+                    .find(|e| e["name"] == name)
+                    .and_then(|e| e["value"].as_str())
+                    .unwrap_or_default()
+                    .to_string()
+            };
+            assert_eq!(get("GANTRY_RECOVERY"), "0");
+            (get("GANTRY_ATTEMPT"), get("GANTRY_RUN_ID"))
+        })
+        .collect();
+    seen.sort();
+    assert_eq!(seen.len(), 2, "{seen:?}");
+    assert_eq!((seen[0].0.as_str(), seen[1].0.as_str()), ("1", "2"));
+    assert!(!seen[0].1.is_empty() && seen[0].1 == seen[1].1, "{seen:?}");
+    let status = status(&sim);
+    assert_eq!(status["job"]["runId"].as_str().unwrap(), seen[0].1);
+}
+
+#[test]
+fn the_gantry_prefix_is_refused_in_env_flags() {
+    let sim = Sim::start_with(&["--time-scale", "0.01"], "");
+    let out = sim.gantry(&["launch", "--env", "GANTRY_X=1"]);
+    assert_eq!(out.status.code(), Some(2));
+    let said = String::from_utf8_lossy(&out.stderr);
+    assert!(said.contains("GANTRY_ prefix is Gantry's"), "{said}");
+}
