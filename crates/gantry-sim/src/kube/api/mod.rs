@@ -1,6 +1,7 @@
 //! Routing of the Kubernetes REST paths to discovery, objects, watches and logs.
 
 mod discovery;
+mod json_body;
 mod logs;
 mod metrics;
 mod objects;
