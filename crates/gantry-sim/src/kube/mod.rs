@@ -14,6 +14,7 @@ pub mod hostile_fields;
 pub mod lifecycle;
 pub mod logbook;
 pub mod meta;
+pub mod micro_time;
 pub mod names;
 pub mod node_shutdown;
 pub mod nodes;
