@@ -11,6 +11,7 @@ pub mod errors;
 pub mod events;
 pub mod extended_resources;
 pub mod hostile_fields;
+pub mod lease;
 pub mod lifecycle;
 pub mod logbook;
 pub mod meta;

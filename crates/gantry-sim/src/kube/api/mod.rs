@@ -2,6 +2,10 @@
 
 mod discovery;
 mod json_body;
+#[cfg(test)]
+mod lease_kubectl_tests;
+#[cfg(test)]
+mod lease_tests;
 mod logs;
 mod metrics;
 mod objects;

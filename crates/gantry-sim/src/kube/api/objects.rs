@@ -296,17 +296,20 @@ fn write(
         .store
         .modify::<ApiError>(kind, &ns, name, None, |current| {
             let mut next = make(current)?;
-            if let Some(expected) = next
-                .pointer("/metadata/resourceVersion")
-                .and_then(Value::as_str)
-                .filter(|s| !s.is_empty())
-                && Some(expected.to_string())
-                    != current
-                        .pointer("/metadata/resourceVersion")
-                        .and_then(Value::as_str)
-                        .map(String::from)
-            {
-                return Err(ApiError::conflict(resource, name));
+            let version = |o: &Value| {
+                o.pointer("/metadata/resourceVersion")
+                    .and_then(Value::as_str)
+                    .filter(|s| !s.is_empty())
+                    .map(String::from)
+            };
+            match version(&next) {
+                None if !kind.allows_unconditional_update() => {
+                    return Err(ApiError::resource_version_required(resource, name));
+                }
+                Some(expected) if Some(&expected) != version(current).as_ref() => {
+                    return Err(ApiError::conflict(resource, name));
+                }
+                _ => {}
             }
             if meta::name(&next) != name {
                 return Err(ApiError::bad_request(
@@ -318,6 +321,7 @@ fn write(
             }
             keep_server_fields(current, &mut next, sub, kind)
                 .map_err(|m| ApiError::invalid(resource, name, &[("spec".into(), m)]))?;
+            admission::admit_update(resource, &mut next)?;
             *current = next;
             Ok(())
         })?;
@@ -341,6 +345,19 @@ pub fn replace(
     let validation = FieldValidation::parse(param(params, "fieldValidation"));
     let warnings =
         admission::check_schema(target.resource, &with_type(target, obj.clone()), validation)?;
+    let kind = target.resource.kind;
+    let ns = namespace_of(target).unwrap_or_default();
+    if kind.allows_create_on_update() && sub.is_none() && state.store.get(kind, ns, name).is_none()
+    {
+        if meta::name(&obj) != name {
+            return Err(ApiError::bad_request(
+                "the name of the object does not match the name on the URL",
+            ));
+        }
+        let (stored, warnings) =
+            lifecycle::create_validated(state, kind, namespace_of(target), obj, validation)?;
+        return Ok(ok_json(StatusCode::CREATED, &stored, &warnings));
+    }
     let stored = write(state, target, name, sub, |_| Ok(obj))?;
     Ok(ok_json(StatusCode::OK, &stored, &warnings))
 }
