@@ -14,6 +14,8 @@ pub mod kube;
 pub mod machines;
 mod state_files;
 #[cfg(test)]
+mod test_http;
+#[cfg(test)]
 mod test_support;
 pub mod tls;
 

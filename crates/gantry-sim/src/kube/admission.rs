@@ -44,6 +44,7 @@ pub fn check_schema(
         Kind::Node => roundtrip::<k8s_openapi::api::core::v1::Node>(obj),
         Kind::Event => roundtrip::<k8s_openapi::api::core::v1::Event>(obj),
         Kind::ConfigMap => roundtrip::<k8s_openapi::api::core::v1::ConfigMap>(obj),
+        Kind::Lease => roundtrip::<k8s_openapi::api::coordination::v1::Lease>(obj),
     };
     let back = decoded.map_err(|e| {
         ApiError::bad_request(format!(
@@ -213,6 +214,15 @@ pub fn check_namespace(
             ),
         )),
         Some(_) => Ok(()),
+    }
+}
+
+/// What the kind's strategy validates on every update (`ValidateUpdate`), on the object about to
+/// be stored: of the kinds served, only a Lease is checked again.
+pub fn admit_update(resource: &ResourceType, obj: &mut Value) -> Result<(), ApiError> {
+    match resource.kind {
+        Kind::Lease => super::lease::admit(resource, obj),
+        _ => Ok(()),
     }
 }
 

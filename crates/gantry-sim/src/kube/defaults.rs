@@ -34,6 +34,7 @@ pub fn apply_defaults(resource: &ResourceType, obj: &mut Value) -> Result<(), Ap
             obj["metadata"]["labels"]["kubernetes.io/metadata.name"] = json!(name);
             Ok(())
         }
+        Kind::Lease => super::lease::admit(resource, obj),
         Kind::Node | Kind::Event | Kind::ConfigMap => Ok(()),
     }
 }

@@ -99,6 +99,30 @@ impl ApiError {
         }
     }
 
+    /// 422 for an update without `metadata.resourceVersion` to a kind that allows no
+    /// unconditional update. The registry names the resource, not the kind, and prints the
+    /// missing version as Go's `%#v` of a uint64 zero.
+    pub fn resource_version_required(resource: &ResourceType, name: &str) -> Self {
+        let field = "metadata.resourceVersion";
+        let message = "Invalid value: 0x0: must be specified for an update";
+        Self {
+            details: json!({
+                "name": name,
+                "group": resource.group,
+                "kind": resource.plural,
+                "causes": [{"reason": "FieldValueInvalid", "message": message, "field": field}],
+            }),
+            ..Self::new(
+                422,
+                "Invalid",
+                format!(
+                    "{} \"{name}\" is invalid: {field}: {message}",
+                    qualified(resource)
+                ),
+            )
+        }
+    }
+
     pub fn gone(message: impl Into<String>) -> Self {
         Self::new(410, "Expired", message)
     }

@@ -196,7 +196,13 @@ fn remove_now(state: &ClusterState, kind: Kind, ns: &str, name: &str) -> Result<
 }
 
 /// Kinds that can have owners among the objects Gantry's clusters hold.
-pub const DEPENDENT_KINDS: &[Kind] = &[Kind::Pod, Kind::Service, Kind::Job, Kind::ConfigMap];
+pub const DEPENDENT_KINDS: &[Kind] = &[
+    Kind::Pod,
+    Kind::Service,
+    Kind::Job,
+    Kind::ConfigMap,
+    Kind::Lease,
+];
 
 pub fn dependents(state: &ClusterState, owner_uid: &str) -> Vec<(Kind, Obj)> {
     let mut out = Vec::new();

@@ -9,6 +9,7 @@ pub enum Kind {
     Event,
     ConfigMap,
     Job,
+    Lease,
 }
 
 #[derive(Debug)]
@@ -140,6 +141,19 @@ pub const RESOURCES: &[ResourceType] = &[
         subresources: &["status"],
         verbs: ALL_VERBS,
     },
+    ResourceType {
+        kind: Kind::Lease,
+        group: "coordination.k8s.io",
+        version: "v1",
+        plural: "leases",
+        singular: "lease",
+        kind_name: "Lease",
+        namespaced: true,
+        short_names: &[],
+        categories: &[],
+        subresources: &[],
+        verbs: ALL_VERBS,
+    },
 ];
 
 impl Kind {
@@ -149,6 +163,19 @@ impl Kind {
             .iter()
             .find(|r| r.kind == self)
             .unwrap_or(&RESOURCES[0])
+    }
+
+    /// Whether a PUT without `metadata.resourceVersion` overwrites what is stored (the kind's
+    /// strategy's `AllowUnconditionalUpdate`). Leases refuse it: a leader election is a
+    /// compare-and-swap on the version read.
+    pub fn allows_unconditional_update(self) -> bool {
+        self != Kind::Lease
+    }
+
+    /// Whether a PUT of a name not stored creates it (`AllowCreateOnUpdate`): of the kinds
+    /// served, Leases (Events allow it too upstream; the simulator does not).
+    pub fn allows_create_on_update(self) -> bool {
+        self == Kind::Lease
     }
 }
 

@@ -1,6 +1,11 @@
 //! Routing of the Kubernetes REST paths to discovery, objects, watches and logs.
 
 mod discovery;
+mod json_body;
+#[cfg(test)]
+mod lease_kubectl_tests;
+#[cfg(test)]
+mod lease_tests;
 mod logs;
 mod metrics;
 mod objects;

@@ -6,6 +6,7 @@ use axum::response::Response;
 use http::{HeaderValue, StatusCode};
 use serde_json::{Value, json};
 
+use super::json_body::{Items, json_bytes_response, to_json_with};
 use super::{Params, Target, namespace_of, param, patch, table};
 use crate::http_faults::json_response;
 use crate::kube::admission::{self, FieldValidation};
@@ -154,80 +155,6 @@ pub fn list(
     Ok(json_bytes_response(StatusCode::OK, body))
 }
 
-/// Stored objects as a JSON array, serialized in place.
-struct Items<'a>(&'a [Obj]);
-
-impl serde::Serialize for Items<'_> {
-    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        s.collect_seq(self.0.iter().map(|o| o.as_ref()))
-    }
-}
-
-/// A JSON object with one field's value taken from elsewhere by reference, in the field order
-/// the object itself has: the bytes are those of the object with that value in place.
-struct WithField<'a, T: ?Sized> {
-    envelope: &'a Value,
-    key: &'a str,
-    value: &'a T,
-}
-
-impl<T: serde::Serialize + ?Sized> serde::Serialize for WithField<'_, T> {
-    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        use serde::ser::SerializeMap;
-        let Some(fields) = self.envelope.as_object() else {
-            return self.envelope.serialize(s);
-        };
-        let mut map = s.serialize_map(Some(fields.len()))?;
-        for (k, v) in fields {
-            if k == self.key {
-                map.serialize_entry(k, self.value)?;
-            } else {
-                map.serialize_entry(k, v)?;
-            }
-        }
-        map.end()
-    }
-}
-
-/// Compact JSON of `envelope` with its field `key` set to `value`, without copying `value`.
-pub fn to_json_with<T: serde::Serialize + ?Sized>(
-    envelope: &Value,
-    key: &str,
-    value: &T,
-) -> Vec<u8> {
-    let mut out = Vec::new();
-    write_json_with(&mut out, envelope, key, value);
-    out
-}
-
-/// `to_json_with`, appended to `out`.
-pub fn write_json_with<T: serde::Serialize + ?Sized>(
-    out: &mut Vec<u8>,
-    envelope: &Value,
-    key: &str,
-    value: &T,
-) {
-    let _ = serde_json::to_writer(
-        out,
-        &WithField {
-            envelope,
-            key,
-            value,
-        },
-    );
-}
-
-/// What `json_response` answers, for a body already serialized.
-fn json_bytes_response(status: StatusCode, body: Vec<u8>) -> Response {
-    use axum::response::IntoResponse;
-    let mut response = (status, axum::body::Body::from(body)).into_response();
-    response.headers_mut().insert(
-        http::header::CONTENT_TYPE,
-        HeaderValue::from_static("application/json"),
-    );
-    response
-}
-
 fn fetch(state: &ClusterState, target: &Target, name: &str) -> Result<Obj, ApiError> {
     let ns = namespace_of(target).unwrap_or_default();
     state
@@ -369,17 +296,20 @@ fn write(
         .store
         .modify::<ApiError>(kind, &ns, name, None, |current| {
             let mut next = make(current)?;
-            if let Some(expected) = next
-                .pointer("/metadata/resourceVersion")
-                .and_then(Value::as_str)
-                .filter(|s| !s.is_empty())
-                && Some(expected.to_string())
-                    != current
-                        .pointer("/metadata/resourceVersion")
-                        .and_then(Value::as_str)
-                        .map(String::from)
-            {
-                return Err(ApiError::conflict(resource, name));
+            let version = |o: &Value| {
+                o.pointer("/metadata/resourceVersion")
+                    .and_then(Value::as_str)
+                    .filter(|s| !s.is_empty())
+                    .map(String::from)
+            };
+            match version(&next) {
+                None if !kind.allows_unconditional_update() => {
+                    return Err(ApiError::resource_version_required(resource, name));
+                }
+                Some(expected) if Some(&expected) != version(current).as_ref() => {
+                    return Err(ApiError::conflict(resource, name));
+                }
+                _ => {}
             }
             if meta::name(&next) != name {
                 return Err(ApiError::bad_request(
@@ -391,6 +321,7 @@ fn write(
             }
             keep_server_fields(current, &mut next, sub, kind)
                 .map_err(|m| ApiError::invalid(resource, name, &[("spec".into(), m)]))?;
+            admission::admit_update(resource, &mut next)?;
             *current = next;
             Ok(())
         })?;
@@ -414,6 +345,19 @@ pub fn replace(
     let validation = FieldValidation::parse(param(params, "fieldValidation"));
     let warnings =
         admission::check_schema(target.resource, &with_type(target, obj.clone()), validation)?;
+    let kind = target.resource.kind;
+    let ns = namespace_of(target).unwrap_or_default();
+    if kind.allows_create_on_update() && sub.is_none() && state.store.get(kind, ns, name).is_none()
+    {
+        if meta::name(&obj) != name {
+            return Err(ApiError::bad_request(
+                "the name of the object does not match the name on the URL",
+            ));
+        }
+        let (stored, warnings) =
+            lifecycle::create_validated(state, kind, namespace_of(target), obj, validation)?;
+        return Ok(ok_json(StatusCode::CREATED, &stored, &warnings));
+    }
     let stored = write(state, target, name, sub, |_| Ok(obj))?;
     Ok(ok_json(StatusCode::OK, &stored, &warnings))
 }

@@ -12,7 +12,8 @@ use serde_json::{Value, json};
 use tokio::sync::broadcast::error::RecvError;
 use tokio::sync::mpsc;
 
-use super::objects::{self, Filter};
+use super::json_body;
+use super::objects::Filter;
 use super::stream_body::{self, Chunk};
 use super::{Params, Target, namespace_of, param, table};
 use crate::kube::cluster::ClusterState;
@@ -65,10 +66,10 @@ impl WatchSpec {
         if self.table {
             let with_columns = std::mem::take(first);
             let row = table::watch_row(self.resource, obj, with_columns, &self.params);
-            objects::write_json_with(out, &envelope, "object", &row);
+            json_body::write_json_with(out, &envelope, "object", &row);
         } else {
             // Written in place: copying every object of a watch's initial list is costly.
-            objects::write_json_with(out, &envelope, "object", obj);
+            json_body::write_json_with(out, &envelope, "object", obj);
         }
         out.push(b'\n');
     }

@@ -196,6 +196,15 @@ const CONFIGMAP_COLUMNS: &[Column] = &[
     AGE,
 ];
 
+const LEASE_COLUMNS: &[Column] = &[
+    NAME,
+    col(
+        "Holder",
+        "holderIdentity contains the identity of the holder of a current lease. If Coordinated Leader Election is used, the holder identity must be equal to the elected LeaseCandidate.metadata.name field.",
+    ),
+    AGE,
+];
+
 /// The default table convertor's columns (`k8s.io/apiserver/pkg/registry/rest/table.go`), for
 /// kinds without a printer. Every served kind has one today, so only the tests reach it.
 #[allow(dead_code)]
@@ -219,6 +228,7 @@ fn columns_of(kind: Kind) -> &'static [Column] {
         Kind::Event => EVENT_COLUMNS,
         Kind::Namespace => NAMESPACE_COLUMNS,
         Kind::ConfigMap => CONFIGMAP_COLUMNS,
+        Kind::Lease => LEASE_COLUMNS,
     }
 }
 

@@ -7,6 +7,7 @@ mod configmap;
 mod event;
 mod job;
 mod labels;
+mod lease;
 mod namespace;
 mod node;
 mod pod;
@@ -28,6 +29,7 @@ pub(super) fn cells(kind: Kind, obj: &Value, now: Timestamp) -> (Vec<Value>, Opt
         Kind::Event => (event::cells(obj, now), None),
         Kind::Namespace => (namespace::cells(obj, now), None),
         Kind::ConfigMap => (configmap::cells(obj, now), None),
+        Kind::Lease => (lease::cells(obj, now), None),
     }
 }
 
