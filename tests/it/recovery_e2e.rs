@@ -175,3 +175,38 @@ fn the_gantry_prefix_is_refused_in_env_flags() {
     let said = String::from_utf8_lossy(&out.stderr);
     assert!(said.contains("GANTRY_ prefix is Gantry's"), "{said}");
 }
+
+#[test]
+fn when_the_recoverer_dies_another_engine_takes_the_lease_and_carries_on_the_count() {
+    // Two reclaims, 25 s apart: the first recovered by the engine that holds the Lease, the
+    // second by the other one after the first was killed (its Lease runs out in 15 s).
+    let sim = Sim::start_with(
+        &["--time-scale", "0.01", "--fault", "preempt=25:2"],
+        &gang(10, 3500),
+    );
+    sim.ok(&["up", "--wait"]);
+    let first = watch(&sim);
+    let pid = |w: &Watch| format!("pid {}", w.0.id());
+    let first_pid = pid(&first);
+    until(&sim, "the first engine holds the Lease", |s| {
+        s["job"]["recoverer"]
+            .as_str()
+            .is_some_and(|h| h.ends_with(&first_pid))
+    });
+    let second = watch(&sim);
+    sim.ok(&["launch"]);
+    until(&sim, "the first recovery", |s| s["job"]["recoveries"] == 1);
+    drop(first);
+    let second_pid = pid(&second);
+    let done = until(&sim, "the second recovery, by the other engine", |s| {
+        s["job"]["recoveries"] == 2
+    });
+    assert_eq!(newest(&done)["name"], "ml-training-job-3", "{:#}", done["job"]);
+    assert!(
+        done["job"]["recoverer"]
+            .as_str()
+            .is_some_and(|h| h.ends_with(&second_pid)),
+        "{:#}",
+        done["job"]
+    );
+}
