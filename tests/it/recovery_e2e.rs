@@ -85,7 +85,11 @@ fn a_preempted_rank_restarts_the_gang_exactly_once_with_two_engines_watching() {
     });
     let last = newest(&done);
     assert_eq!(last["status"], "Succeeded", "{:#}", done["job"]);
-    assert_eq!(last["name"], "ml-training-job-2", "one recovery attempt: {:#}", done["job"]);
+    assert_eq!(
+        last["name"], "ml-training-job-2",
+        "one recovery attempt: {:#}",
+        done["job"]
+    );
     assert_eq!(done["job"]["recoveries"], 1);
     if gantry_test_support::kubectl_available() {
         let out = sim.kubectl(&["get", "lease", "-n", "default"]);
@@ -201,7 +205,12 @@ fn when_the_recoverer_dies_another_engine_takes_the_lease_and_carries_on_the_cou
     let done = until(&sim, "the second recovery, by the other engine", |s| {
         s["job"]["recoveries"] == 2
     });
-    assert_eq!(newest(&done)["name"], "ml-training-job-3", "{:#}", done["job"]);
+    assert_eq!(
+        newest(&done)["name"],
+        "ml-training-job-3",
+        "{:#}",
+        done["job"]
+    );
     assert!(
         done["job"]["recoverer"]
             .as_str()
