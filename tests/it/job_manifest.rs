@@ -340,9 +340,16 @@ async fn the_seed_manifest_launches_follows_and_retries() {
         pod["containers"][0]["image"],
         "gcr.io/demo-project/ml-training-job:latest"
     );
+    // The manifest's environment, then the run's (Gantry's own).
+    let env = env_of(&job);
+    assert_eq!(env[0], json!({"name": "SIM_LOG_LINES", "value": "6"}));
+    let names: Vec<&str> = env[1..]
+        .iter()
+        .map(|e| e["name"].as_str().unwrap())
+        .collect();
     assert_eq!(
-        env_of(&job),
-        [json!({"name": "SIM_LOG_LINES", "value": "6"})]
+        names,
+        ["GANTRY_RUN_ID", "GANTRY_ATTEMPT", "GANTRY_RECOVERY"]
     );
 
     let out = e
@@ -468,7 +475,8 @@ async fn manifests_launch_as_written_with_the_flags_over_them() {
         [
             "app.kubernetes.io/managed-by",
             "gantry.dev/attempt",
-            "gantry.dev/job"
+            "gantry.dev/job",
+            "gantry.dev/run"
         ]
     );
     let container = &job["spec"]["template"]["spec"]["containers"][0];

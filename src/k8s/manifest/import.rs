@@ -172,7 +172,8 @@ fn located(e: &serde_norway::Error) -> String {
 }
 
 /// The `[job]` keys `Config::validate` names, and the manifest fields they came from.
-const FIELDS: [(&str, &str); 5] = [
+const FIELDS: [(&str, &str); 6] = [
+    ("job.pod-failure-policy", "spec.podFailurePolicy"),
     ("job.name", "metadata.name"),
     ("job.namespace", "metadata.namespace"),
     ("job.container", "spec.template.spec.containers[0].name"),
