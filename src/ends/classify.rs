@@ -68,6 +68,10 @@ pub fn fate_of(pod: &Pod) -> Option<Fate> {
             .map(|t| t.0)
             .or_else(|| finished(terminated));
         (Class::Preempted, disruption_detail(reason), at)
+    } else if phase == "Failed" && pod.metadata.deletion_timestamp.is_some() {
+        // Killed because it was being deleted (exit 143 after SIGTERM): not the code's failure.
+        // Once it is gone, `gone` says who deleted it.
+        return None;
     } else if phase == "Failed" {
         failed(status.reason.as_deref(), terminated)
     } else if let Some(reason) = state

@@ -278,3 +278,12 @@ fn a_preempted_pods_status_word_says_preempted_not_its_exit_code() {
     }));
     assert_eq!(p.status_word(), "Preempted");
 }
+
+#[test]
+fn a_pod_killed_because_it_was_deleted_has_not_failed() {
+    let mut p = pod(json!({"phase": "Failed", "containerStatuses": terminated(143, "Error")}));
+    p.metadata.deletion_timestamp = Some(k8s_openapi::apimachinery::pkg::apis::meta::v1::Time(
+        "2026-12-05T10:05:00Z".parse().unwrap(),
+    ));
+    assert_eq!(fate_of(&p), None);
+}

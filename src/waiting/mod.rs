@@ -78,6 +78,12 @@ impl Cause {
         }
     }
 
+    /// Nothing is known yet: a pod just made, that neither the scheduler nor the kubelet has
+    /// said anything of. Not worth telling.
+    pub fn is_not_known_yet(&self) -> bool {
+        matches!(self, Cause::Unknown { reason, message } if reason == "Pending" && message.is_empty())
+    }
+
     /// Lower first: what the operator must fix before what only takes time.
     pub fn rank(&self) -> u8 {
         match self {

@@ -191,7 +191,8 @@ fn notice(pod: &PodSummary, end: &PodEnd) -> Option<Notice> {
     let ran = crate::k8s::age::human_duration(i64::try_from(end.ran_seconds).unwrap_or(i64::MAX));
     let (kind, severity) = match end.class {
         Class::Preempted => (Kind::Preempted, Severity::Warning),
-        Class::Deleted | Class::Capacity | Class::Deadline => (Kind::PodFailed, Severity::Warning),
+        Class::Capacity | Class::Deadline => (Kind::PodFailed, Severity::Warning),
+        Class::Deleted => (Kind::PodFailed, Severity::Info),
         _ => return None,
     };
     let text = format!(

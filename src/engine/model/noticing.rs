@@ -45,7 +45,8 @@ pub fn of_job(jobs: &JobsModel, event: &JobWatchEvent) -> Vec<Notice> {
                 .fate
                 .as_ref()
                 .is_some_and(|f| f.class == crate::ends::Class::Preempted);
-            (failed(p) && !was_failed && !preempted)
+            // A pod being deleted ends as deleted (`model::ends`), whatever its exit code.
+            (failed(p) && !was_failed && !preempted && !p.deleting)
                 .then(|| {
                     Notice::new(
                         Kind::PodFailed,

@@ -41,6 +41,9 @@ impl Waits {
                 (Some(b), Some(w)) if *b == w.cause => {
                     self.by_pod.insert(name.to_string(), w);
                 }
+                (_, Some(w)) if w.cause.is_not_known_yet() => {
+                    self.by_pod.insert(name.to_string(), w);
+                }
                 (_, Some(w)) => {
                     let severity = severity(&w.cause);
                     let text = format!("pod {name} waits: {}", w.detail(now));
