@@ -11,6 +11,10 @@
 //! `benches/compare.sh`).
 //!
 //! `cargo bench --bench tui`
+//!
+//! `GANTRY_BENCH_COUNT=ingest/<case>:<n>` (`short`, `mixed`, `1kib`, `escapes`): instead of
+//! all this, `n` batches of that ingest case through `counted_ingest` alone, for callgrind to
+//! count its instructions (`--toggle-collect='*counted_*'`; `benches/instructions.sh`).
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
@@ -242,16 +246,21 @@ fn app_with_lines(held: usize) -> Tui {
     app
 }
 
+/// Makes the line of a step.
+type MakeLine = fn(u64) -> LogLine;
+
+const INGEST_CASES: [(&str, MakeLine); 4] = [
+    ("short", short_line),
+    ("mixed", mixed_line),
+    ("1kib", kib_line),
+    ("escapes", escape_line),
+];
+
 fn ingest(c: &mut Criterion) {
     let mut group = c.benchmark_group("ingest");
     group.throughput(Throughput::Elements(BATCH as u64));
     group.measurement_time(Duration::from_secs(4));
-    for (name, make) in [
-        ("short", short_line as fn(u64) -> LogLine),
-        ("mixed", mixed_line),
-        ("1kib", kib_line),
-        ("escapes", escape_line),
-    ] {
+    for (name, make) in INGEST_CASES {
         // The buffer is full (100,000 lines): every line pushed drops the oldest, as in a long run.
         let mut app = app_with_lines(DEFAULT_CAPACITY);
         let generation = app.model.logs.generation;
@@ -492,7 +501,58 @@ fn metrics_state(ranks: usize, points: u64) -> Tui {
     app
 }
 
+/// The ingest benchmark's events, counted alone.
+#[inline(never)]
+fn counted_ingest(app: &mut Tui, events: Vec<Report>) {
+    for event in events {
+        app.on_event(black_box(event));
+    }
+}
+
+/// `GANTRY_BENCH_COUNT=ingest/<case>:<n>`: `n` batches as `ingest` gives them, after a
+/// round of the 8 pods uncounted (see the module's header).
+fn count(spec: &str) {
+    let (case, n) = spec
+        .split_once(':')
+        .and_then(|(case, n)| Some((case, n.parse::<usize>().ok()?)))
+        .expect("GANTRY_BENCH_COUNT=ingest/<case>:<n>");
+    let (_, make) = INGEST_CASES
+        .iter()
+        .find(|(name, _)| case.strip_prefix("ingest/") == Some(*name))
+        .expect("ingest/short, ingest/mixed, ingest/1kib or ingest/escapes");
+    let mut app = app_with_lines(DEFAULT_CAPACITY);
+    let generation = app.model.logs.generation;
+    let events = |count: usize, from: u64| -> Vec<Report> {
+        (0..count)
+            .map(|b| Report::Tail {
+                generation,
+                event: TailEvent::Lines {
+                    pod: pod_name(b % 8),
+                    lines: batch(*make, from + (b / 8 * BATCH) as u64),
+                },
+            })
+            .collect()
+    };
+    let from = DEFAULT_CAPACITY as u64;
+    warm_up(&mut app, events(8, from));
+    let counted = events(n, from + BATCH as u64);
+    counted_ingest(&mut app, counted);
+    println!("{case}: {} lines", n * BATCH);
+}
+
+/// The warm-up round, not counted (a name apart from `counted_*`).
+#[inline(never)]
+fn warm_up(app: &mut Tui, events: Vec<Report>) {
+    for event in events {
+        app.on_event(event);
+    }
+}
+
 fn main() {
+    if let Ok(spec) = std::env::var("GANTRY_BENCH_COUNT") {
+        count(&spec);
+        return;
+    }
     // `GANTRY_BENCH_CRITERION_ONLY=1`: the criterion groups alone (to profile one of them).
     if std::env::var_os("GANTRY_BENCH_CRITERION_ONLY").is_none() {
         frame_percentiles();

@@ -60,14 +60,20 @@ pub(crate) fn tqdm(text: &[u8], found: &mut Found) -> bool {
 /// Checking`, `Testing`, `Predicting`, evaluation loops, loading checkpoint shards. (Bars of
 /// bytes or examples, such as downloads and dataset maps, do not count `it` at all.)
 fn is_side_work(desc: &[u8]) -> bool {
-    const WORDS: [&[u8]; 7] = [
-        b"valid", b"sanity", b"test", b"predict", b"eval", b"load", b"map",
-    ];
     (0..desc.len()).any(|i| {
-        WORDS.iter().any(|word| {
-            desc.get(i..i + word.len())
-                .is_some_and(|w| w.eq_ignore_ascii_case(word))
-        })
+        // The words start with different letters: one word to compare at each place.
+        let word: &[u8] = match desc[i].to_ascii_lowercase() {
+            b'v' => b"valid",
+            b's' => b"sanity",
+            b't' => b"test",
+            b'p' => b"predict",
+            b'e' => b"eval",
+            b'l' => b"load",
+            b'm' => b"map",
+            _ => return false,
+        };
+        desc.get(i..i + word.len())
+            .is_some_and(|w| w.eq_ignore_ascii_case(word))
     })
 }
 
@@ -84,17 +90,25 @@ fn counter_at(text: &[u8], from: usize) -> Option<Counter> {
 
 fn scaled_at(text: &[u8], k: usize) -> Option<(f64, usize)> {
     let run = text.get(k..)?;
-    let digits = run
-        .iter()
-        .take_while(|b| b.is_ascii_digit() || **b == b'.')
-        .count();
-    let number = &run[..digits];
-    let value = if number.iter().all(u8::is_ascii_digit) && (1..=15).contains(&digits) {
-        number
-            .iter()
-            .fold(0u64, |n, &b| n * 10 + u64::from(b - b'0')) as f64
+    // Digits and points, in one pass that works out the integer most counters are.
+    let (mut integer, mut digits, mut point) = (0u64, 0, false);
+    for &b in run {
+        match b {
+            b'0'..=b'9' => integer = integer.wrapping_mul(10).wrapping_add(u64::from(b - b'0')),
+            b'.' => point = true,
+            _ => break,
+        }
+        digits += 1;
+    }
+    if digits == 0 {
+        // Not a number (most lines, asked whether they start like a Keras bar).
+        return None;
+    }
+    // Up to 15 digits the integer is exact (and has not wrapped).
+    let value = if !point && digits <= 15 {
+        integer as f64
     } else {
-        std::str::from_utf8(number).ok()?.parse().ok()?
+        std::str::from_utf8(&run[..digits]).ok()?.parse().ok()?
     };
     let scale = match text.get(k + digits) {
         Some(b'k') => 1e3,
@@ -132,7 +146,7 @@ pub(crate) fn rich(text: &[u8], found: &mut Found) -> bool {
 }
 
 /// Rich's bar: `━` (U+2501) done and to do, `╸` `╺` (U+2578, U+257A) at the edge.
-const RICH_BAR: &[u8] = "\u{2501}".as_bytes();
+pub(super) const RICH_BAR: &[u8] = "\u{2501}".as_bytes();
 const RICH_PIECES: [&[u8]; 3] = [
     "\u{2501}".as_bytes(),
     "\u{2578}".as_bytes(),
@@ -142,6 +156,19 @@ const RICH_PIECES: [&[u8]; 3] = [
 /// Reads a Keras progress line into `found`; false when `text` is not one.
 pub(crate) fn keras(text: &[u8], found: &mut Found) -> bool {
     let start = text.iter().take_while(|&&b| b == b' ').count();
+    // Its counter's `n/` first, as `counter_at` reads it: most lines start otherwise (a word, a
+    // date, a time).
+    if !matches!(text.get(start), Some(b'0'..=b'9' | b'.')) {
+        return false;
+    }
+    let digits = text[start..]
+        .iter()
+        .take_while(|b| b.is_ascii_digit() || **b == b'.')
+        .count();
+    let scaled = matches!(text.get(start + digits), Some(b'k' | b'M' | b'G'));
+    if digits == 0 || text.get(start + digits + usize::from(scaled)) != Some(&b'/') {
+        return false;
+    }
     let Some(counter) = counter_at(text, start) else {
         return false;
     };

@@ -183,7 +183,12 @@ impl LineParser {
             if !may_hold_metrics(line) {
                 return None;
             }
-            let escaped = memchr(ESC, line).is_some();
+            // An escape code, an object's `{` and a Rich bar's first byte, looked for in one pass
+            // (most lines have none of them); escape codes then looked for past the first.
+            let mark = memchr3(ESC, b'{', bars::RICH_BAR[0], line);
+            let marked = mark.is_some();
+            let escaped =
+                mark.is_some_and(|i| line[i] == ESC || memchr(ESC, &line[i + 1..]).is_some());
             let text = if escaped {
                 strip_escapes(line, &mut self.scratch)
             } else {
@@ -191,7 +196,8 @@ impl LineParser {
             };
             // A line with escape codes is read in full and gives no shape.
             let shape = shape.filter(|_| !escaped);
-            read(text, &mut self.arena, &mut self.found, shape)?
+            // Taking escape codes out adds no byte: an unmarked line's text has none of them.
+            read(text, marked, &mut self.arena, &mut self.found, shape)?
         };
         let found = &self.found;
         Some(ParsedRef {
@@ -219,13 +225,15 @@ fn may_hold_metrics(line: &[u8]) -> bool {
 
 const ESC: u8 = 0x1b;
 
+/// Reads `text`; `marked` when it may hold an object or a Rich bar.
 fn read(
     text: &[u8],
+    marked: bool,
     arena: &mut String,
     found: &mut Found,
     shape: Option<&mut Shape>,
 ) -> Option<Format> {
-    if let Some(open) = memchr(b'{', text) {
+    if marked && let Some(open) = memchr(b'{', text) {
         if let Some(format) = object::read(text, open, arena, found) {
             return Some(format);
         }
@@ -235,7 +243,7 @@ fn read(
         Format::Tqdm
     } else if bars::keras(text, found) {
         Format::Keras
-    } else if bars::rich(text, found) {
+    } else if marked && bars::rich(text, found) {
         Format::Rich
     } else {
         match shape {

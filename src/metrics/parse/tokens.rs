@@ -56,7 +56,7 @@ pub(crate) enum CounterWord {
     InEpoch,
 }
 
-#[inline]
+#[inline(always)]
 fn counter_word(word: &[u8]) -> Option<CounterWord> {
     let is = |w: &[u8]| word.eq_ignore_ascii_case(w);
     // By length first: this is asked of every key.
@@ -101,11 +101,29 @@ pub(crate) fn scan(text: &[u8], from: usize, to: usize, found: &mut Found) {
 /// the first one, then decided for the whole line.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Pairs {
+    /// Not asked yet whether the text has a separator (most lines never are).
+    Unchecked,
     Undecided,
     On,
     Off,
     /// A first pass that only counts them (nothing is recorded).
     Counting(u32),
+}
+
+impl Pairs {
+    /// Whether pairs may be read in `text`: two pairs each ending its field need a separator
+    /// between them, so without one none is looked at. Asked at the first pair.
+    #[inline]
+    fn may_read(&mut self, text: &[u8]) -> bool {
+        if *self == Pairs::Unchecked {
+            *self = if memchr::memchr3(b',', b'|', b';', text).is_some() {
+                Pairs::Undecided
+            } else {
+                Pairs::Off
+            };
+        }
+        *self != Pairs::Off
+    }
 }
 
 /// As [`scan`], telling `each` what each key read.
@@ -117,14 +135,7 @@ pub(crate) fn scan_reads(
     mut each: impl FnMut(Read),
 ) {
     let s = &text[..to.min(text.len())];
-    // Two pairs each ending its field need a separator between them: without one, none is
-    // looked at.
-    let mut pairs = if memchr::memchr3(b',', b'|', b';', &s[from.min(s.len())..]).is_some() {
-        Pairs::Undecided
-    } else {
-        Pairs::Off
-    };
-    scan_from(s, from, from, found, &mut pairs, &mut each);
+    scan_from(s, from, from, found, &mut Pairs::Unchecked, &mut each);
 }
 
 /// What the counting pass tells of each read: nothing (a named function, so the scan is
@@ -233,7 +244,11 @@ fn after_key(
             if s.get(blanks) == Some(&b'=') {
                 k = blanks + 1;
                 equals = true;
-            } else if blanks > k && last_start == start && *pairs != Pairs::Off {
+            } else if blanks > k
+                && last_start == start
+                && s.get(blanks).is_some_and(|&b| may_start_number(b))
+                && pairs.may_read(&s[key.from..])
+            {
                 pair = true;
             } else {
                 return run;
@@ -252,17 +267,20 @@ fn after_key(
         (true, Some(b']')) => value_end + 1,
         (true, _) => return k,
     };
+    // A pair that does not end its field is not one (`shard 3 ready`): its name is not asked.
+    if pair && !ends_field(s, next) {
+        return run;
+    }
     let name_end = if last_start == start { end } else { last_run };
-    // A path of names (`loss/train/total`, `samples/s`) is a whole name already: Composer's
-    // `Train loss/train/total` names `loss/train/total` for training.
-    let path = last_start == start && s[start..end].contains(&b'/');
-    let name_from = if path {
-        Some(start)
-    } else {
-        name_start(s, key.from, last_start, name_end)
+    let name_from = match name_start(s, key.from, last_start, name_end) {
+        Some(first) if first == last_start => Some(first),
+        // A path of names (`loss/train/total`, `samples/s`) is a whole name already: Composer's
+        // `Train loss/train/total` names `loss/train/total` for training.
+        _ if last_start == start && s[start..end].contains(&b'/') => Some(start),
+        other => other,
     };
     if pair {
-        if !ends_field(s, next) || name_from.is_none() {
+        if name_from.is_none() {
             return run;
         }
         let name = &s[name_from.unwrap_or(last_start)..end];
@@ -282,7 +300,7 @@ fn after_key(
                     return run;
                 }
             }
-            Pairs::Off => return run,
+            Pairs::Unchecked | Pairs::Off => return run,
             Pairs::On => {}
         }
     } else if counting {
@@ -302,6 +320,15 @@ fn after_key(
         });
     }
     next
+}
+
+/// Whether a number as free text may start with `b`: a sign, a digit, a point, `nan`, `inf`.
+#[inline]
+fn may_start_number(b: u8) -> bool {
+    matches!(
+        b,
+        b'0'..=b'9' | b'-' | b'+' | b'.' | b'n' | b'N' | b'i' | b'I'
+    )
 }
 
 /// A number at `s[at]` as free text gives it: its value, where its digits end and where its unit
