@@ -16,6 +16,7 @@ pub mod launch;
 pub mod lease;
 pub mod logs;
 pub mod manifest;
+pub mod pod_summary;
 pub mod recover;
 pub mod run;
 pub mod status;
