@@ -111,6 +111,7 @@ fn job(name: &str, attempt: u32, status: gantry::k8s::status::AttemptPhase) -> A
         ignores_disruptions: false,
         deleted_by: None,
         run: None,
+        node_pool: None,
     }
 }
 

@@ -263,6 +263,14 @@ impl Model {
                         self.troubles.clear(&watch);
                     }
                 }
+                let in_use = self
+                    .jobs
+                    .attempts()
+                    .into_iter()
+                    .filter(|a| !a.status.is_finished())
+                    .filter_map(|a| a.node_pool.clone())
+                    .collect();
+                self.cluster.pools_in_use(in_use);
                 applied.follow = self.follow_newest();
                 if let Some(pod) = pod {
                     self.diagnose(&mut applied, [pod.as_str()]);
