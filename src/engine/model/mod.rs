@@ -6,6 +6,7 @@
 pub mod cluster;
 pub mod drift;
 pub mod ends;
+pub mod fallback;
 pub mod idle;
 pub mod jobs;
 mod log_lines;
@@ -284,6 +285,8 @@ impl Model {
                 self.logs.saved_to = Some(dir)
             }
             Report::LogsSavedTo { .. } => {}
+            // Only time passed: what it decides (`spot-wait`) is decided after the batch.
+            Report::Tick => applied.changed = false,
             Report::Recoverer(holder) => {
                 if let Some(n) = self.recoverer(holder) {
                     self.tell(&mut applied, n);
