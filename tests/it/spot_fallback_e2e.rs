@@ -1,7 +1,8 @@
 //! Spot fallback end to end, with the simulator as its own process and `gantry watch` as the
 //! recoverer: a spot GPU pool the zone has no capacity for (`--fault stockout=gpu-pool`) sends
 //! the run to an on-demand pool Gantry makes; `gantry plan` keeps that pool as the run's
-//! fallback while the run uses it, and `gantry up` removes it once the run is over. On a
+//! fallback while the run uses it, and `gantry up` removes it once the run is over. A spot
+//! default pool preempted more often than allowed sends its run to an on-demand pool too. On a
 //! kubeconfig context the option is refused with why.
 //!
 //! The stockout is on the GPU pool, not the default pool: the simulator makes a new cluster's
@@ -102,6 +103,39 @@ fn a_run_out_of_spot_capacity_goes_on_on_demand_and_up_removes_the_pool_after_it
     sim.ok(&["up", "--yes"]);
     let plan = sim.ok(&["plan"]);
     assert!(!plan.contains("gpu-pool-on-demand"), "{plan}");
+}
+
+#[test]
+fn a_run_preempted_more_often_than_allowed_goes_on_on_demand() {
+    let config = "[cluster]\nspot = true\n[job]\nbackoff-limit = 2\n[job.recovery]\n\
+spot-fallback = \"on-demand\"\nspot-max-preemptions = 2\n[job.env]\n\
+SIM_LOG_LINES = \"1000\"\nSIM_LINES_PER_SECOND = \"1\"\n";
+    let sim = Sim::start_with(&["--time-scale", "0.01", "--fault", "preempt=1:3"], config);
+    sim.ok(&["up", "--wait"]);
+    let _watch = Watch(
+        sim.command(&["watch"])
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap(),
+    );
+    until(&sim, "the engine holds the Lease", |s| {
+        s["job"]["recoverer"].is_string()
+    });
+    sim.ok(&["launch"]);
+    until(&sim, "the run falls back", |s| {
+        newest(s)["name"] == "ml-training-job-2"
+    });
+    let plan = sim.ok(&["plan"]);
+    assert!(
+        plan.contains("  = pool default-pool-on-demand: Gantry's on-demand fallback for default-pool, kept while a run uses it"),
+        "{plan}"
+    );
+    let done = until(&sim, "the run ends", |s| {
+        matches!(newest(s)["status"].as_str(), Some("Succeeded" | "Failed"))
+    });
+    assert_eq!(newest(&done)["status"], "Succeeded", "{:#}", done["job"]);
+    assert_eq!(done["job"]["recoveries"], 1, "{:#}", done["job"]);
 }
 
 #[test]
