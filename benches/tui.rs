@@ -87,6 +87,7 @@ fn attempt() -> AttemptSummary {
         ignores_disruptions: false,
         deleted_by: None,
         run: None,
+        node_pool: None,
     }
 }
 

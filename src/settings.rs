@@ -54,6 +54,23 @@ impl Settings {
                 .unwrap_or_default(),
             message,
         })?;
+        // Spot fallback makes and removes node pools: only on a cluster Gantry manages.
+        if let Some(context) = &asked.session.target.context
+            && config.job.recovery.spot_fallback != crate::config::SpotFallback::Off
+        {
+            return Err(ConfigError::Invalid {
+                path: asked
+                    .session
+                    .target
+                    .config
+                    .clone()
+                    .or_else(Config::default_path)
+                    .unwrap_or_default(),
+                message: format!(
+                    "job.recovery.spot-fallback makes an on-demand node pool through GKE, and context {context} is a cluster Gantry does not manage: drop spot-fallback, or drop --context (and give --project and --location)"
+                ),
+            });
+        }
         let mut session = asked.session;
         // The one rule for read-only: the flag or the config, either is enough (a flag can make
         // a session read-only, never the other way round).
@@ -159,6 +176,18 @@ mod tests {
             settings.config.job.image.as_deref(),
             Some("gcr.io/demo/train:v2")
         );
+    }
+
+    #[test]
+    fn spot_fallback_on_a_kubeconfig_context_is_refused_with_why() {
+        let file = "[job.recovery]\nspot-fallback = \"on-demand\"\n";
+        let (_dir, mut asked) = asked_with(file, false, None);
+        asked.session.target.context = Some("kind-dev".into());
+        let e = Settings::resolve(asked).unwrap_err();
+        assert!(e.to_string().contains("context kind-dev"), "{e}");
+        assert!(e.to_string().contains("spot-fallback"), "{e}");
+        let (_dir, asked) = asked_with(file, false, None);
+        assert!(Settings::resolve(asked).is_ok());
     }
 
     #[test]

@@ -7,7 +7,7 @@ use serde::Serialize;
 
 use super::connect::{Prepared, fail, prepare};
 use crate::cli::PlanArgs;
-use crate::gke::plan::{Action, Change, Current, Plan, plan};
+use crate::gke::plan::{Action, Change, Current, Plan, plan, plan_keeping};
 pub use crate::gke::plan_text::render;
 use crate::gke::{ClusterRef, ClusterSummary, Gke};
 use crate::pricing::Estimate;
@@ -88,7 +88,7 @@ async fn on_gke(settings: &Settings) -> Result<(Plan, ClusterRef), i32> {
         cluster,
         gke,
     } = prepare(settings).await?;
-    let plan = plan_against(&gke, &cluster, &config.cluster).await?;
+    let plan = plan_against(&gke, &cluster, &config).await?;
     Ok((plan, cluster))
 }
 
@@ -107,34 +107,78 @@ async fn on_sim(settings: &Settings) -> Result<(Plan, ClusterRef), i32> {
     let crate::engine::session::Backend::Gke { gke, target, .. } = &session.backend else {
         return Err(fail(&"the simulated cloud did not open as GKE", 1));
     };
-    let plan = plan_against(gke, target, &session.config.cluster).await?;
+    let plan = plan_against(gke, target, &session.config).await?;
     Ok((plan, target.clone()))
 }
 
-/// The plan for the config's cluster against what GKE reports of it now.
+/// The plan for the config's cluster against what GKE reports of it now. Fallback pools an
+/// unfinished attempt of the Job targets are kept.
 pub(super) async fn plan_against(
     gke: &Gke,
     cluster: &ClusterRef,
-    config: &crate::config::ClusterConfig,
+    config: &crate::config::Config,
 ) -> Result<Plan, i32> {
     let found = gke
         .get_cluster(cluster)
         .await
         .map_err(|e| fail(&e, e.exit_code()))?;
     Ok(match found {
-        None => plan(config, &cluster.location, None),
+        None => plan(&config.cluster, &cluster.location, None),
         Some(c) => {
             let summary = ClusterSummary::from_cluster(cluster, &c);
-            plan(
-                config,
+            let in_use = fallbacks_in_use(gke, cluster, &c, &summary, &config.job).await;
+            plan_keeping(
+                &config.cluster,
                 &cluster.location,
                 Some(Current {
                     summary: &summary,
                     labels: &summary.labels,
                 }),
+                &in_use,
             )
         }
     })
+}
+
+/// The cluster's fallback pools that an unfinished attempt of the Job targets. When the Jobs
+/// cannot be read, every fallback pool is taken as in use: none is removed unseen.
+async fn fallbacks_in_use(
+    gke: &Gke,
+    cluster: &ClusterRef,
+    found: &google_cloud_container_v1::model::Cluster,
+    summary: &ClusterSummary,
+    job: &crate::config::JobConfig,
+) -> Vec<String> {
+    let fallbacks: Vec<String> = crate::gke::fallback::pools_of(summary)
+        .into_iter()
+        .map(|(pool, _)| pool)
+        .collect();
+    if fallbacks.is_empty() {
+        return fallbacks;
+    }
+    let read = async {
+        let client = crate::gke::cluster_client::cluster_client(cluster, found, gke.auth())
+            .map_err(|e| e.to_string())?;
+        crate::k8s::attempts::list_attempts(&client, job)
+            .await
+            .map_err(|e| e.to_string())
+    };
+    match read.await {
+        Ok(jobs) => jobs
+            .iter()
+            .map(crate::k8s::status::AttemptSummary::of)
+            .filter(|a| !a.status.is_finished())
+            .filter_map(|a| a.node_pool)
+            .filter(|pool| fallbacks.contains(pool))
+            .collect(),
+        Err(e) => {
+            crate::errln!(
+                "gantry: could not read the Job's attempts ({e}): the fallback pools {} are kept as if a run used them",
+                fallbacks.join(", ")
+            );
+            fallbacks
+        }
+    }
 }
 
 #[cfg(test)]

@@ -21,7 +21,7 @@ pub async fn run(args: UpArgs, settings: &Settings) -> i32 {
         Ok(p) => p,
         Err(code) => return code,
     };
-    match super::up_apply::drifted(&gke, &cluster, &config.cluster).await {
+    match super::up_apply::drifted(&gke, &cluster, &config).await {
         Err(code) => return code,
         Ok(Some(plan)) => {
             return super::up_apply::run(&args, target, gke, &cluster, &config.cluster, &plan)

@@ -22,7 +22,7 @@ use crate::gke::{self, ClusterRef, ClusterStatus, Gke, PollPolicy};
 pub(super) async fn drifted(
     gke: &Gke,
     cluster: &ClusterRef,
-    config: &ClusterConfig,
+    config: &crate::config::Config,
 ) -> Result<Option<Plan>, i32> {
     let found = gke
         .get_cluster(cluster)

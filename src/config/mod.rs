@@ -8,7 +8,7 @@ use serde::{Deserialize, Serialize};
 
 mod recovery;
 
-pub use recovery::Recovery;
+pub use recovery::{Recovery, SpotFallback};
 
 /// The frame rates `max-fps` may ask for, from the flag or the file (`viewer::pacing` holds to
 /// them too).
@@ -51,7 +51,7 @@ pub const DEFAULT_IDLE_REMINDER: std::time::Duration = std::time::Duration::from
 
 /// A duration as people write one: jiff's friendly format (`"30m"`, `"1h 30m"`, `"2s"`) or
 /// ISO 8601 (`"PT30M"`); never negative.
-fn parse_duration(text: &str) -> Option<std::time::Duration> {
+pub(crate) fn parse_duration(text: &str) -> Option<std::time::Duration> {
     let signed: jiff::SignedDuration = text.trim().parse().ok()?;
     std::time::Duration::try_from(signed).ok()
 }

@@ -27,6 +27,20 @@ pub enum Command {
         next: u32,
         most: u32,
     },
+    /// The recoverer moves a run off a spot pool that capacity deserted: the pool's on-demand
+    /// fallback (`gke::fallback::name_for`) is made (or scaled up), `attempt` ends, and the next
+    /// (run attempt `next` of at most `most`) starts on the fallback.
+    FallBack {
+        attempt: String,
+        /// The spot pool.
+        pool: String,
+        /// What happened, in words: `default-pool has had no spot capacity for 10m`.
+        why: String,
+        /// The fallback in the plan's words, with its price difference (`gke::fallback::words`).
+        plan: String,
+        next: u32,
+        most: u32,
+    },
     /// The recoverer ends a run that ran out of recoveries, at its attempt `attempt`.
     EndRun {
         attempt: String,
@@ -61,6 +75,7 @@ impl Command {
             | Command::ApplyPlan { .. }
             | Command::RecordEnds(_)
             | Command::Recover { .. }
+            | Command::FallBack { .. }
             | Command::EndRun { .. } => true,
             Command::FetchLogs { .. } => false,
         }
@@ -80,6 +95,7 @@ impl Command {
             Command::ApplyPlan { .. } => "apply-plan",
             Command::RecordEnds(_) => "record-ends",
             Command::Recover { .. } => "recover",
+            Command::FallBack { .. } => "spot-fallback",
             Command::EndRun { .. } => "end-run",
             Command::FetchLogs { .. } => "fetch-logs",
         }
@@ -103,6 +119,13 @@ impl Command {
             Command::Recover {
                 why, next, most, ..
             } => format!("recover: {why}; attempt {next} of at most {most}"),
+            Command::FallBack {
+                why,
+                plan,
+                next,
+                most,
+                ..
+            } => format!("fall back to on-demand: {why}; {plan}; attempt {next} of at most {most}"),
             Command::EndRun { attempt, why } => format!("end the run at {attempt}: {why}"),
             Command::RecordEnds(ends) => {
                 let pods: Vec<&str> = ends.iter().map(|e| e.end.pod.as_str()).collect();

@@ -200,6 +200,14 @@ mod tests {
                 next: 4,
                 most: 11,
             },
+            Command::FallBack {
+                attempt: "ml-training-job-3".into(),
+                pool: "default-pool".into(),
+                why: "default-pool has had no spot capacity for 10m".into(),
+                plan: "+ pool default-pool-on-demand".into(),
+                next: 4,
+                most: 11,
+            },
             Command::EndRun {
                 attempt: "ml-training-job-3".into(),
                 why: "too many".into(),
@@ -224,6 +232,7 @@ mod tests {
                     | Command::ApplyPlan { .. }
                     | Command::RecordEnds(_)
                     | Command::Recover { .. }
+                    | Command::FallBack { .. }
                     | Command::EndRun { .. } => true,
                     Command::FetchLogs { .. } => false,
                 };

@@ -24,6 +24,7 @@ fn ends_with_done(command: &Command) -> bool {
         | Command::DeletePod(_)
         | Command::ScaleNodePools(_)
         | Command::Recover { .. }
+        | Command::FallBack { .. }
         | Command::EndRun { .. } => true,
         Command::CreateCluster
         | Command::DeleteCluster
@@ -182,6 +183,14 @@ impl Owner {
                 attempt,
                 command.describe().replacen("recover:", "recovering:", 1),
             ),
+            Command::FallBack { attempt, .. } => Notice::new(
+                Kind::Recovery,
+                Severity::Warning,
+                attempt,
+                command
+                    .describe()
+                    .replacen("fall back to on-demand:", "spot fallback:", 1),
+            ),
             Command::EndRun { attempt, why } => Notice::new(
                 Kind::Recovery,
                 Severity::Critical,
@@ -323,6 +332,18 @@ impl Owner {
         let max = self.workers.max_recoveries();
         for p in preempted {
             let decided = self.write().recovery_for(&p, max, retry_asked);
+            if let Some(command) = decided
+                && let Ok(approved) = Gate::engine("recovery", self.read_only).pass(command)
+            {
+                self.take(approved);
+            }
+        }
+        // A run that spot capacity deserted goes on on its pool's on-demand fallback: decided by
+        // the recoverer, through the same gate.
+        if let Some(settings) = self.workers.spot_fallback() {
+            let decided = self
+                .write()
+                .fallback_for(settings, retry_asked, jiff::Timestamp::now());
             if let Some(command) = decided
                 && let Ok(approved) = Gate::engine("recovery", self.read_only).pass(command)
             {

@@ -47,6 +47,9 @@ pub enum Report {
     Usage(Option<crate::k8s::usage::Reading>),
     /// Who holds the recoverer's Lease, when that changed (None: nobody).
     Recoverer(Option<crate::k8s::lease::Holder>),
+    /// Time passed (the recoverer, every renewal of its Lease): what waits for a time alone
+    /// (`spot-wait`) is decided again.
+    Tick,
     /// A one-shot command ended.
     Done {
         what: String,

@@ -29,6 +29,7 @@ fn plan_of(changes: Vec<Change>) -> Plan {
         desired: shape,
         cost_now: Some(Estimate::Known(0.0)),
         cost_after: Estimate::Known(0.0),
+        fallbacks: Vec::new(),
     }
 }
 

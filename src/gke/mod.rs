@@ -15,6 +15,7 @@
 //! - [`plan_text`]: a plan as people read it: `gantry plan`, the TUI's overlay and pane.
 //! - [`apply`]: making a plan so, one operation at a time; what it cannot make, handed back.
 //! - [`resize`]: node pools to zero nodes and back (`SetNodePoolSize`).
+//! - [`fallback`]: the on-demand pool a run goes on when spot capacity deserts its pool.
 //! - [`summary`]: [`ClusterSummary`], the cluster as `gantry status` and the TUI show it.
 //! - [`status`]: [`ClusterStatus`], GKE's status names as an enum.
 //! - [`cluster_client`]: a `kube::Client` for a RUNNING cluster, with a refreshing token.
@@ -27,6 +28,7 @@ pub mod cluster_client;
 pub mod cost;
 pub mod error;
 pub mod events;
+pub mod fallback;
 pub mod pacing;
 pub mod plan;
 pub mod plan_text;

@@ -13,6 +13,10 @@
 //! - labels the config names: `SetLabels` (the cluster's resource labels), in place;
 //! - the location: nothing moves a cluster, it takes a new one.
 //!
+//! A pool Gantry made as a spot pool's on-demand fallback (`gke::fallback`) is its own, not
+//! drift: it is kept while an unfinished attempt targets it, and removed (`DeleteNodePool`, said
+//! as the fallback it is) once none does.
+//!
 //! Gantry's own `managed-by` label is not drift: a cluster made by hand without it is adopted as
 //! it is. Labels the config does not name are left alone (other tools set theirs).
 
@@ -86,6 +90,19 @@ pub struct Plan {
     pub desired: ClusterShape,
     pub cost_now: Option<Estimate>,
     pub cost_after: Estimate,
+    /// The cluster's on-demand fallback pools, each kept (a run uses it) or removed.
+    pub fallbacks: Vec<Fallback>,
+}
+
+/// A spot pool's on-demand fallback that Gantry made (`gke::fallback`).
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Fallback {
+    pub pool: String,
+    /// The spot pool it stands in for.
+    pub of: String,
+    /// An unfinished attempt targets it: it stays. Else the plan removes it.
+    pub in_use: bool,
 }
 
 /// The cluster as GKE reports it: its summary and its resource labels.
@@ -96,8 +113,19 @@ pub struct Current<'a> {
 }
 
 /// The plan for the config's cluster in `location`, given what is there (None: no cluster of
-/// that name in that location).
+/// that name in that location), with no run using a fallback pool.
 pub fn plan(config: &ClusterConfig, location: &str, current: Option<Current<'_>>) -> Plan {
+    plan_keeping(config, location, current, &[])
+}
+
+/// The plan, keeping the fallback pools named in `in_use` (those an unfinished attempt
+/// targets).
+pub fn plan_keeping(
+    config: &ClusterConfig,
+    location: &str,
+    current: Option<Current<'_>>,
+    in_use: &[String],
+) -> Plan {
     let desired = configured_shape(config, location);
     let cost_after = per_hour(&desired);
     let Some(current) = current else {
@@ -114,6 +142,7 @@ pub fn plan(config: &ClusterConfig, location: &str, current: Option<Current<'_>>
             desired,
             cost_now: None,
             cost_after,
+            fallbacks: Vec::new(),
         };
     };
     let mut changes = Vec::new();
@@ -153,16 +182,29 @@ pub fn plan(config: &ClusterConfig, location: &str, current: Option<Current<'_>>
     // A pool the config does not name would go with `DeleteNodePool`, one request on the
     // cluster as it is: in place as the API sees it, though its nodes and their pods go with
     // it. It is always listed as a change of its own, so nothing is deleted unsaid.
+    let mut fallbacks = Vec::new();
     for pool in &summary.node_pools {
-        if !wanted_pools(config).iter().any(|w| w.name == pool.name) {
-            changes.push(Change {
-                pool: Some(pool.name.clone()),
-                field: "nodePool".into(),
-                current: json!(describe_pool(pool)),
-                desired: Value::Null,
-                how: How::InPlace,
-            });
+        if wanted_pools(config).iter().any(|w| w.name == pool.name) {
+            continue;
         }
+        if let Some(of) = &pool.fallback_for {
+            let in_use = in_use.contains(&pool.name);
+            fallbacks.push(Fallback {
+                pool: pool.name.clone(),
+                of: of.clone(),
+                in_use,
+            });
+            if in_use {
+                continue;
+            }
+        }
+        changes.push(Change {
+            pool: Some(pool.name.clone()),
+            field: "nodePool".into(),
+            current: json!(describe_pool(pool)),
+            desired: Value::Null,
+            how: How::InPlace,
+        });
     }
     let shape = current_shape(summary);
     Plan {
@@ -176,6 +218,7 @@ pub fn plan(config: &ClusterConfig, location: &str, current: Option<Current<'_>>
         current: Some(shape),
         desired,
         cost_after,
+        fallbacks,
     }
 }
 

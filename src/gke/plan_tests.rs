@@ -309,3 +309,56 @@ fn a_gpu_pool_that_autoscales_from_zero_is_the_configs_at_any_size_within_its_bo
         [(Some("gpu-pool"), "autoscaling", How::InPlace)]
     );
 }
+
+/// The seed's cluster with the default pool's on-demand fallback that Gantry made.
+fn with_fallback() -> ClusterSummary {
+    let mut summary = seed_cluster();
+    summary.node_pools.push(PoolSummary {
+        fallback_for: Some("default-pool".into()),
+        ..pool("default-pool-on-demand", "n1-standard-1", 3)
+    });
+    summary
+}
+
+#[test]
+fn a_fallback_pool_a_run_uses_is_gantrys_own_not_drift() {
+    let summary = with_fallback();
+    let in_use = ["default-pool-on-demand".to_string()];
+    let labels = managed();
+    let current = Some(Current {
+        summary: &summary,
+        labels: &labels,
+    });
+    let plan = plan_keeping(&ClusterConfig::default(), ZONE, current, &in_use);
+    assert_eq!(plan.action, Action::None, "{:?}", plan.changes);
+    assert_eq!(
+        plan.fallbacks,
+        [Fallback {
+            pool: "default-pool-on-demand".into(),
+            of: "default-pool".into(),
+            in_use: true,
+        }]
+    );
+    let lines = crate::gke::plan_text::body(&plan, "ml-gke-cluster");
+    assert!(
+        lines.contains(&"  = pool default-pool-on-demand: Gantry's on-demand fallback for default-pool, kept while a run uses it".to_string()),
+        "{lines:?}"
+    );
+}
+
+#[test]
+fn a_fallback_pool_no_run_needs_is_removed_and_said_as_the_fallback_it_is() {
+    let plan = plan_for(&ClusterConfig::default(), &with_fallback());
+    assert_eq!(plan.action, Action::Update);
+    assert_eq!(
+        fields(&plan),
+        [(Some("default-pool-on-demand"), "nodePool", How::InPlace)]
+    );
+    assert!(plan.changes[0].desired.is_null());
+    assert!(!plan.fallbacks[0].in_use);
+    let lines = crate::gke::plan_text::body(&plan, "ml-gke-cluster");
+    assert!(
+        lines[0].starts_with("  - pool default-pool-on-demand: 3 × n1-standard-1, Gantry's on-demand fallback for default-pool; no run needs it now"),
+        "{lines:?}"
+    );
+}

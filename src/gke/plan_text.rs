@@ -27,8 +27,30 @@ pub fn body(plan: &Plan, cluster: &str) -> Vec<String> {
             ));
             lines.extend(describe_pools(&plan.desired));
         }
-        Action::Update => lines.extend(plan.changes.iter().map(change_line)),
+        Action::Update => lines.extend(plan.changes.iter().map(|change| {
+            let fallback = change
+                .pool
+                .as_deref()
+                .and_then(|pool| plan.fallbacks.iter().find(|f| f.pool == pool))
+                .filter(|_| change.field == "nodePool");
+            match fallback {
+                Some(f) => format!(
+                    "  - pool {}: {}, Gantry's on-demand fallback for {}; no run needs it now (DeleteNodePool removes it and its nodes, {})",
+                    f.pool,
+                    value(&change.current),
+                    f.of,
+                    change.how.describe()
+                ),
+                None => change_line(change),
+            }
+        })),
     }
+    lines.extend(plan.fallbacks.iter().filter(|f| f.in_use).map(|f| {
+        format!(
+            "  = pool {}: Gantry's on-demand fallback for {}, kept while a run uses it",
+            f.pool, f.of
+        )
+    }));
     lines.push(cost_line(plan));
     lines
 }

@@ -47,7 +47,8 @@ pub async fn set_pool_sizes(
     Ok(())
 }
 
-async fn wait(
+/// Follows a pool operation until it is DONE; its error, if it ended with one.
+pub(super) async fn wait(
     gke: &Gke,
     target: &ClusterRef,
     operation: &str,

@@ -63,6 +63,10 @@ pub struct PoolSummary {
     /// The autoscaler's bounds, nodes per zone, when it is on (for the plan).
     #[serde(skip)]
     pub autoscaling: Option<(u32, u32)>,
+    /// The spot pool this one is Gantry's on-demand fallback for (its nodes' label
+    /// `gantry.dev/fallback-for`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub fallback_for: Option<String>,
 }
 
 /// A running pool of `nodes` × `machine_type` as GKE makes one by default (no GPUs, not spot,
@@ -84,6 +88,7 @@ impl PoolSummary {
             disk_size_gb: 100,
             version: String::new(),
             autoscaling: None,
+            fallback_for: None,
         }
     }
 }
@@ -121,6 +126,7 @@ impl ClusterSummary {
                             u32::try_from(a.max_node_count).unwrap_or(0),
                         )
                     }),
+                    fallback_for: config.labels.get(super::fallback::FALLBACK_LABEL).cloned(),
                 }
             })
             .collect();

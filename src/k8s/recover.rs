@@ -1,7 +1,8 @@
 //! What the recoverer does to a run (the engine that holds the Lease, `k8s::lease`, decides
 //! when): restart a gang whose rank was preempted — its attempt deleted, the next one made with
 //! the same spec in the same run, counted as a recovery — and end a run that ran out of
-//! recoveries, said on its attempt (`gantry.dev/run-ended`) and suspended so its pods stop.
+//! recoveries, said on its attempt (`gantry.dev/run-ended`) and suspended so its pods stop. A
+//! recovery onto a spot pool's on-demand fallback sends the next attempt's pods to that pool.
 
 use k8s_openapi::api::batch::v1::Job;
 use kube::api::{Api, DeleteParams, Patch, PatchParams};
@@ -12,6 +13,7 @@ use super::launch::{Launched, next_from};
 use super::run::Next;
 use super::{K8sError, status_code};
 use crate::config::JobConfig;
+use crate::gke::fallback::{POOL_LABEL, SPOT_LABEL};
 
 /// Written on an attempt whose run Gantry ended: why.
 pub const RUN_ENDED: &str = "gantry.dev/run-ended";
@@ -39,15 +41,20 @@ async fn managed(jobs: &Api<Job>, cfg: &JobConfig, attempt: &str) -> Result<Job,
 }
 
 /// Ends `attempt` (its pods with it; their logs are followed to their end) and makes the next
-/// attempt of its run with the same spec, as a recovery.
+/// attempt of its run with the same spec, as a recovery; with `pool`, its pods go to that node
+/// pool (a spot pool's on-demand fallback).
 pub async fn recover(
     client: &kube::Client,
     cfg: &JobConfig,
     attempt: &str,
     by: &str,
+    pool: Option<&str>,
 ) -> Result<Launched, K8sError> {
     let jobs: Api<Job> = Api::namespaced(client.clone(), &cfg.namespace);
-    let previous = managed(&jobs, cfg, attempt).await?;
+    let mut previous = managed(&jobs, cfg, attempt).await?;
+    if let Some(pool) = pool {
+        send_to_pool(&mut previous, pool);
+    }
     mark_deleted_by(&jobs, attempt, by).await;
     match jobs.delete(attempt, &DeleteParams::background()).await {
         Ok(_) => {}
@@ -55,6 +62,17 @@ pub async fn recover(
         Err(e) => return Err(K8sError::api(format!("deleting Job {attempt}"))(e)),
     }
     next_from(client, cfg, &previous, &Default::default(), Next::Recovery).await
+}
+
+/// Sends a Job's pods to `pool`: its node selector names the pool, and no longer asks for spot
+/// nodes (an on-demand pool has none). Tolerations stay: a GPU pod still needs its own.
+pub fn send_to_pool(job: &mut Job, pool: &str) {
+    let Some(pod) = job.spec.as_mut().and_then(|s| s.template.spec.as_mut()) else {
+        return;
+    };
+    let selector = pod.node_selector.get_or_insert_with(Default::default);
+    selector.remove(SPOT_LABEL);
+    selector.insert(POOL_LABEL.to_string(), pool.to_string());
 }
 
 /// Ends the run at `attempt`: says why on it and suspends it (the Job controller stops its pods;
@@ -75,4 +93,33 @@ pub async fn end_run(
         .await
         .map_err(K8sError::api(format!("ending the run at Job {attempt}")))?;
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used, clippy::expect_used)]
+    use super::*;
+
+    #[test]
+    fn a_job_sent_to_the_fallback_selects_its_pool_drops_spot_and_keeps_its_toleration() {
+        let mut job: Job = serde_json::from_value(serde_json::json!({
+            "metadata": {"name": "train-2"},
+            "spec": {"template": {"spec": {
+                "containers": [{"name": "trainer"}],
+                "nodeSelector": {"cloud.google.com/gke-spot": "true", "team": "ml"},
+                "tolerations": [{"key": "nvidia.com/gpu", "operator": "Exists"}],
+            }}},
+        }))
+        .unwrap();
+        send_to_pool(&mut job, "gpu-pool-on-demand");
+        let pod = job.spec.unwrap().template.spec.unwrap();
+        let selector = pod.node_selector.unwrap();
+        assert_eq!(selector.get(POOL_LABEL).unwrap(), "gpu-pool-on-demand");
+        assert!(!selector.contains_key(SPOT_LABEL));
+        assert_eq!(selector.get("team").unwrap(), "ml");
+        assert_eq!(
+            pod.tolerations.unwrap()[0].key.as_deref(),
+            Some("nvidia.com/gpu")
+        );
+    }
 }

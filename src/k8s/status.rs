@@ -59,6 +59,10 @@ pub struct AttemptSummary {
     /// The run it belongs to, and its place in it.
     #[serde(skip)]
     pub run: Option<super::run::Run>,
+    /// The node pool its pods are sent to (their `cloud.google.com/gke-nodepool` selector):
+    /// what keeps a spot pool's on-demand fallback in use.
+    #[serde(skip)]
+    pub node_pool: Option<String>,
 }
 
 impl AttemptSummary {
@@ -127,6 +131,13 @@ impl AttemptSummary {
             ),
             deleted_by: deleted_by(&job.metadata),
             run: super::run::Run::of(&job.metadata),
+            node_pool: job
+                .spec
+                .as_ref()
+                .and_then(|s| s.template.spec.as_ref())
+                .and_then(|p| p.node_selector.as_ref())
+                .and_then(|s| s.get(crate::gke::fallback::POOL_LABEL))
+                .cloned(),
         }
     }
 

@@ -47,6 +47,7 @@ mod sim_gke_updates;
 mod sim_job_controller;
 mod sim_kube;
 mod sim_training_logs;
+mod spot_fallback_e2e;
 mod tui_context;
 mod tui_e2e;
 mod tui_events;

@@ -50,6 +50,14 @@ fn every_command() -> Vec<Command> {
             next: 4,
             most: 11,
         },
+        Command::FallBack {
+            attempt: "ml-training-job-3".into(),
+            pool: "default-pool".into(),
+            why: "default-pool has had no spot capacity for 10m".into(),
+            plan: "+ pool default-pool-on-demand".into(),
+            next: 4,
+            most: 11,
+        },
         Command::EndRun {
             attempt: "ml-training-job-3".into(),
             why: "too many preemptions".into(),
@@ -83,6 +91,7 @@ fn the_gate_refuses_every_mutating_command() {
             | Command::ApplyPlan { .. }
             | Command::RecordEnds(_)
             | Command::Recover { .. }
+            | Command::FallBack { .. }
             | Command::EndRun { .. }
             | Command::FetchLogs { .. } => {}
         }
@@ -111,6 +120,7 @@ fn job(name: &str, attempt: u32, status: gantry::k8s::status::AttemptPhase) -> A
         ignores_disruptions: false,
         deleted_by: None,
         run: None,
+        node_pool: None,
     }
 }
 

@@ -316,7 +316,7 @@ fn asked_by_a_key_walked_here(command: &Command) -> bool {
         // The engine's own bookkeeping of pod ends, through its own gate: no key asks.
         Command::RecordEnds(_) => false,
         // The recoverer's own, through its own gate: no key asks.
-        Command::Recover { .. } | Command::EndRun { .. } => false,
+        Command::Recover { .. } | Command::FallBack { .. } | Command::EndRun { .. } => false,
         // Reading, not changing.
         Command::FetchLogs { .. } => false,
     }

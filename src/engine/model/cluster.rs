@@ -111,6 +111,11 @@ impl ClusterModel {
         self.summary = Some(summary);
     }
 
+    /// The node pools unfinished attempts target, for the plan (fallback pools they use stay).
+    pub fn pools_in_use(&mut self, pools: Vec<String>) {
+        self.drift.uses(pools, self.summary.as_ref());
+    }
+
     /// The config's cluster, for the plan.
     pub fn desire(&mut self, config: crate::config::ClusterConfig, scale_to_zero_when_idle: bool) {
         self.drift

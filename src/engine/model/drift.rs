@@ -1,10 +1,10 @@
 //! Drift: how the cluster GKE reports differs from the one the config describes. Derived state,
 //! recomputed when the polled summary (or the config) changes, never polled for itself; each
 //! new plan gets a new generation, so a plan shown to someone is applied only while it is still
-//! the plan.
+//! the plan. A fallback pool an unfinished attempt targets is kept (`uses`), not drift.
 
 use crate::config::ClusterConfig;
-use crate::gke::plan::{Action, Current, Plan, plan};
+use crate::gke::plan::{Action, Current, Plan, plan_keeping};
 use crate::gke::{ClusterStatus, ClusterSummary};
 
 #[derive(Debug, Clone, Default)]
@@ -16,6 +16,8 @@ pub struct Drift {
     idle_zero: bool,
     plan: Option<Plan>,
     generation: u64,
+    /// The node pools unfinished attempts target: fallback pools among them are kept.
+    in_use: Vec<String>,
 }
 
 impl Drift {
@@ -41,9 +43,19 @@ impl Drift {
                 summary: s,
                 labels: &s.labels,
             });
-            plan(config, &s.location, current)
+            plan_keeping(config, &s.location, current, &self.in_use)
         });
         self.generation += 1;
+    }
+
+    /// The node pools unfinished attempts target now: a new plan when they changed.
+    pub fn uses(&mut self, mut pools: Vec<String>, summary: Option<&ClusterSummary>) {
+        pools.sort();
+        pools.dedup();
+        if pools != self.in_use {
+            self.in_use = pools;
+            self.recompute(summary);
+        }
     }
 
     /// The plan for the cluster as last reported, whatever it says; None before GKE has been
@@ -134,6 +146,31 @@ mod tests {
         assert_eq!(drift.plan().map(|p| p.action), Some(Action::Update));
         drift.desire(ClusterConfig::default(), false, Some(&idled));
         assert!(drift.drifted(Some(&idled)).is_some());
+    }
+
+    #[test]
+    fn a_fallback_pool_is_drift_only_once_no_attempt_targets_it() {
+        let mut drift = Drift::default();
+        let mut seed = summary(ClusterStatus::Running, "n1-standard-1", 3);
+        seed.node_pools.push(PoolSummary {
+            fallback_for: Some("default-pool".into()),
+            ..PoolSummary::running("default-pool-on-demand", "n1-standard-1", 1)
+        });
+        drift.uses(vec!["default-pool-on-demand".into()], Some(&seed));
+        drift.desire(ClusterConfig::default(), false, Some(&seed));
+        assert!(drift.drifted(Some(&seed)).is_none());
+        assert_eq!(
+            drift.plan().unwrap().fallbacks[0].pool,
+            "default-pool-on-demand"
+        );
+        let kept = drift.generation();
+        drift.uses(Vec::new(), Some(&seed));
+        assert!(drift.generation() > kept, "a new plan");
+        let plan = drift.drifted(Some(&seed)).expect("the fallback to remove");
+        assert_eq!(
+            plan.changes[0].pool.as_deref(),
+            Some("default-pool-on-demand")
+        );
     }
 
     #[test]

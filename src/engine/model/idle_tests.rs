@@ -53,6 +53,7 @@ fn attempt(status: AttemptPhase, started: i64, finished: Option<i64>) -> Attempt
         ignores_disruptions: false,
         deleted_by: None,
         run: None,
+        node_pool: None,
     }
 }
 

@@ -6,6 +6,7 @@
 pub mod cluster;
 pub mod drift;
 pub mod ends;
+pub mod fallback;
 pub mod idle;
 pub mod jobs;
 mod log_lines;
@@ -263,6 +264,14 @@ impl Model {
                         self.troubles.clear(&watch);
                     }
                 }
+                let in_use = self
+                    .jobs
+                    .attempts()
+                    .into_iter()
+                    .filter(|a| !a.status.is_finished())
+                    .filter_map(|a| a.node_pool.clone())
+                    .collect();
+                self.cluster.pools_in_use(in_use);
                 applied.follow = self.follow_newest();
                 if let Some(pod) = pod {
                     self.diagnose(&mut applied, [pod.as_str()]);
@@ -276,6 +285,8 @@ impl Model {
                 self.logs.saved_to = Some(dir)
             }
             Report::LogsSavedTo { .. } => {}
+            // Only time passed: what it decides (`spot-wait`) is decided after the batch.
+            Report::Tick => applied.changed = false,
             Report::Recoverer(holder) => {
                 if let Some(n) = self.recoverer(holder) {
                     self.tell(&mut applied, n);

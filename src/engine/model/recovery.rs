@@ -21,7 +21,9 @@ pub struct Recovery {
     /// A recovery this engine asked for that has not ended (its command's words).
     pub recovering: Option<String>,
     /// Attempts whose run this engine ended or restarted: never twice.
-    acted_on: HashSet<String>,
+    pub(super) acted_on: HashSet<String>,
+    /// Runs this engine moved to an on-demand fallback pool: once per run.
+    pub(super) fell_back: HashSet<String>,
 }
 
 impl Recovery {

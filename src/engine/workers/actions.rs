@@ -40,9 +40,11 @@ pub async fn job_action(shared: Arc<Shared>, command: Command, by: String) {
         Command::RetryJob => k8s::retry(&client, cfg, &Default::default())
             .await
             .map(|l| format!("retrying as {}", l.job)),
-        Command::Recover { attempt, .. } => k8s::recover::recover(&client, cfg, &attempt, &by)
-            .await
-            .map(|l| format!("recovered: {attempt} ended, {} started", l.job)),
+        Command::Recover { attempt, .. } => {
+            k8s::recover::recover(&client, cfg, &attempt, &by, None)
+                .await
+                .map(|l| format!("recovered: {attempt} ended, {} started", l.job))
+        }
         Command::EndRun { attempt, why } => k8s::recover::end_run(&client, cfg, &attempt, &why)
             .await
             .map(|_| format!("run ended at {attempt}: {why}")),

@@ -5,6 +5,7 @@ mod actions;
 mod apply_plan;
 mod cluster;
 mod ends;
+mod fallback;
 mod logs;
 mod recoverer;
 mod saved_metrics;
@@ -20,6 +21,7 @@ use self::actions::job_action;
 use self::cluster::{follow_cluster, operate};
 use self::logs::{LogRequest, TailTo};
 use super::model::FollowLogs;
+use super::model::fallback::SpotFallback;
 use super::session::Session;
 use super::{Command, Report};
 use crate::gke;
@@ -85,6 +87,32 @@ pub struct Workers {
     shared: Arc<Shared>,
     /// Cancels the log follow in progress.
     tail: Option<CancellationToken>,
+    /// `[job.recovery] spot-fallback`, when it is on and the Job's pool is spot on GKE.
+    spot_fallback: Option<SpotFallback>,
+}
+
+/// What the recoverer needs of `[job.recovery] spot-fallback`: None when it is off, the cluster
+/// is not one Gantry manages, or the pool the Job runs on is not spot.
+fn spot_fallback(session: &Session) -> Option<SpotFallback> {
+    let recovery = &session.config.job.recovery;
+    if recovery.spot_fallback == crate::config::SpotFallback::Off {
+        return None;
+    }
+    let super::session::Backend::Gke { target, .. } = &session.backend else {
+        return None;
+    };
+    let cluster = &session.config.cluster;
+    let wants_gpus = session.config.job.resources.gpus.is_some_and(|g| g > 0);
+    let pool = gke::fallback::spot_pool_of(cluster, wants_gpus)?;
+    Some(SpotFallback {
+        fallback: gke::fallback::name_for(&pool),
+        pool,
+        wait: recovery.spot_wait(),
+        max_preemptions: recovery.spot_max_preemptions,
+        max_recoveries: recovery.max_recoveries,
+        cluster: cluster.clone(),
+        location: target.location.clone(),
+    })
 }
 
 impl Workers {
@@ -112,7 +140,12 @@ impl Workers {
             nodes: Default::default(),
         });
         tokio::spawn(follow_cluster(shared.clone()));
-        Self { shared, tail: None }
+        let spot_fallback = spot_fallback(&shared.session);
+        Self {
+            shared,
+            tail: None,
+            spot_fallback,
+        }
     }
 
     /// The UI took a log or watch event off its channel: room for another.
@@ -147,6 +180,9 @@ impl Workers {
             | Command::Recover { .. }
             | Command::EndRun { .. } => {
                 tokio::spawn(job_action(shared, command, by.name()));
+            }
+            Command::FallBack { .. } => {
+                tokio::spawn(fallback::fall_back(shared, command, by.name()));
             }
             Command::ScaleNodePools(to) => {
                 tokio::spawn(scale::scale(shared, to));
@@ -205,6 +241,11 @@ impl Workers {
     /// How many recoveries a run may have (`[job.recovery] max-recoveries`).
     pub fn max_recoveries(&self) -> u32 {
         self.shared.session.config.job.recovery.max_recoveries
+    }
+
+    /// `[job.recovery] spot-fallback`, when the recoverer may act on it.
+    pub fn spot_fallback(&self) -> Option<&SpotFallback> {
+        self.spot_fallback.as_ref()
     }
 
     /// Reads an earlier attempt's metrics from its saved logs, for comparison.

@@ -1,6 +1,7 @@
 //! Idle node pools to zero nodes, and back before a launch (`scale-to-zero-when-idle`). The
 //! engine decides when (`model::idle`); this carries it out on GKE, one cluster operation at a
-//! time, as a create or delete would be.
+//! time, as a create or delete would be. Spot pools' on-demand fallbacks go to zero with the
+//! rest.
 
 use std::sync::Arc;
 use std::sync::atomic::Ordering;
@@ -37,7 +38,11 @@ pub async fn back_before_launch(shared: &Arc<Shared>) -> Result<(), String> {
     let cluster = gke.get_cluster(target).await.map_err(|e| e.to_string())?;
     let at_zero = cluster
         .map(|c| ClusterSummary::from_cluster(target, &c))
-        .is_some_and(|s| s.node_pools.iter().any(|p| p.node_count == 0));
+        .is_some_and(|s| {
+            s.node_pools
+                .iter()
+                .any(|p| p.node_count == 0 && p.fallback_for.is_none())
+        });
     if !at_zero {
         return Ok(());
     }
@@ -60,7 +65,23 @@ async fn run(shared: &Arc<Shared>, to: Scale) -> Result<(), String> {
     if shared.operating.swap(true, Ordering::SeqCst) {
         return Err("another operation on the cluster is running".into());
     }
-    let sizes = resize::sizes(&session.config.cluster, to);
+    let mut sizes = resize::sizes(&session.config.cluster, to);
+    // An idle cluster's fallback pools go to zero with the rest; a launch targets the config's
+    // pools, so they are not brought back.
+    if to == Scale::ToZero {
+        match gke.get_cluster(target).await {
+            Ok(Some(cluster)) => {
+                let summary = ClusterSummary::from_cluster(target, &cluster);
+                sizes.extend(
+                    crate::gke::fallback::pools_of(&summary)
+                        .into_iter()
+                        .map(|(pool, _)| (pool, 0)),
+                );
+            }
+            Ok(None) => {}
+            Err(e) => tracing::debug!(error = %e, "reading the fallback pools to scale"),
+        }
+    }
     let result = resize::set_pool_sizes(gke, target, &sizes, *poll).await;
     shared.operating.store(false, Ordering::SeqCst);
     shared.refresh.notify_one();

@@ -270,6 +270,7 @@ pub fn cluster_summary(status: ClusterStatus) -> ClusterSummary {
             disk_size_gb: 100,
             version: "1.33.2-gke.1111000".into(),
             autoscaling: None,
+            fallback_for: None,
         }],
         locations: vec!["us-central1-a".into()],
         create_time: if up { ago(2 * 3600 + 15 * 60) } else { None },
@@ -333,6 +334,7 @@ pub fn attempt(name: &str, number: u32, status: AttemptPhase) -> AttemptSummary 
         ignores_disruptions: false,
         deleted_by: None,
         run: None,
+        node_pool: None,
     }
 }
 
