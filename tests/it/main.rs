@@ -37,6 +37,7 @@ mod preemption_e2e;
 mod readme_screenshot;
 mod recovery_e2e;
 mod security;
+mod security_read_only;
 mod serve;
 mod sim_faults;
 mod sim_gke;
