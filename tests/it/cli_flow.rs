@@ -75,6 +75,43 @@ impl Sim {
             .unwrap()
     }
 
+    /// `gantry status --json`.
+    pub fn status(&self) -> serde_json::Value {
+        serde_json::from_str(&self.ok(&["status", "--json"])).unwrap()
+    }
+
+    /// Polls `gantry status --json` until `done` holds (bounded by `WAIT_BOUND`), giving it.
+    pub fn until_status(
+        &self,
+        what: &str,
+        done: impl Fn(&serde_json::Value) -> bool,
+    ) -> serde_json::Value {
+        let deadline = std::time::Instant::now() + gantry_test_support::WAIT_BOUND;
+        loop {
+            let s = self.status();
+            if done(&s) {
+                return s;
+            }
+            assert!(
+                std::time::Instant::now() < deadline,
+                "{what}: {:#}",
+                s["job"]
+            );
+            std::thread::sleep(std::time::Duration::from_millis(200));
+        }
+    }
+
+    /// A `gantry watch` beside this simulator, killed when dropped.
+    pub fn watch(&self) -> Watch {
+        Watch(
+            self.command(&["watch"])
+                .stdout(Stdio::null())
+                .stderr(Stdio::null())
+                .spawn()
+                .unwrap(),
+        )
+    }
+
     fn home(&self) -> &Path {
         self.dir.path()
     }
@@ -124,6 +161,24 @@ impl Sim {
             String::from_utf8_lossy(&out.stderr)
         );
         stdout
+    }
+}
+
+/// The newest attempt in a `gantry status --json` document (null without one).
+pub fn newest(status: &serde_json::Value) -> &serde_json::Value {
+    status["job"]["attempts"]
+        .as_array()
+        .and_then(|a| a.last())
+        .unwrap_or(&serde_json::Value::Null)
+}
+
+/// A `gantry watch` process, killed when dropped.
+pub struct Watch(pub Child);
+
+impl Drop for Watch {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
     }
 }
 

@@ -6,37 +6,19 @@
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 use std::process::Stdio;
-use std::time::{Duration, Instant};
 
 use serde_json::Value;
 
-use crate::cli_flow::Sim;
+use crate::cli_flow::{Sim, newest};
 
 /// A spot cluster, and a single-pod Job that needs some 200 simulated seconds.
 const SPOT_RUN: &str = "[cluster]\nspot = true\n[job]\nbackoff-limit = 2\n[job.env]\n\
 SIM_LOG_LINES = \"200\"\nSIM_LINES_PER_SECOND = \"1\"\n";
 
-/// The newest attempt as `gantry status --json` gives it.
-fn newest_attempt(sim: &Sim) -> Value {
-    let status: Value = serde_json::from_str(&sim.ok(&["status", "--json"])).unwrap();
-    status["job"]["attempts"]
-        .as_array()
-        .and_then(|a| a.last())
-        .cloned()
-        .unwrap_or(Value::Null)
-}
-
 /// Polls `status --json` until `done` holds for the newest attempt (bounded), giving it.
 fn until(sim: &Sim, what: &str, done: impl Fn(&Value) -> bool) -> Value {
-    let deadline = Instant::now() + gantry_test_support::WAIT_BOUND;
-    loop {
-        let attempt = newest_attempt(sim);
-        if done(&attempt) {
-            return attempt;
-        }
-        assert!(Instant::now() < deadline, "{what}: {attempt:#}");
-        std::thread::sleep(Duration::from_millis(200));
-    }
+    let status = sim.until_status(what, |s| done(newest(s)));
+    newest(&status).clone()
 }
 
 fn finished(a: &Value) -> bool {

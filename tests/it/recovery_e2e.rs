@@ -4,12 +4,9 @@
 //! attempts, and the `GANTRY_` prefix is Gantry's.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-use std::process::{Child, Stdio};
-use std::time::{Duration, Instant};
-
 use serde_json::Value;
 
-use crate::cli_flow::Sim;
+use crate::cli_flow::{Sim, Watch, newest};
 
 /// A spot cluster and two indexed workers that need some 300 simulated seconds.
 fn gang(max_recoveries: u32, lines: u32) -> String {
@@ -20,51 +17,8 @@ SIM_LOG_LINES = \"{lines}\"\nSIM_LINES_PER_SECOND = \"1\"\n"
     )
 }
 
-fn status(sim: &Sim) -> Value {
-    serde_json::from_str(&sim.ok(&["status", "--json"])).unwrap()
-}
-
-/// Polls `status --json` until `done` holds (bounded), giving it.
-fn until(sim: &Sim, what: &str, done: impl Fn(&Value) -> bool) -> Value {
-    let deadline = Instant::now() + gantry_test_support::WAIT_BOUND;
-    loop {
-        let s = status(sim);
-        if done(&s) {
-            return s;
-        }
-        assert!(Instant::now() < deadline, "{what}: {:#}", s["job"]);
-        std::thread::sleep(Duration::from_millis(200));
-    }
-}
-
-fn newest(s: &Value) -> &Value {
-    s["job"]["attempts"]
-        .as_array()
-        .and_then(|a| a.last())
-        .unwrap_or(&Value::Null)
-}
-
 fn finished(s: &Value) -> bool {
     matches!(newest(s)["status"].as_str(), Some("Succeeded" | "Failed"))
-}
-
-struct Watch(Child);
-
-impl Drop for Watch {
-    fn drop(&mut self) {
-        let _ = self.0.kill();
-        let _ = self.0.wait();
-    }
-}
-
-fn watch(sim: &Sim) -> Watch {
-    Watch(
-        sim.command(&["watch"])
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .spawn()
-            .unwrap(),
-    )
 }
 
 #[test]
@@ -74,13 +28,13 @@ fn a_preempted_rank_restarts_the_gang_exactly_once_with_two_engines_watching() {
         &gang(10, 300),
     );
     sim.ok(&["up", "--wait"]);
-    let _a = watch(&sim);
-    let _b = watch(&sim);
-    until(&sim, "an engine holds the Lease", |s| {
+    let _a = sim.watch();
+    let _b = sim.watch();
+    sim.until_status("an engine holds the Lease", |s| {
         s["job"]["recoverer"].is_string()
     });
     sim.ok(&["launch"]);
-    let done = until(&sim, "the run ends", |s| {
+    let done = sim.until_status("the run ends", |s| {
         finished(s) && s["job"]["recoveries"] == 1
     });
     let last = newest(&done);
@@ -109,12 +63,12 @@ fn a_gang_preempted_past_max_recoveries_ends_failed_and_says_so() {
         &gang(1, 2000),
     );
     sim.ok(&["up", "--wait"]);
-    let _a = watch(&sim);
-    until(&sim, "the engine holds the Lease", |s| {
+    let _a = sim.watch();
+    sim.until_status("the engine holds the Lease", |s| {
         s["job"]["recoverer"].is_string()
     });
     sim.ok(&["launch"]);
-    let done = until(&sim, "the run ends", finished);
+    let done = sim.until_status("the run ends", finished);
     let last = newest(&done);
     assert_eq!(last["status"], "Failed", "{:#}", done["job"]);
     assert_eq!(last["reason"], "MaxRecoveries", "{:#}", done["job"]);
@@ -136,9 +90,9 @@ fn every_attempt_of_a_run_has_its_id_and_its_number_in_the_environment() {
         "[job]\n[job.env]\nSIM_LOG_LINES = \"5\"\n",
         &[],
     );
-    until(&sim, "the launch ends", finished);
+    sim.until_status("the launch ends", finished);
     sim.ok(&["retry"]);
-    until(&sim, "the retry ends", |s| {
+    sim.until_status("the retry ends", |s| {
         finished(s) && newest(s)["name"] == "ml-training-job-2"
     });
     if !gantry_test_support::kubectl_available() {
@@ -167,7 +121,7 @@ fn every_attempt_of_a_run_has_its_id_and_its_number_in_the_environment() {
     assert_eq!(seen.len(), 2, "{seen:?}");
     assert_eq!((seen[0].0.as_str(), seen[1].0.as_str()), ("1", "2"));
     assert!(!seen[0].1.is_empty() && seen[0].1 == seen[1].1, "{seen:?}");
-    let status = status(&sim);
+    let status = sim.status();
     assert_eq!(status["job"]["runId"].as_str().unwrap(), seen[0].1);
 }
 
@@ -189,20 +143,20 @@ fn when_the_recoverer_dies_another_engine_takes_the_lease_and_carries_on_the_cou
         &gang(10, 3500),
     );
     sim.ok(&["up", "--wait"]);
-    let first = watch(&sim);
+    let first = sim.watch();
     let pid = |w: &Watch| format!("pid {}", w.0.id());
     let first_pid = pid(&first);
-    until(&sim, "the first engine holds the Lease", |s| {
+    sim.until_status("the first engine holds the Lease", |s| {
         s["job"]["recoverer"]
             .as_str()
             .is_some_and(|h| h.ends_with(&first_pid))
     });
-    let second = watch(&sim);
+    let second = sim.watch();
     sim.ok(&["launch"]);
-    until(&sim, "the first recovery", |s| s["job"]["recoveries"] == 1);
+    sim.until_status("the first recovery", |s| s["job"]["recoveries"] == 1);
     drop(first);
     let second_pid = pid(&second);
-    let done = until(&sim, "the second recovery, by the other engine", |s| {
+    let done = sim.until_status("the second recovery, by the other engine", |s| {
         s["job"]["recoveries"] == 2
     });
     assert_eq!(

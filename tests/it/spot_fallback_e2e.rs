@@ -10,12 +10,9 @@
 //! made), and a default pool needs at least one node; a GPU pool may autoscale from zero.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-use std::process::{Child, Stdio};
-use std::time::{Duration, Instant};
+use std::process::Stdio;
 
-use serde_json::Value;
-
-use crate::cli_flow::Sim;
+use crate::cli_flow::{Sim, Watch, newest};
 
 /// A spot GPU pool that autoscales from zero, and a GPU run that falls back after 2 s without
 /// spot capacity and then needs some 1000 simulated seconds.
@@ -25,39 +22,6 @@ autoscaling = { min-nodes = 0, max-nodes = 1 }\n[job]\nbackoff-limit = 0\n\
 [job.env]\nSIM_LOG_LINES = \"1000\"\nSIM_LINES_PER_SECOND = \"1\"\n";
 
 const KEPT: &str = "  = pool gpu-pool-on-demand: Gantry's on-demand fallback for gpu-pool, kept while a run uses it";
-
-fn status(sim: &Sim) -> Value {
-    serde_json::from_str(&sim.ok(&["status", "--json"])).unwrap()
-}
-
-fn newest(s: &Value) -> &Value {
-    s["job"]["attempts"]
-        .as_array()
-        .and_then(|a| a.last())
-        .unwrap_or(&Value::Null)
-}
-
-/// Polls `status --json` until `done` holds (bounded), giving it.
-fn until(sim: &Sim, what: &str, done: impl Fn(&Value) -> bool) -> Value {
-    let deadline = Instant::now() + gantry_test_support::WAIT_BOUND;
-    loop {
-        let s = status(sim);
-        if done(&s) {
-            return s;
-        }
-        assert!(Instant::now() < deadline, "{what}: {:#}", s["job"]);
-        std::thread::sleep(Duration::from_millis(200));
-    }
-}
-
-struct Watch(Child);
-
-impl Drop for Watch {
-    fn drop(&mut self) {
-        let _ = self.0.kill();
-        let _ = self.0.wait();
-    }
-}
 
 #[test]
 fn a_run_out_of_spot_capacity_goes_on_on_demand_and_up_removes_the_pool_after_it() {
@@ -73,11 +37,11 @@ fn a_run_out_of_spot_capacity_goes_on_on_demand_and_up_removes_the_pool_after_it
             .spawn()
             .unwrap(),
     );
-    until(&sim, "the engine holds the Lease", |s| {
+    sim.until_status("the engine holds the Lease", |s| {
         s["job"]["recoverer"].is_string()
     });
     sim.ok(&["launch"]);
-    let moved = until(&sim, "the run falls back", |s| {
+    let moved = sim.until_status("the run falls back", |s| {
         newest(s)["name"] == "ml-training-job-2"
     });
     assert_eq!(moved["job"]["recoveries"], 1, "{:#}", moved["job"]);
@@ -87,7 +51,7 @@ fn a_run_out_of_spot_capacity_goes_on_on_demand_and_up_removes_the_pool_after_it
     assert!(plan.contains(KEPT), "{plan}");
     assert!(!plan.contains("- pool gpu-pool-on-demand"), "{plan}");
 
-    let done = until(&sim, "the run ends", |s| {
+    let done = sim.until_status("the run ends", |s| {
         matches!(newest(s)["status"].as_str(), Some("Succeeded" | "Failed"))
     });
     assert_eq!(newest(&done)["status"], "Succeeded", "{:#}", done["job"]);
@@ -119,11 +83,11 @@ SIM_LOG_LINES = \"1000\"\nSIM_LINES_PER_SECOND = \"1\"\n";
             .spawn()
             .unwrap(),
     );
-    until(&sim, "the engine holds the Lease", |s| {
+    sim.until_status("the engine holds the Lease", |s| {
         s["job"]["recoverer"].is_string()
     });
     sim.ok(&["launch"]);
-    until(&sim, "the run falls back", |s| {
+    sim.until_status("the run falls back", |s| {
         newest(s)["name"] == "ml-training-job-2"
     });
     let plan = sim.ok(&["plan"]);
@@ -131,7 +95,7 @@ SIM_LOG_LINES = \"1000\"\nSIM_LINES_PER_SECOND = \"1\"\n";
         plan.contains("  = pool default-pool-on-demand: Gantry's on-demand fallback for default-pool, kept while a run uses it"),
         "{plan}"
     );
-    let done = until(&sim, "the run ends", |s| {
+    let done = sim.until_status("the run ends", |s| {
         matches!(newest(s)["status"].as_str(), Some("Succeeded" | "Failed"))
     });
     assert_eq!(newest(&done)["status"], "Succeeded", "{:#}", done["job"]);
