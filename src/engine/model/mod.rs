@@ -290,6 +290,9 @@ impl Model {
             Report::Recoverer(holder) => {
                 if let Some(n) = self.recoverer(holder) {
                     self.tell(&mut applied, n);
+                    applied
+                        .preempted
+                        .extend(self.missed_preemptions(jiff::Timestamp::now()));
                 }
             }
             Report::Done { what, result } => {

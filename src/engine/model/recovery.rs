@@ -14,6 +14,9 @@ use crate::engine::notice::{Kind, Notice, Severity};
 use crate::k8s::lease::Holder;
 use crate::k8s::run::Run;
 
+/// How old a preemption a new recoverer still acts on (see `missed_preemptions`).
+const MISSED_WITHIN_SECONDS: i64 = 60;
+
 #[derive(Debug, Default)]
 pub struct Recovery {
     /// Who holds the recoverer's Lease (None: nobody, or not known yet).
@@ -60,6 +63,32 @@ impl Model {
             "recoverer",
             text,
         ))
+    }
+
+    /// On becoming the recoverer: the newest attempt's preemptions of the last minute, which a
+    /// recoverer that died (its Lease ran out 15–20 s later) may have seen and not acted on.
+    /// Older ones are left alone: the run has carried on without a restart since.
+    pub(super) fn missed_preemptions(&self, now: jiff::Timestamp) -> Vec<Preempted> {
+        if !self.recovery.mine() {
+            return Vec::new();
+        }
+        let Some(attempt) = self.jobs.newest() else {
+            return Vec::new();
+        };
+        if attempt.status.is_finished() || attempt.deleting {
+            return Vec::new();
+        }
+        self.ends_of(attempt)
+            .into_iter()
+            .filter(|e| e.class == Class::Preempted)
+            .filter(|e| {
+                e.at.is_some_and(|at| (now - at).get_seconds() <= MISSED_WITHIN_SECONDS)
+            })
+            .map(|e| Preempted {
+                attempt: attempt.name.clone(),
+                index: e.index,
+            })
+            .collect()
     }
 
     /// What the recoverer does about a preemption, if anything: restart the gang, or end a run

@@ -115,3 +115,39 @@ fn a_single_pod_run_ends_when_its_preemptions_pass_the_bound() {
     };
     assert!(why.starts_with("2 preemptions of solo"), "{why}");
 }
+
+#[test]
+fn a_new_recoverer_acts_on_a_preemption_its_dead_predecessor_saw_and_left() {
+    let now = jiff::Timestamp::now();
+    let end = |pod: &str, secs_ago: i64| crate::ends::PodEnd {
+        pod: pod.into(),
+        index: Some(1),
+        class: crate::ends::Class::Preempted,
+        detail: String::new(),
+        at: Some(now - jiff::SignedDuration::from_secs(secs_ago)),
+        node: None,
+        ran_seconds: 1,
+        cost: None,
+    };
+    let mut recent = attempt("gang", 2, 1, 0);
+    recent.recorded_ends = vec![end("gang-1-a", 10)];
+    let mut model = model_with(recent, false);
+    let taken = model.apply(Report::Recoverer(Some(Holder {
+        identity: "me pid 2".into(),
+        mine: true,
+    })));
+    assert_eq!(taken.preempted, vec![rank("gang", 1)]);
+    assert!(matches!(
+        model.recovery_for(&taken.preempted[0], 10, false),
+        Some(Command::Recover { .. })
+    ));
+
+    let mut old = attempt("gang", 2, 1, 0);
+    old.recorded_ends = vec![end("gang-1-b", 300)];
+    let mut model = model_with(old, false);
+    let taken = model.apply(Report::Recoverer(Some(Holder {
+        identity: "me pid 2".into(),
+        mine: true,
+    })));
+    assert!(taken.preempted.is_empty(), "the run carried on since");
+}
