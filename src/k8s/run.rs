@@ -57,6 +57,21 @@ impl Run {
         }
     }
 
+    /// An attempt made before runs were recorded: the first of a run of its own, with no id.
+    pub fn unrecorded() -> Run {
+        Run {
+            id: String::new(),
+            attempt: 1,
+            recoveries: 0,
+        }
+    }
+
+    /// The most attempts the run may have: those a person made (the launch and retries), and
+    /// `max_recoveries` more.
+    pub fn most_attempts(&self, max_recoveries: u32) -> u32 {
+        self.attempt.saturating_sub(self.recoveries) + max_recoveries
+    }
+
     /// The run an attempt belongs to, as its labels and annotations say; None for an attempt
     /// made before runs were recorded, or not by Gantry.
     pub fn of(meta: &ObjectMeta) -> Option<Run> {

@@ -53,11 +53,7 @@ impl Model {
         {
             return None;
         }
-        let run = attempt.run.clone().unwrap_or(Run {
-            id: String::new(),
-            attempt: 1,
-            recoveries: 0,
-        });
+        let run = attempt.run.clone().unwrap_or_else(Run::unrecorded);
         let run_key = if run.id.is_empty() {
             attempt.name.clone()
         } else {
@@ -75,7 +71,6 @@ impl Model {
             .as_ref()
             .and_then(|c| c.node_pools.iter().find(|p| p.name == s.fallback))
             .map(|p| p.node_count);
-        let first = run.attempt.saturating_sub(run.recoveries);
         let name = attempt.name.clone();
         let command = Command::FallBack {
             attempt: name.clone(),
@@ -83,7 +78,7 @@ impl Model {
             why,
             plan: crate::gke::fallback::words(&s.cluster, &s.pool, &s.location, existing),
             next: run.attempt + 1,
-            most: first + s.max_recoveries,
+            most: run.most_attempts(s.max_recoveries),
         };
         self.recovery.acted_on.insert(name);
         self.recovery.fell_back.insert(run_key);

@@ -106,11 +106,7 @@ impl Model {
         if !newest || attempt.status.is_finished() || attempt.deleting {
             return None;
         }
-        let run = attempt.run.clone().unwrap_or(Run {
-            id: String::new(),
-            attempt: 1,
-            recoveries: 0,
-        });
+        let run = attempt.run.clone().unwrap_or_else(Run::unrecorded);
         let gang = p.index.is_some() && attempt.completions.unwrap_or(1) > 1;
         let command = if gang {
             let rank = p.index.unwrap_or(0);
@@ -123,12 +119,11 @@ impl Model {
                     ),
                 }
             } else {
-                let first = run.attempt.saturating_sub(run.recoveries);
                 Command::Recover {
                     attempt: p.attempt.clone(),
                     why: format!("rank {rank} of {} preempted", p.attempt),
                     next: run.attempt + 1,
-                    most: first + max,
+                    most: run.most_attempts(max),
                 }
             }
         } else {
