@@ -101,6 +101,43 @@ impl Command {
         }
     }
 
+    /// The recoverer's act as what happens to the run, headed by the word for each act
+    /// (`recovering: rank 1 of … preempted; attempt 4 of at most 11`); None for other commands.
+    fn to_the_run(&self, recover: &str, fall_back: &str, end: &str) -> Option<String> {
+        Some(match self {
+            Command::Recover {
+                why, next, most, ..
+            } => format!("{recover}: {why}; attempt {next} of at most {most}"),
+            Command::FallBack {
+                why,
+                plan,
+                next,
+                most,
+                ..
+            } => format!("{fall_back}: {why}; {plan}; attempt {next} of at most {most}"),
+            Command::EndRun { attempt, why } => format!("{end} {attempt}: {why}"),
+            _ => return None,
+        })
+    }
+
+    /// How the recoverer's acts are told to every viewer and listener: as what happens to the
+    /// run (kind `recovery`), not as a command someone asked for; None for other commands.
+    pub fn told_as_recovery(&self) -> Option<super::notice::Notice> {
+        use super::notice::{Kind, Notice, Severity};
+        let (Command::Recover { attempt, .. }
+        | Command::FallBack { attempt, .. }
+        | Command::EndRun { attempt, .. }) = self
+        else {
+            return None;
+        };
+        let severity = match self {
+            Command::EndRun { .. } => Severity::Critical,
+            _ => Severity::Warning,
+        };
+        let text = self.to_the_run("recovering", "spot fallback", "run ended as failed at")?;
+        Some(Notice::new(Kind::Recovery, severity, attempt, text))
+    }
+
     pub fn describe(&self) -> String {
         match self {
             Command::CreateCluster => "create the cluster".into(),
@@ -116,17 +153,9 @@ impl Command {
                 "scale the node pools back".into()
             }
             Command::ApplyPlan { .. } => "apply the plan".into(),
-            Command::Recover {
-                why, next, most, ..
-            } => format!("recover: {why}; attempt {next} of at most {most}"),
-            Command::FallBack {
-                why,
-                plan,
-                next,
-                most,
-                ..
-            } => format!("fall back to on-demand: {why}; {plan}; attempt {next} of at most {most}"),
-            Command::EndRun { attempt, why } => format!("end the run at {attempt}: {why}"),
+            Command::Recover { .. } | Command::FallBack { .. } | Command::EndRun { .. } => self
+                .to_the_run("recover", "fall back to on-demand", "end the run at")
+                .unwrap_or_default(),
             Command::RecordEnds(ends) => {
                 let pods: Vec<&str> = ends.iter().map(|e| e.end.pod.as_str()).collect();
                 format!("record how {} ended", pods.join(", "))

@@ -176,29 +176,9 @@ impl Owner {
             }
         }
         // The recoverer's acts are said as what happens to the run.
-        let notice = match &command {
-            Command::Recover { attempt, .. } => Notice::new(
-                Kind::Recovery,
-                Severity::Warning,
-                attempt,
-                command.describe().replacen("recover:", "recovering:", 1),
-            ),
-            Command::FallBack { attempt, .. } => Notice::new(
-                Kind::Recovery,
-                Severity::Warning,
-                attempt,
-                command
-                    .describe()
-                    .replacen("fall back to on-demand:", "spot fallback:", 1),
-            ),
-            Command::EndRun { attempt, why } => Notice::new(
-                Kind::Recovery,
-                Severity::Critical,
-                attempt,
-                format!("run ended as failed at {attempt}: {why}"),
-            ),
-            _ => Notice::new(Kind::Command, Severity::Info, command.describe(), text),
-        };
+        let notice = command.told_as_recovery().unwrap_or_else(|| {
+            Notice::new(Kind::Command, Severity::Info, command.describe(), text)
+        });
         self.tell(notice, |model| {
             model.command_sent(&command);
         });

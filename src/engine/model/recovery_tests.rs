@@ -57,6 +57,14 @@ fn the_recoverer_restarts_a_gang_once_when_a_rank_is_preempted() {
         command.describe(),
         "recover: rank 1 of train-3 preempted; attempt 4 of at most 13"
     );
+    let told = command.told_as_recovery().unwrap();
+    assert_eq!(
+        (told.kind, told.text.as_str()),
+        (
+            crate::engine::notice::Kind::Recovery,
+            "recovering: rank 1 of train-3 preempted; attempt 4 of at most 13"
+        )
+    );
     // The other rank, preempted with it: the attempt is being recovered already.
     assert_eq!(model.recovery_for(&rank("train-3", 0), 10, false), None);
     assert!(model.recovery.recovering.is_some());
