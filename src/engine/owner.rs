@@ -287,6 +287,9 @@ impl Owner {
         let mut preempted = Vec::new();
         let wanted;
         let idle;
+        // Log lines alone change nothing the spot fallback looks at (pods, their waits, ends,
+        // the Lease, time by the recoverer's tick): a batch of them is not judged again.
+        let judge_fallback = batch.iter().any(|e| !matches!(e, Report::Tail { .. }));
         {
             let batch: Vec<Report> = batch.into_iter().map(|e| self.attribute(e)).collect();
             let mut model = self.write();
@@ -320,7 +323,7 @@ impl Owner {
         }
         // A run that spot capacity deserted goes on on its pool's on-demand fallback: decided by
         // the recoverer, through the same gate.
-        if let Some(settings) = self.workers.spot_fallback() {
+        if let Some(settings) = self.workers.spot_fallback().filter(|_| judge_fallback) {
             let decided = self
                 .write()
                 .fallback_for(settings, retry_asked, jiff::Timestamp::now());
