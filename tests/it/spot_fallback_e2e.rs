@@ -10,9 +10,7 @@
 //! made), and a default pool needs at least one node; a GPU pool may autoscale from zero.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-use std::process::Stdio;
-
-use crate::cli_flow::{Sim, Watch, newest};
+use crate::cli_flow::{Sim, newest};
 
 /// A spot GPU pool that autoscales from zero, and a GPU run that falls back after 2 s without
 /// spot capacity and then needs some 1000 simulated seconds.
@@ -30,13 +28,7 @@ fn a_run_out_of_spot_capacity_goes_on_on_demand_and_up_removes_the_pool_after_it
         SPOT_RUN,
     );
     sim.ok(&["up", "--wait"]);
-    let watch = Watch(
-        sim.command(&["watch"])
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .spawn()
-            .unwrap(),
-    );
+    let watch = sim.watch();
     sim.until_status("the engine holds the Lease", |s| {
         s["job"]["recoverer"].is_string()
     });
@@ -76,13 +68,7 @@ spot-fallback = \"on-demand\"\nspot-max-preemptions = 2\n[job.env]\n\
 SIM_LOG_LINES = \"1000\"\nSIM_LINES_PER_SECOND = \"1\"\n";
     let sim = Sim::start_with(&["--time-scale", "0.01", "--fault", "preempt=1:3"], config);
     sim.ok(&["up", "--wait"]);
-    let _watch = Watch(
-        sim.command(&["watch"])
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .spawn()
-            .unwrap(),
-    );
+    let _watch = sim.watch();
     sim.until_status("the engine holds the Lease", |s| {
         s["job"]["recoverer"].is_string()
     });
