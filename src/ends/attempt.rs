@@ -43,25 +43,14 @@ pub fn of_attempt(
         if ends.iter().any(|e| e.pod == pod.name) {
             continue;
         }
-        let sharing = pods
-            .iter()
-            .filter(|p| p.node.is_some() && p.node == pod.node)
-            .count();
-        let cost = pod
+        let sharing = super::sharing(pods, pod);
+        let mut end = PodEnd::of(pod, fate.clone());
+        end.cost = pod
             .node
             .as_ref()
             .and_then(|n| nodes.get(n))
             .and_then(|f| f.cost(f.share(&pod.requests, sharing), fate.ran_seconds));
-        ends.push(PodEnd {
-            pod: pod.name.clone(),
-            index: pod.index,
-            class: fate.class,
-            detail: fate.detail.clone(),
-            at: fate.at,
-            node: pod.node.clone(),
-            ran_seconds: fate.ran_seconds,
-            cost,
-        });
+        ends.push(end);
     }
     let inferred = infer(attempt, &created_pods(events, &attempt.name), pods, &ends);
     let partial = !inferred.ends.is_empty() || inferred.unexplained > 0;

@@ -111,6 +111,34 @@ pub struct PodEnd {
     pub cost: Option<f64>,
 }
 
+impl PodEnd {
+    /// A pod's end as its fate says, not priced yet.
+    pub fn of(pod: &crate::k8s::status::PodSummary, fate: Fate) -> PodEnd {
+        PodEnd {
+            pod: pod.name.clone(),
+            index: pod.index,
+            class: fate.class,
+            detail: fate.detail,
+            at: fate.at,
+            node: pod.node.clone(),
+            ran_seconds: fate.ran_seconds,
+            cost: None,
+        }
+    }
+}
+
+/// How many of `pods` ran on `pod`'s node, itself included (at least 1): those that asked for
+/// nothing share the node's price evenly (`cost::NodeFacts::share`).
+pub fn sharing<'a>(
+    pods: impl IntoIterator<Item = &'a crate::k8s::status::PodSummary>,
+    pod: &crate::k8s::status::PodSummary,
+) -> usize {
+    pods.into_iter()
+        .filter(|p| p.node.is_some() && p.node == pod.node)
+        .count()
+        .max(1)
+}
+
 /// How many of `ends` were preemptions.
 pub fn preemptions<'a>(ends: impl IntoIterator<Item = &'a PodEnd>) -> usize {
     ends.into_iter()

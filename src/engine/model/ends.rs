@@ -87,17 +87,11 @@ impl Model {
                 self.ends.pods.insert(pod.name.clone());
                 continue;
             }
-            let end = end_of(&pod, fate);
+            let end = PodEnd::of(&pod, fate);
             if let Some(n) = notice(&pod, &end) {
                 told.push(n);
             }
-            let sharing = self
-                .jobs
-                .pods_of(&pod.job)
-                .iter()
-                .filter(|p| p.node.is_some() && p.node == pod.node)
-                .count()
-                .max(1);
+            let sharing = crate::ends::sharing(self.jobs.pods_of(&pod.job), &pod);
             self.ends.pods.insert(pod.name.clone());
             self.ends
                 .by_attempt
@@ -164,24 +158,11 @@ impl Model {
             if let Some(fate) = fate_of_summary(pod)
                 && !known(&ends, &pod.name)
             {
-                ends.push(end_of(pod, fate));
+                ends.push(PodEnd::of(pod, fate));
             }
         }
         ends.sort_by_key(|e| e.at);
         ends
-    }
-}
-
-fn end_of(pod: &PodSummary, fate: Fate) -> PodEnd {
-    PodEnd {
-        pod: pod.name.clone(),
-        index: pod.index,
-        class: fate.class,
-        detail: fate.detail,
-        at: fate.at,
-        node: pod.node.clone(),
-        ran_seconds: fate.ran_seconds,
-        cost: None,
     }
 }
 
