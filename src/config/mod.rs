@@ -6,8 +6,10 @@ use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 
+mod guards;
 mod recovery;
 
+pub use guards::{BUDGET_THRESHOLDS, BudgetAction, Guards, StallAction};
 pub use recovery::{Recovery, SpotFallback};
 
 /// The frame rates `max-fps` may ask for, from the flag or the file (`viewer::pacing` holds to
@@ -42,6 +44,9 @@ pub struct Config {
     pub scale_to_zero_when_idle: bool,
     pub cluster: ClusterConfig,
     pub job: JobConfig,
+    /// What Gantry watches for while nobody looks, and what it may do (`[guards]`).
+    #[serde(skip_serializing_if = "Guards::is_default")]
+    pub guards: Guards,
     /// Key bindings: action name → key (e.g. `launch = "L"`).
     pub keys: BTreeMap<String, String>,
 }
@@ -304,6 +309,7 @@ impl Config {
     }
 
     pub fn validate(&self) -> Result<(), String> {
+        self.guards.validate()?;
         if let Some(text) = &self.idle_reminder
             && parse_duration(text).is_none()
         {

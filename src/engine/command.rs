@@ -135,7 +135,17 @@ impl Command {
             _ => Severity::Warning,
         };
         let text = self.to_the_run("recovering", "spot fallback", "run ended as failed at")?;
-        Some(Notice::new(Kind::Recovery, severity, attempt, text))
+        let what = match self {
+            Command::Recover { .. } => "recovering",
+            Command::FallBack { .. } => "spot-fallback",
+            _ => "run-ended",
+        };
+        Some(
+            Notice::new(Kind::Recovery, severity, attempt, text)
+                .as_news(super::notice::Event::Recovered, format!("{attempt}/{what}"))
+                .with_detail("attempt", attempt.as_str())
+                .with_detail("action", what),
+        )
     }
 
     pub fn describe(&self) -> String {

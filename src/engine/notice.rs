@@ -54,6 +54,13 @@ pub enum Kind {
     Alert,
     /// A viewer's answer to its own operator: a search that found nothing, a refused key.
     Viewer,
+    /// The newest attempt stopped making progress: no new log line while a pod runs, or no new
+    /// step while lines flow (subject: the attempt).
+    Stalled,
+    /// The cluster costs money with nothing running (subject: the cluster).
+    Idle,
+    /// The run's cost reached a share of its budget (subject: the run).
+    Budget,
 }
 
 impl Kind {
@@ -71,8 +78,76 @@ impl Kind {
             Kind::Trouble => "trouble",
             Kind::Alert => "alert",
             Kind::Viewer => "viewer",
+            Kind::Stalled => "stalled",
+            Kind::Idle => "idle",
+            Kind::Budget => "budget",
         }
     }
+}
+
+/// What a notice is to someone who is not looking: the events notifications are sent for
+/// (`[[notify]] events`). A notice that is none of them is for the screens and the record only.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum Event {
+    /// An attempt succeeded or failed (with how its pods ended, and what it cost).
+    AttemptEnded,
+    /// The run was recovered: restarted, moved to on-demand, or ended past its bound; or the
+    /// cloud replaced a preempted pod.
+    Recovered,
+    /// A training metric went NaN or infinite, or a loss jumped; a pod ran out of memory.
+    Alert,
+    /// No progress for `stall-after`.
+    Stalled,
+    /// A pod not running after `waiting-after`, with why.
+    Waiting,
+    /// The cluster costing money with nothing running.
+    Idle,
+    /// The run's cost reached 80 % or 100 % of its budget.
+    Budget,
+    /// The cluster in ERROR or DEGRADED, or unreachable.
+    Cluster,
+}
+
+impl Event {
+    pub const ALL: [Event; 8] = [
+        Event::AttemptEnded,
+        Event::Recovered,
+        Event::Alert,
+        Event::Stalled,
+        Event::Waiting,
+        Event::Idle,
+        Event::Budget,
+        Event::Cluster,
+    ];
+
+    /// The stable name (config `events`, the webhook's `event`).
+    pub fn name(self) -> &'static str {
+        match self {
+            Event::AttemptEnded => "attempt-ended",
+            Event::Recovered => "recovered",
+            Event::Alert => "alert",
+            Event::Stalled => "stalled",
+            Event::Waiting => "waiting",
+            Event::Idle => "idle",
+            Event::Budget => "budget",
+            Event::Cluster => "cluster",
+        }
+    }
+
+    pub fn parse(name: &str) -> Option<Event> {
+        Event::ALL.into_iter().find(|e| e.name() == name)
+    }
+}
+
+/// A notice as news for those not looking: which event, what makes this occurrence itself (the
+/// same words after a restart, so it is sent once), and the facts a message shows beside the
+/// text (class, pod, metric, step, cause).
+#[derive(Debug, Clone, PartialEq)]
+pub struct News {
+    pub event: Event,
+    /// Unique within the run (or the cluster, outside a run) for this occurrence.
+    pub occurrence: String,
+    pub detail: serde_json::Map<String, serde_json::Value>,
 }
 
 #[derive(Debug, Clone, PartialEq)]
@@ -81,6 +156,8 @@ pub struct Notice {
     pub severity: Severity,
     pub subject: String,
     pub text: String,
+    /// What it is to those not looking; None: for the screens and the record only.
+    pub news: Option<Box<News>>,
 }
 
 impl Notice {
@@ -95,7 +172,26 @@ impl Notice {
             severity,
             subject: subject.into(),
             text: text.into(),
+            news: None,
         }
+    }
+
+    /// The same notice, also news for those not looking.
+    pub fn as_news(mut self, event: Event, occurrence: impl Into<String>) -> Notice {
+        self.news = Some(Box::new(News {
+            event,
+            occurrence: occurrence.into(),
+            detail: serde_json::Map::new(),
+        }));
+        self
+    }
+
+    /// A fact the news shows beside its text (nothing when the notice is not news).
+    pub fn with_detail(mut self, key: &str, value: impl Into<serde_json::Value>) -> Notice {
+        if let Some(news) = self.news.as_mut() {
+            news.detail.insert(key.to_string(), value.into());
+        }
+        self
     }
 
     /// A viewer's own answer to its operator.
@@ -109,7 +205,9 @@ impl Notice {
     /// status line while they last.
     pub fn on_status_line(&self) -> bool {
         match self.kind {
-            Kind::Command | Kind::Alert | Kind::Viewer => true,
+            Kind::Command | Kind::Alert | Kind::Viewer | Kind::Stalled | Kind::Budget => true,
+            // The idle reminder has the status line while it lasts.
+            Kind::Idle => false,
             Kind::Recovery => self.subject != "recoverer",
             Kind::Log | Kind::Waiting => self.severity >= Severity::Warning,
             Kind::Cluster | Kind::Attempt | Kind::PodFailed | Kind::Preempted | Kind::Trouble => {

@@ -306,7 +306,12 @@ impl Owner {
             }
             wanted = model.training.take_wanted();
             let settings = self.workers.idle_settings();
-            idle = model::idle::decide(&model, &settings, jiff::Timestamp::now());
+            let now = jiff::Timestamp::now();
+            idle = model::idle::decide(&model, &settings, now);
+            // What time alone makes news: a stall, a long wait, an unreachable or idle cluster.
+            let news = model.unattended(&self.workers.thresholds(), &idle, now);
+            changed |= !news.is_empty();
+            told.extend(news);
         }
         self.act_on_idle(&idle);
         // A preempted rank: the recoverer (this engine, if it holds the Lease) restarts the run

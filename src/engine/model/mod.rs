@@ -15,6 +15,7 @@ mod noticing;
 pub mod recovery;
 pub mod training;
 pub mod trouble;
+pub mod unattended;
 pub mod waits;
 
 use std::collections::VecDeque;
@@ -78,6 +79,8 @@ pub struct Model {
     pub ends: ends::SeenEnds,
     /// Who recovers runs, and what this engine is recovering.
     pub recovery: recovery::Recovery,
+    /// What was told of stalls, long waits, an unreachable or idle cluster.
+    pub unattended: unattended::Unattended,
     /// What every viewer and listener was told, numbered (the newest few).
     notices: VecDeque<(u64, Notice)>,
     next_notice: u64,
@@ -363,10 +366,15 @@ impl Model {
                 crate::metrics::alerts::AlertKind::NonFinite { .. } => Severity::Critical,
                 crate::metrics::alerts::AlertKind::Jump { .. } => Severity::Warning,
             };
-            self.tell(
-                applied,
-                Notice::new(Kind::Alert, severity, alert.metric, text),
-            );
+            let notice = Notice::new(Kind::Alert, severity, &alert.metric, text)
+                .as_news(
+                    super::notice::Event::Alert,
+                    format!("{}/{}/{}", alert.metric, alert.pod, alert.step),
+                )
+                .with_detail("metric", alert.metric.as_str())
+                .with_detail("pod", alert.pod.as_str())
+                .with_detail("step", alert.step);
+            self.tell(applied, notice);
         }
     }
 

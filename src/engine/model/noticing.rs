@@ -3,7 +3,7 @@
 //! and the event, so nothing is said twice.
 
 use super::jobs::JobsModel;
-use crate::engine::notice::{Kind, Notice, Severity};
+use crate::engine::notice::{Event, Kind, Notice, Severity};
 use crate::gke::{ClusterStatus, ClusterSummary};
 use crate::k8s::status::{AttemptPhase, AttemptSummary, PodSummary};
 use crate::k8s::watch::{Change, JobWatchEvent};
@@ -18,11 +18,16 @@ pub fn of_cluster(before: Option<&ClusterSummary>, now: &ClusterSummary) -> Opti
     if !now.status_message.is_empty() {
         text.push_str(&format!(": {}", one_line(&now.status_message)));
     }
-    let severity = match now.status {
-        ClusterStatus::Error | ClusterStatus::Degraded => Severity::Critical,
-        _ => Severity::Info,
-    };
-    Some(Notice::new(Kind::Cluster, severity, &now.name, text))
+    let notice = Notice::new(Kind::Cluster, Severity::Info, &now.name, text);
+    Some(match now.status {
+        ClusterStatus::Error | ClusterStatus::Degraded => Notice {
+            severity: Severity::Critical,
+            ..notice
+        }
+        .as_news(Event::Cluster, now.status.name())
+        .with_detail("status", now.status.name()),
+        _ => notice,
+    })
 }
 
 /// An attempt seen, ended or deleted, or a pod that failed, as a Job watcher's event tells it.
@@ -48,12 +53,25 @@ pub fn of_job(jobs: &JobsModel, event: &JobWatchEvent) -> Vec<Notice> {
             // A pod being deleted ends as deleted (`model::ends`), whatever its exit code.
             (failed(p) && !was_failed && !preempted && !p.deleting)
                 .then(|| {
-                    Notice::new(
+                    let notice = Notice::new(
                         Kind::PodFailed,
                         Severity::Warning,
                         &p.name,
                         format!("pod {} failed: {}", p.name, one_line(&why(p))),
-                    )
+                    );
+                    // Out of memory is news of its own: the next attempt will do the same.
+                    let oom = p
+                        .fate
+                        .as_ref()
+                        .is_some_and(|f| f.class == crate::ends::Class::Oom);
+                    if oom {
+                        notice
+                            .as_news(Event::Alert, format!("oom/{}", p.name))
+                            .with_detail("class", "oom")
+                            .with_detail("pod", p.name.as_str())
+                    } else {
+                        notice
+                    }
                 })
                 .into_iter()
                 .collect()
@@ -78,7 +96,25 @@ fn attempt(before: Option<AttemptPhase>, now: &AttemptSummary) -> Option<Notice>
         AttemptPhase::Failed => Severity::Critical,
         _ => Severity::Info,
     };
-    Some(Notice::new(Kind::Attempt, severity, &now.name, text))
+    let notice = Notice::new(Kind::Attempt, severity, &now.name, text);
+    if !now.status.is_finished() || !recent(now.finished_at) {
+        return Some(notice);
+    }
+    let mut notice = notice
+        .as_news(Event::AttemptEnded, &now.name)
+        .with_detail("attempt", now.name.as_str())
+        .with_detail("status", format!("{:?}", now.status));
+    if let Some(reason) = &now.reason {
+        notice = notice.with_detail("reason", one_line(reason));
+    }
+    Some(notice)
+}
+
+/// Whether an end is recent enough to be news: an engine that starts long after an attempt
+/// ended shows it, but does not send it to anyone as if it just happened.
+fn recent(at: Option<jiff::Timestamp>) -> bool {
+    const NEWS_FOR_SECONDS: i64 = 3600;
+    at.is_none_or(|at| jiff::Timestamp::now().as_second() - at.as_second() < NEWS_FOR_SECONDS)
 }
 
 fn failed(p: &PodSummary) -> bool {

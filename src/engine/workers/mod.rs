@@ -238,6 +238,11 @@ impl Workers {
         crate::engine::model::idle::IdleSettings::of(&session.config, session.read_only)
     }
 
+    /// When no progress, or a pod not running, is news (`[guards]`).
+    pub fn thresholds(&self) -> crate::engine::model::unattended::Thresholds {
+        crate::engine::model::unattended::Thresholds::of(&self.shared.session.config.guards)
+    }
+
     /// How many recoveries a run may have (`[job.recovery] max-recoveries`).
     pub fn max_recoveries(&self) -> u32 {
         self.shared.session.config.job.recovery.max_recoveries

@@ -2,7 +2,7 @@
 //! cloud takes it when nobody holds it and renews it while it does; a read-only one (the gate
 //! refuses it a recovery) only reads who holds it. Either way the model is told who holds it,
 //! when that changes. An engine that stops gives the Lease up, so another takes over at once.
-//! While it holds the Lease, each renewal is also a tick: time alone can call for a recovery.
+//! Each renewal (or read) is also a tick: time alone can call for a recovery, or be news.
 
 use std::sync::Arc;
 
@@ -50,13 +50,9 @@ pub async fn keep(shared: Arc<Shared>, client: kube::Client, cancel: Cancellatio
             Ok(_) => {}
             Err(e) => tracing::debug!(error = %e, "the recoverer's Lease"),
         }
-        // The recoverer decides what time alone brings about (a pod waiting past `spot-wait`).
-        if told
-            .as_ref()
-            .is_some_and(|h| h.as_ref().is_some_and(|h| h.mine))
-        {
-            let _ = shared.tx.send(Report::Tick);
-        }
+        // Time alone brings things about: a pod waiting past `spot-wait` (the recoverer
+        // decides), a run with no progress for `stall-after` (every engine shows it).
+        let _ = shared.tx.send(Report::Tick);
         tokio::select! {
             _ = cancel.cancelled() => break,
             _ = tokio::time::sleep(RENEW_EVERY) => {}
