@@ -103,9 +103,7 @@ impl Guards {
     }
 
     pub fn max_run_time(&self) -> Option<Duration> {
-        self.max_run_time
-            .as_deref()
-            .and_then(super::parse_duration)
+        self.max_run_time.as_deref().and_then(super::parse_duration)
     }
 
     /// What is armed, in words for a confirmation and the status line ("budget $50 → stop-run,
@@ -191,7 +189,10 @@ mod tests {
     #[test]
     fn bad_values_say_what_to_write() {
         let err = parse("stall-after = \"soon\"\n").unwrap_err();
-        assert!(err.contains("guards.stall-after") && err.contains("20m"), "{err}");
+        assert!(
+            err.contains("guards.stall-after") && err.contains("20m"),
+            "{err}"
+        );
         let err = parse("budget = -3.0\n").unwrap_err();
         assert!(err.contains("more than 0"), "{err}");
         let err = parse("budget-action = \"scale-to-zero\"\n").unwrap_err();

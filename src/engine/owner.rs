@@ -287,6 +287,7 @@ impl Owner {
         let mut preempted = Vec::new();
         let wanted;
         let idle;
+        let guarded;
         // Log lines alone change nothing the spot fallback looks at (pods, their waits, ends,
         // the Lease, time by the recoverer's tick): a batch of them is not judged again.
         let judge_fallback = batch.iter().any(|e| !matches!(e, Report::Tail { .. }));
@@ -312,6 +313,17 @@ impl Owner {
             let news = model.unattended(&self.workers.thresholds(), &idle, now);
             changed |= !news.is_empty();
             told.extend(news);
+            let max = self.workers.max_recoveries();
+            let calls = model.guard(self.workers.guards(), max, None, now);
+            changed |= !calls.told.is_empty();
+            told.extend(calls.told);
+            guarded = calls.commands;
+        }
+        // What the guards do passes the same gate as any change, audited as the guard's.
+        for command in guarded {
+            if let Ok(approved) = Gate::engine("guard", self.read_only).pass(command) {
+                self.take(approved);
+            }
         }
         self.act_on_idle(&idle);
         // A preempted rank: the recoverer (this engine, if it holds the Lease) restarts the run

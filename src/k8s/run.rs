@@ -57,6 +57,16 @@ impl Run {
         }
     }
 
+    /// When the run was launched, as its id says (None for an id Gantry did not make).
+    pub fn started(&self) -> Option<jiff::Timestamp> {
+        let stamp = self.id.get(..15)?;
+        let civil = jiff::civil::DateTime::strptime("%Y%m%d-%H%M%S", stamp).ok()?;
+        civil
+            .to_zoned(jiff::tz::TimeZone::UTC)
+            .ok()
+            .map(|z| z.timestamp())
+    }
+
     /// An attempt made before runs were recorded: the first of a run of its own, with no id.
     pub fn unrecorded() -> Run {
         Run {
@@ -171,6 +181,8 @@ mod tests {
         assert_eq!((retried.attempt, retried.recoveries), (2, 0));
         assert_eq!((recovered.attempt, recovered.recoveries), (3, 1));
         assert_eq!(recovered.id, first.id);
+        assert_eq!(recovered.started(), Some(now()), "when it was launched");
+        assert_eq!(Run::unrecorded().started(), None);
     }
 
     #[test]

@@ -7,6 +7,7 @@ pub mod cluster;
 pub mod drift;
 pub mod ends;
 pub mod fallback;
+pub mod guards;
 pub mod idle;
 pub mod jobs;
 mod log_lines;
@@ -81,6 +82,8 @@ pub struct Model {
     pub recovery: recovery::Recovery,
     /// What was told of stalls, long waits, an unreachable or idle cluster.
     pub unattended: unattended::Unattended,
+    /// What the guards told and did.
+    pub guarded: guards::Guarded,
     /// What every viewer and listener was told, numbered (the newest few).
     notices: VecDeque<(u64, Notice)>,
     next_notice: u64,

@@ -123,7 +123,11 @@ impl Model {
         let (Some(attempt), Some(first_running)) = (attempt, running.iter().min().copied()) else {
             self.unattended.lines = None;
             self.unattended.steps = None;
-            return self.unattended.stalled.take().map(|s| progress_again(&s, "it has no pod running"));
+            return self
+                .unattended
+                .stalled
+                .take()
+                .map(|s| progress_again(&s, "it has no pod running"));
         };
         let name = attempt.name.as_str();
         let following = self.logs.source.as_ref().is_some_and(|s| s.attempt == name);
@@ -231,7 +235,12 @@ impl Model {
                         "cluster reachable again after {}",
                         human_duration(age(now, since).as_secs() as i64)
                     );
-                    Some(Notice::new(Kind::Cluster, Severity::Info, self.cluster_name(), text))
+                    Some(Notice::new(
+                        Kind::Cluster,
+                        Severity::Info,
+                        self.cluster_name(),
+                        text,
+                    ))
                 }
                 _ => None,
             };
@@ -271,12 +280,12 @@ impl Model {
             .as_news(Event::Idle, format!("idle/{}", since.as_second()))
             .with_detail("idleSince", since.to_string());
         Some(match idle {
-            Idle::Remind { per_hour, .. } | Idle::ScaleToZero { per_hour, .. } => match per_hour
-                .usd()
-            {
-                Some(usd) => notice.with_detail("perHour", usd),
-                None => notice,
-            },
+            Idle::Remind { per_hour, .. } | Idle::ScaleToZero { per_hour, .. } => {
+                match per_hour.usd() {
+                    Some(usd) => notice.with_detail("perHour", usd),
+                    None => notice,
+                }
+            }
             Idle::No => notice,
         })
     }

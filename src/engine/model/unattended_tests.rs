@@ -105,7 +105,10 @@ fn a_running_attempt_without_a_new_line_for_stall_after_is_told_stalled_once_unt
     let mut model = model_with(running_since(1));
     lines(&mut model, &["starting"]);
     assert!(check(&mut model, 2).is_empty());
-    assert!(check(&mut model, 21).is_empty(), "20 minutes from the last line, not yet");
+    assert!(
+        check(&mut model, 21).is_empty(),
+        "20 minutes from the last line, not yet"
+    );
     let told = check(&mut model, 23);
     assert_eq!(
         news(&told),
@@ -121,7 +124,10 @@ fn a_running_attempt_without_a_new_line_for_stall_after_is_told_stalled_once_unt
     lines(&mut model, &["back"]);
     let told = check(&mut model, 41);
     assert_eq!(told.len(), 1);
-    assert!(told[0].news.is_none(), "the end of a stall is for the record");
+    assert!(
+        told[0].news.is_none(),
+        "the end of a stall is for the record"
+    );
     assert_eq!(
         told[0].text,
         format!("attempt {JOB} no longer stalled: it makes progress again")
@@ -148,9 +154,11 @@ fn lines_that_flow_without_a_new_step_are_a_stall_too() {
 
 #[test]
 fn a_pod_not_running_after_waiting_after_is_told_once_with_why() {
-    let mut model = model_with(json!({"phase": "Pending", "conditions": [{"type": "PodScheduled",
+    let mut model = model_with(
+        json!({"phase": "Pending", "conditions": [{"type": "PodScheduled",
         "status": "False", "reason": "Unschedulable",
-        "message": "0/3 nodes are available: 3 Insufficient nvidia.com/gpu."}]}));
+        "message": "0/3 nodes are available: 3 Insufficient nvidia.com/gpu."}]}),
+    );
     assert!(model.waits.of(POD).is_some(), "the pod waits");
     assert!(check(&mut model, 10).is_empty());
     let told = check(&mut model, 16);
@@ -158,7 +166,10 @@ fn a_pod_not_running_after_waiting_after_is_told_once_with_why() {
         panic!("{told:?}")
     };
     assert_eq!(*event, Event::Waiting);
-    assert!(text.starts_with(&format!("pod {POD} not running after 16m: ")), "{text}");
+    assert!(
+        text.starts_with(&format!("pod {POD} not running after 16m: ")),
+        "{text}"
+    );
     assert!(check(&mut model, 30).is_empty(), "told once");
 }
 

@@ -243,6 +243,11 @@ impl Workers {
         crate::engine::model::unattended::Thresholds::of(&self.shared.session.config.guards)
     }
 
+    /// What the guards do (`[guards]`).
+    pub fn guards(&self) -> &crate::config::Guards {
+        &self.shared.session.config.guards
+    }
+
     /// How many recoveries a run may have (`[job.recovery] max-recoveries`).
     pub fn max_recoveries(&self) -> u32 {
         self.shared.session.config.job.recovery.max_recoveries
