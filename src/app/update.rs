@@ -166,6 +166,9 @@ impl App {
             let cost = crate::gke::cost::per_hour(&shape);
             lines.push(format!("cost     {}", crate::gke::cost::describe(&cost)));
         }
+        if let Some(armed) = self.config.guards.armed() {
+            lines.push(format!("guards   {armed}"));
+        }
         lines.push("Nodes cost money while the cluster exists; X deletes it.".into());
         self.ask(Confirm::yes_no(
             "Create this GKE cluster? (y/N)",

@@ -1,5 +1,5 @@
-//! The status bar: where Gantry works, READ-ONLY, the last notice or error, what an idle cluster
-//! costs (after the config's `idle-reminder`), and key hints.
+//! The status bar: where Gantry works, READ-ONLY or GUARDED (and the guards), the last notice or
+//! error, what an idle cluster costs (after the config's `idle-reminder`), and key hints.
 
 use ratatui::Frame;
 use ratatui::layout::Rect;
@@ -36,6 +36,10 @@ pub fn draw(
     let mut spans = Vec::new();
     if app.read_only() {
         spans.push(Span::styled(" READ-ONLY ", theme.badge()));
+        spans.push(Span::raw(" "));
+    } else if app.config.guards.armed().is_some() {
+        // Guards that may end a run or scale the pools: said while they are armed.
+        spans.push(Span::styled(" GUARDED ", theme.badge()));
         spans.push(Span::raw(" "));
     }
     let reminder = idle::decide(model, &IdleSettings::of(&app.config, app.read_only()), now)
@@ -99,7 +103,10 @@ pub fn draw(
             }
         }
         None => {
-            let context = model.target().map(|t| t.place.clone()).unwrap_or_default();
+            let mut context = model.target().map(|t| t.place.clone()).unwrap_or_default();
+            if let Some(armed) = app.config.guards.armed() {
+                context = format!("{context} · guards: {armed}");
+            }
             spans.push(Span::styled(
                 fit(&context, width.saturating_sub(used + hints_width + 2)),
                 theme.dim(),
