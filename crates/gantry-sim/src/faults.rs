@@ -45,9 +45,12 @@ pub enum Fault {
     /// The project's GPU quota in all regions (Compute Engine's `GPUS_ALL_REGIONS`) is this
     /// many GPUs: a node pool create, resize or autoscaler scale-up past it fails as on GKE.
     GpuQuota(u32),
-    /// The zones have no capacity left for this node pool's machines: its new nodes cannot be
-    /// made (`ZONE_RESOURCE_POOL_EXHAUSTED`, the autoscaler's "GCE out of resources").
-    Stockout(String),
+    /// The zones have room for only `room` nodes of the node pool named `pool` (exactly that
+    /// name, in each cluster): a new node that would take the pool past `room`, counting its
+    /// registered nodes and the instances booting for it, cannot be made
+    /// (`ZONE_RESOURCE_POOL_EXHAUSTED`, the autoscaler's "GCE out of resources"). A node that
+    /// goes gives its room back. `room` 0: no node of the pool can be made at all.
+    Stockout { pool: String, room: u32 },
     /// Every `every`, Compute Engine reclaims one Spot or preemptible node that runs a Job's
     /// pod, `count` times in all (`gke::preemption`: the node shuts down gracefully, goes, and
     /// its instance group recreates it).
@@ -90,7 +93,7 @@ fault_table! {
     HOSTILE_STRINGS = "hostile-strings",
     NO_METRICS_API = "no-metrics-api",
     GPU_QUOTA = "gpu-quota" = "GPUS",
-    STOCKOUT = "stockout" = "POOL",
+    STOCKOUT = "stockout" = "POOL[:N]",
     PREEMPT = "preempt" = "SECS:COUNT",
 }
 
@@ -113,7 +116,7 @@ impl Fault {
             Fault::HostileStrings => HOSTILE_STRINGS,
             Fault::NoMetricsApi => NO_METRICS_API,
             Fault::GpuQuota(_) => GPU_QUOTA,
-            Fault::Stockout(_) => STOCKOUT,
+            Fault::Stockout { .. } => STOCKOUT,
             Fault::Preempt { .. } => PREEMPT,
         }
     }
@@ -193,10 +196,28 @@ impl FromStr for Fault {
                     .map_err(|_| err("the argument is not a whole number of GPUs"))?;
                 Ok(Fault::GpuQuota(gpus))
             }
-            STOCKOUT => match arg.filter(|a| !a.is_empty()) {
-                Some(pool) => Ok(Fault::Stockout(pool.to_string())),
-                None => Err(err("needs a node pool's name, e.g. =gpu-pool")),
-            },
+            STOCKOUT => {
+                let example = "needs a node pool's name and, optionally, how many of its nodes \
+                               can be made, e.g. =gpu-pool or =default-pool:1";
+                let arg = arg.filter(|a| !a.is_empty()).ok_or_else(|| err(example))?;
+                let (pool, room) = match arg.rsplit_once(':') {
+                    None => (arg, 0),
+                    Some((pool, room)) => {
+                        let room = room.trim().parse().map_err(|_| {
+                            err("the count after ':' must be a whole number of nodes, \
+                                 e.g. =default-pool:1")
+                        })?;
+                        (pool.trim(), room)
+                    }
+                };
+                if pool.is_empty() {
+                    return Err(err(example));
+                }
+                Ok(Fault::Stockout {
+                    pool: pool.to_string(),
+                    room,
+                })
+            }
             PREEMPT => {
                 let example = "needs seconds between reclaims and how many, e.g. =60:2";
                 let (every, count) = arg
@@ -371,10 +392,13 @@ impl Faults {
             _ => None,
         })
     }
-    /// Whether the zones are out of capacity for this node pool's machines.
-    pub fn stockout(&self, pool: &str) -> bool {
-        self.find(|f| matches!(f, Fault::Stockout(p) if p == pool).then_some(()))
-            .is_some()
+    /// How many nodes of the pool of this exact name the zones have room for, when a stockout
+    /// is on it (0: none at all); None when the pool is not stocked out.
+    pub fn stockout(&self, pool: &str) -> Option<u32> {
+        self.find(|f| match f {
+            Fault::Stockout { pool: p, room } if p == pool => Some(*room),
+            _ => None,
+        })
     }
     /// How often Spot nodes are reclaimed, and how many reclaims there are in all.
     pub fn preempt(&self) -> Option<(Duration, u64)> {

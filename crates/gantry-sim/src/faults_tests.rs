@@ -37,7 +37,17 @@ fn parses_every_fault() {
     assert_eq!("gpu-quota=0".parse(), Ok(Fault::GpuQuota(0)));
     assert_eq!(
         "stockout=gpu-pool".parse(),
-        Ok(Fault::Stockout("gpu-pool".into()))
+        Ok(Fault::Stockout {
+            pool: "gpu-pool".into(),
+            room: 0
+        })
+    );
+    assert_eq!(
+        "stockout=default-pool:1".parse(),
+        Ok(Fault::Stockout {
+            pool: "default-pool".into(),
+            room: 1
+        })
     );
     assert!("gpu-quota".parse::<Fault>().is_err());
     assert!("gpu-quota=-1".parse::<Fault>().is_err());
@@ -58,8 +68,9 @@ fn parses_every_fault() {
     ] {
         assert!(bad.parse::<Fault>().is_err(), "{bad}");
     }
-    let faults = Faults::new(vec![Fault::Stockout("gpu-pool".into())]);
-    assert!(faults.stockout("gpu-pool") && !faults.stockout("default-pool"));
+    let faults = Faults::new(vec!["stockout=gpu-pool".parse().unwrap()]);
+    assert_eq!(faults.stockout("gpu-pool"), Some(0));
+    assert_eq!(faults.stockout("default-pool"), None);
     assert_eq!(faults.gpu_quota(), None);
 }
 
@@ -74,7 +85,7 @@ fn example(form: &str) -> String {
         "MS" => "250",
         "MESSAGE" => "boom",
         "GPUS" => "2",
-        "POOL" => "gpu-pool",
+        "POOL[:N]" => "gpu-pool:1",
         "SECS:COUNT" => "0.5:2",
         other => panic!("no example value for {other}"),
     };
@@ -100,7 +111,7 @@ fn kind(fault: &Fault) -> usize {
         Fault::HostileStrings => 12,
         Fault::NoMetricsApi => 13,
         Fault::GpuQuota(_) => 14,
-        Fault::Stockout(_) => 15,
+        Fault::Stockout { .. } => 15,
         Fault::Preempt { .. } => 16,
     }
 }
@@ -169,6 +180,33 @@ fn explains_bad_faults() {
     );
     assert!("watch-drop".parse::<Fault>().is_err());
     assert!("watch-gone=3".parse::<Fault>().is_err());
+}
+
+#[test]
+fn a_stockout_with_a_bad_count_or_no_pool_says_what_it_expects() {
+    for bad in [
+        "stockout=default-pool:x",
+        "stockout=default-pool:",
+        "stockout=default-pool:-1",
+    ] {
+        let e = bad.parse::<Fault>().unwrap_err().to_string();
+        assert!(
+            e.contains("the count after ':' must be a whole number of nodes, e.g. =default-pool:1"),
+            "{bad}: {e}"
+        );
+    }
+    for bad in ["stockout", "stockout=", "stockout=:1"] {
+        let e = bad.parse::<Fault>().unwrap_err().to_string();
+        assert!(e.contains("needs a node pool's name"), "{bad}: {e}");
+    }
+}
+
+#[test]
+fn a_stockout_hits_only_the_pool_of_exactly_its_name() {
+    let faults = Faults::new(vec!["stockout=default-pool".parse().unwrap()]);
+    assert_eq!(faults.stockout("default-pool"), Some(0));
+    assert_eq!(faults.stockout("default-pool-on-demand"), None);
+    assert_eq!(faults.stockout("default"), None);
 }
 
 #[test]

@@ -1,16 +1,20 @@
 //! What Compute Engine refuses when a node pool's instances are made: more GPUs than the
 //! project's quota (the `gpu-quota` fault) or a zone out of capacity for the pool's machines
-//! (`stockout`). Node pool operations and the cluster autoscaler ask here before each new
-//! instance, and word the refusal as GKE passes Compute Engine's on.
+//! (`stockout`: none at all, or none past a number of the pool's nodes, as a Spot pool that was
+//! made and then finds no capacity to scale up). Cluster creation, node pool operations, the
+//! cluster autoscaler and a reclaimed instance's recreation ask here before each new instance,
+//! and word the refusal as GKE passes Compute Engine's on.
+
+use std::sync::Arc;
 
 use serde_json::Value;
 
 use super::GkeApi;
 use super::errors::rpc_code;
 use super::lifecycle::Failure;
-use crate::kube::cluster::{ClusterSpec, NodePoolSpec};
-use crate::kube::quantity;
+use crate::kube::cluster::{ClusterSpec, ClusterState, NodePoolSpec};
 use crate::kube::resources::Kind;
+use crate::kube::{nodes, quantity};
 use crate::machines;
 
 /// Why new instances cannot be made.
@@ -47,23 +51,25 @@ pub fn gpus_per_node(pool: &NodePoolSpec) -> u64 {
         .unwrap_or(0)
 }
 
-/// Whether `new_nodes` more instances of `pool` can be made in the project now. A refusal is
-/// counted on its fault.
+/// Whether `new_nodes` more instances of `pool`, a pool of the cluster `state` runs, can be
+/// made now: all of them or none. A refusal is counted on its fault.
 pub fn check(
     api: &GkeApi,
-    project: &str,
+    state: &ClusterState,
     pool: &NodePoolSpec,
     new_nodes: u64,
 ) -> Result<(), Shortage> {
     let faults = &api.shared.faults;
-    if faults.stockout(&pool.name) {
+    if let Some(room) = faults.stockout(&pool.name)
+        && pool_nodes(api, state, &pool.name) + new_nodes > u64::from(room)
+    {
         faults.fired("stockout");
         return Err(Shortage::Stockout);
     }
     let wanted = gpus_per_node(pool) * new_nodes;
     if let Some(limit) = faults.gpu_quota()
         && wanted > 0
-        && project_gpus(api, project) + wanted > u64::from(limit)
+        && project_gpus(api, &state.spec.project) + wanted > u64::from(limit)
     {
         faults.fired("gpu-quota");
         return Err(Shortage::Quota { limit });
@@ -77,35 +83,56 @@ pub fn check_cluster(api: &GkeApi, spec: &ClusterSpec) -> Option<Failure> {
     let held = project_gpus(api, &spec.project);
     let mut wanted = 0;
     for pool in &spec.node_pools {
-        let nodes = u64::from(pool.nodes_per_zone) * pool.zones.len() as u64;
-        if nodes == 0 {
+        let count = u64::from(pool.nodes_per_zone) * pool.zones.len() as u64;
+        if count == 0 {
             continue;
         }
-        wanted += gpus_per_node(pool) * nodes;
-        let shortage = if faults.stockout(&pool.name) {
-            Some(("stockout", Shortage::Stockout))
-        } else {
-            faults
+        wanted += gpus_per_node(pool) * count;
+        // A stockout lets the nodes the zones have room for run; a quota, none.
+        let shortage = match faults.stockout(&pool.name).map(u64::from) {
+            Some(room) if count > room => Some(("stockout", Shortage::Stockout, room)),
+            _ => faults
                 .gpu_quota()
                 .filter(|limit| gpus_per_node(pool) > 0 && held + wanted > u64::from(*limit))
-                .map(|limit| ("gpu-quota", Shortage::Quota { limit }))
+                .map(|limit| ("gpu-quota", Shortage::Quota { limit }, 0)),
         };
-        if let Some((fault, shortage)) = shortage {
+        if let Some((fault, shortage, running)) = shortage {
             faults.fired(fault);
             let zone = pool
                 .zones
                 .first()
                 .map_or(spec.location.as_str(), String::as_str);
-            let instance = crate::kube::nodes::instance_name(&spec.name, &pool.name, zone);
+            let instance = nodes::instance_name(&spec.name, &pool.name, zone);
             let place = Place {
                 project: &spec.project,
                 zone,
                 instance: &instance,
             };
-            return Some(operation_failure(shortage, &place, (nodes, 0), 0.0));
+            return Some(operation_failure(shortage, &place, (count, running), 0.0));
         }
     }
     None
+}
+
+/// The nodes `pool` has in the cluster `state` runs: registered, and instances booting for it
+/// (a scale-up's, a reclaimed instance's recreation).
+fn pool_nodes(api: &GkeApi, state: &ClusterState, pool: &str) -> u64 {
+    let booting = {
+        let registry = api.registry();
+        registry
+            .clusters
+            .values()
+            .find(|record| {
+                record
+                    .runtime
+                    .as_ref()
+                    .is_some_and(|r| std::ptr::eq(Arc::as_ptr(r.state()), state))
+            })
+            .map_or(0, |record| {
+                record.booting.iter().filter(|b| b.pool == pool).count()
+            })
+    };
+    (nodes::of_pool(state, pool).len() + booting) as u64
 }
 
 /// GPUs the project holds: its clusters' nodes and the instances booting for them.
@@ -245,6 +272,65 @@ mod tests {
             Shortage::Stockout.autoscaler_reason(),
             "GCE out of resources"
         );
+    }
+
+    /// The seed's cluster with one pool of this name and size.
+    fn one_pool_cluster(pool: &str, nodes: u32) -> ClusterSpec {
+        let mut spec = ClusterSpec::seed("p", "us-central1-a", "c");
+        spec.node_pools[0].name = pool.into();
+        spec.node_pools[0].nodes_per_zone = nodes;
+        spec
+    }
+
+    fn stockout(pool: &str, room: u32) -> Arc<GkeApi> {
+        let fault = crate::faults::Fault::Stockout {
+            pool: pool.into(),
+            room,
+        };
+        GkeApi::new(crate::test_support::shared(1.0, vec![fault]))
+    }
+
+    #[test]
+    fn a_stockout_after_one_node_lets_a_cluster_of_one_node_be_made_but_not_of_two() {
+        let api = stockout("default-pool", 1);
+        assert_eq!(
+            check_cluster(&api, &one_pool_cluster("default-pool", 1)),
+            None
+        );
+        let failure = check_cluster(&api, &one_pool_cluster("default-pool", 2)).unwrap();
+        assert!(
+            failure.message.contains(
+                "Expected 2, running 1, transitioning 1. Current errors: \
+                 [ZONE_RESOURCE_POOL_EXHAUSTED_WITH_DETAILS]"
+            ),
+            "{}",
+            failure.message
+        );
+        assert_eq!(api.shared.faults.times_fired("stockout"), 1);
+    }
+
+    #[test]
+    fn a_stockout_without_a_count_refuses_even_a_cluster_of_one_node() {
+        let api = stockout("default-pool", 0);
+        let failure = check_cluster(&api, &one_pool_cluster("default-pool", 1)).unwrap();
+        assert_eq!(failure.code, rpc_code::RESOURCE_EXHAUSTED);
+        assert!(
+            failure
+                .message
+                .contains("[ZONE_RESOURCE_POOL_EXHAUSTED_WITH_DETAILS]"),
+            "{}",
+            failure.message
+        );
+    }
+
+    #[test]
+    fn a_stockout_spares_a_pool_whose_name_only_begins_with_the_stocked_out_one() {
+        let api = stockout("default-pool", 0);
+        assert_eq!(
+            check_cluster(&api, &one_pool_cluster("default-pool-on-demand", 3)),
+            None
+        );
+        assert_eq!(api.shared.faults.times_fired("stockout"), 0);
     }
 
     #[test]

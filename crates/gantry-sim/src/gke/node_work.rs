@@ -156,7 +156,7 @@ fn check_capacity(
     let (Step::Add(zone) | Step::Replace(_, zone), Some(pool)) = (step, desired) else {
         return Ok(());
     };
-    let Err(shortage) = capacity::check(api, &state.spec.project, pool, 1) else {
+    let Err(shortage) = capacity::check(api, state, pool, 1) else {
         return Ok(());
     };
     let running = nodes::of_pool(state, &pool.name)

@@ -189,7 +189,7 @@ async fn collect_orphans(ctx: Ctx, node: String) {
 async fn recreate(ctx: &Ctx, pool: &str, zone: &str) -> Option<NodePoolSpec> {
     loop {
         let spec = pool_spec(ctx, pool)?;
-        let granted = capacity::check(&ctx.api, &ctx.state.spec.project, &spec, 1).is_ok();
+        let granted = capacity::check(&ctx.api, &ctx.state, &spec, 1).is_ok();
         if granted {
             booting(ctx, &spec, zone, true);
         }

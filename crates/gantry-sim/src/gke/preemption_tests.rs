@@ -249,7 +249,10 @@ async fn a_reclaim_under_hostile_strings_still_kills_the_pods_a_policy_ignores()
 #[tokio::test]
 async fn a_reclaimed_node_waits_for_capacity_to_come_back_and_its_pods_are_collected_meanwhile() {
     let mut faults = preempt(1);
-    faults.push(Fault::Stockout("spot-pool".into()));
+    faults.push(Fault::Stockout {
+        pool: "spot-pool".into(),
+        room: 0,
+    });
     let state = spot_cluster(faults).await;
     let node = crate::kube::nodes::of_pool(&state, "spot-pool")[0]
         .name

@@ -33,6 +33,9 @@ pub struct WorkloadSpec {
     pub log_format: LogFormat,
     /// The training step from which the loss is NaN.
     pub diverge_at: Option<u64>,
+    /// After this many updates the container writes nothing more and never exits by itself,
+    /// as a training process hung in a collective: it runs until it is stopped.
+    pub stall_after: Option<u64>,
     /// A file of the replay directory to write instead of a generated log.
     pub replay: Option<String>,
     /// A knob that could not be read: the container says so and exits 2.
@@ -76,6 +79,16 @@ impl WorkloadSpec {
                 None
             }),
         };
+        let stall_after = match env.get("SIM_STALL_AFTER").map(|v| v.trim()) {
+            None | Some("") => None,
+            Some(v) => v.parse().ok().or_else(|| {
+                problem.get_or_insert(format!(
+                    "sim: SIM_STALL_AFTER={v}: not a number of log lines (give a whole number \
+                     such as 40)"
+                ));
+                None
+            }),
+        };
         Self {
             epochs: num("SIM_EPOCHS", 3).max(1),
             log_lines: num("SIM_LOG_LINES", 60),
@@ -95,6 +108,7 @@ impl WorkloadSpec {
             world_size: num("WORLD_SIZE", 1).max(1),
             log_format,
             diverge_at,
+            stall_after,
             replay: env.get("SIM_REPLAY").cloned().filter(|v| !v.is_empty()),
             problem,
         }
@@ -148,7 +162,8 @@ impl Source {
     }
 }
 
-/// Runs the workload to its end (or until `cancel`), writing to `out`.
+/// Runs the workload to its end (or until `cancel`), writing to `out`. A stalled workload
+/// (`stall_after`) runs until `cancel` and gives None.
 /// `ordinal` is which pod of its Job this is (0 for the first); `memory_limit` the container's;
 /// `replay_dir` the simulator's `--replay-dir`.
 pub async fn run(
@@ -191,6 +206,9 @@ pub async fn run(
         if cancel.is_cancelled() {
             return None;
         }
+        if spec.stall_after.is_some_and(|n| written >= n) {
+            return stall(&mut sink, &out, &cancel).await;
+        }
         let due = if spec.lines_per_second == 0.0 {
             written + 4096
         } else {
@@ -202,6 +220,7 @@ pub async fn run(
             };
             ((sim_elapsed * spec.lines_per_second) as u64 + 1).max(written + 1)
         };
+        let due = spec.stall_after.map_or(due, |n| due.min(n));
         let more = match source.fill(written, due, &mut sink).await {
             Ok(more) => more,
             Err(message) => {
@@ -240,6 +259,10 @@ pub async fn run(
             reason: "OOMKilled",
         });
     }
+    if spec.stall_after.is_some() {
+        // Stalled past the log's end: it never exits.
+        return stall(&mut sink, &out, &cancel).await;
+    }
     if ordinal < spec.fail_attempts {
         sink.end_line();
         sink.line("Traceback (most recent call last):");
@@ -251,6 +274,14 @@ pub async fn run(
     sink.finish();
     out.push_pieces(sink.take());
     Some(Exit::from_code(spec.exit_code))
+}
+
+/// Writes nothing more until the container is stopped. An unterminated line stays unwritten,
+/// as the runtime keeps it until its newline comes.
+async fn stall(sink: &mut LineSink, out: &LogStream, cancel: &CancellationToken) -> Option<Exit> {
+    out.push_pieces(sink.take());
+    cancel.cancelled().await;
+    None
 }
 
 fn log_shape(spec: &WorkloadSpec) -> LogShape {

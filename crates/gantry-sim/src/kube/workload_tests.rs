@@ -1,8 +1,14 @@
-//! The workload's knobs, its runs to an end (completion, failure, OOM kill), and replays.
+//! The workload's knobs, its runs to an end (completion, failure, OOM kill) or to a stall, and
+//! replays.
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
+use serde_json::json;
+
 use super::*;
+use crate::kube::lifecycle;
+use crate::kube::resources::Kind;
+use crate::test_support::{self, PATIENCE, until};
 
 fn env(pairs: &[(&str, &str)]) -> HashMap<String, String> {
     pairs
@@ -235,4 +241,95 @@ async fn a_generated_log_ends_with_its_newline_and_counts_its_updates() {
     assert_eq!(exit.map(|e| e.code), Some(0));
     assert_eq!(out.iter().filter(|b| **b == b'\n').count(), 300);
     assert!(out.ends_with(b"training finished\n"));
+}
+
+/// Waits, at most `PATIENCE`, until the stream holds `lines` lines.
+async fn until_lines(out: &LogStream, lines: usize) {
+    let mut progress = out.watch();
+    tokio::time::timeout(PATIENCE, progress.wait_for(|(n, _)| *n >= lines))
+        .await
+        .unwrap_or_else(|_| panic!("{} lines, not {lines}, within {PATIENCE:?}", out.len()))
+        .unwrap();
+}
+
+/// The knobs of a log of `log_lines` updates, 10 a simulated second, that stalls after
+/// `stall_after` of them.
+fn stalling(log_lines: &str, stall_after: &str) -> WorkloadSpec {
+    WorkloadSpec::from_env(&env(&[
+        ("SIM_LOG_LINES", log_lines),
+        ("SIM_LINES_PER_SECOND", "10"),
+        ("SIM_STALL_AFTER", stall_after),
+    ]))
+}
+
+#[tokio::test]
+async fn a_stalled_workload_writes_its_first_lines_then_nothing_and_runs_until_stopped() {
+    let clock = Clock::new(0.001);
+    // Stalled in the middle of the log, and past its end (then it never exits).
+    for (log_lines, stall_after) in [("50", "5"), ("5", "10")] {
+        let spec = stalling(log_lines, stall_after);
+        assert_eq!(spec.problem, None);
+        let out = Arc::new(LogStream::default());
+        let cancel = CancellationToken::new();
+        let task = tokio::spawn({
+            let (out, cancel) = (out.clone(), cancel.clone());
+            async move { run(&spec, 0, None, None, out, clock, cancel).await }
+        });
+        until_lines(&out, 5).await;
+        // Ten times as long as the longer log takes whole.
+        clock.sleep_secs(50.0).await;
+        assert_eq!(
+            out.len(),
+            5,
+            "{log_lines} lines, stalled after {stall_after}"
+        );
+        assert!(!task.is_finished(), "it exited by itself");
+        cancel.cancel();
+        let exit = tokio::time::timeout(PATIENCE, task).await.unwrap().unwrap();
+        assert_eq!(exit, None, "stopped, not exited");
+    }
+}
+
+#[tokio::test]
+async fn a_stall_after_that_is_not_a_number_fails_the_container_with_exit_code_2_saying_why() {
+    let spec = stalling("50", "soon");
+    let (exit, bytes) = run_to_end(&spec, None).await;
+    assert_eq!(exit.map(|e| e.code), Some(2));
+    assert_eq!(
+        String::from_utf8_lossy(&bytes),
+        "sim: SIM_STALL_AFTER=soon: not a number of log lines (give a whole number such as 40)\n"
+    );
+    assert_eq!(stalling("50", " 7 ").stall_after, Some(7));
+    assert_eq!(stalling("50", "").stall_after, None);
+}
+
+#[tokio::test]
+async fn a_stalled_pod_stays_running_with_its_first_lines_and_no_more() {
+    let shared = test_support::shared(0.001, Vec::new());
+    let clock = shared.clock;
+    let pools = json!([{"name": "default-pool", "initialNodeCount": 1,
+        "config": {"machineType": "n1-standard-4"}}]);
+    let (_api, state) = test_support::cluster(shared, pools).await;
+    let pod = json!({"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "train"},
+        "spec": {"restartPolicy": "Never", "containers": [{"name": "main",
+            "image": "gcr.io/p/train:v1",
+            "env": [{"name": "SIM_LOG_LINES", "value": "50"},
+                    {"name": "SIM_LINES_PER_SECOND", "value": "10"},
+                    {"name": "SIM_STALL_AFTER", "value": "5"}]}]}});
+    lifecycle::create(&state, Kind::Pod, Some("default"), pod).unwrap();
+    let stream = until(&state, "the pod Running", |s| {
+        let pod = s.store.get(Kind::Pod, "default", "train")?;
+        (pod["status"]["phase"] == "Running").then_some(())?;
+        s.logs.stream("default", "train", "main", false)
+    })
+    .await;
+    until_lines(&stream, 5).await;
+    // Ten times as long as the whole log (5 simulated seconds) takes.
+    clock.sleep_secs(50.0).await;
+    let pod = state.store.get(Kind::Pod, "default", "train").unwrap();
+    assert_eq!(pod["status"]["phase"], "Running", "{pod}");
+    let container = &pod["status"]["containerStatuses"][0];
+    assert!(container["state"].get("running").is_some(), "{container}");
+    assert_eq!(stream.len(), 5);
+    assert!(!stream.is_finished());
 }

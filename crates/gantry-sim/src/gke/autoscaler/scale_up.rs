@@ -101,8 +101,7 @@ fn grow(ctx: &Ctx, group: &Group, up: ScaleUp, backoff: Backoffs) {
     for pod in &up.pods {
         ctx.event(pod, EventType::Normal, "TriggeredScaleUp", &message);
     }
-    let project = &ctx.state.spec.project;
-    let refused = capacity::check(&ctx.api, project, &group.pool, up.new_nodes).err();
+    let refused = capacity::check(&ctx.api, &ctx.state, &group.pool, up.new_nodes).err();
     {
         let mut registry = ctx.api.registry();
         if let Some(record) = registry.find_mut(&ctx.key) {

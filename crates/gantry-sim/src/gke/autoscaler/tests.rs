@@ -236,7 +236,10 @@ async fn a_pool_create_past_the_gpu_quota_ends_in_error_naming_the_quota() {
 
 #[tokio::test]
 async fn a_stockout_fails_a_resize_with_the_zone_exhausted_and_a_scale_up_out_of_resources() {
-    let stockout = Fault::Stockout("gpu-pool".into());
+    let stockout = Fault::Stockout {
+        pool: "gpu-pool".into(),
+        room: 0,
+    };
     let (api, state) = cluster(vec![stockout], gpu_pool(0, 0, 1)).await;
     let answer = pool_requests::set_size(&api, PLACE, "gpu-pool", json!({"nodeCount": 1})).unwrap();
     let op = finished(&api, &answer).await;
@@ -262,6 +265,88 @@ async fn a_stockout_fails_a_resize_with_the_zone_exhausted_and_a_scale_up_out_of
     );
     assert!(nodes::of_pool(&state, "gpu-pool").is_empty());
     assert!(api.shared.faults.times_fired("stockout") >= 2);
+}
+
+#[tokio::test]
+async fn a_stockout_after_one_node_fails_a_resize_to_two_with_the_zone_exhausted() {
+    let stockout = Fault::Stockout {
+        pool: "gpu-pool".into(),
+        room: 1,
+    };
+    let plain = json!({"name": "gpu-pool", "initialNodeCount": 1,
+        "config": {"machineType": "n1-standard-4"}});
+    let (api, state) = cluster(vec![stockout], plain).await;
+    let answer = pool_requests::set_size(&api, PLACE, "gpu-pool", json!({"nodeCount": 2})).unwrap();
+    let op = finished(&api, &answer).await;
+    let message = op["error"]["message"].as_str().unwrap();
+    assert!(
+        message.contains(
+            "Expected 2, running 1, transitioning 1. Current errors: \
+             [ZONE_RESOURCE_POOL_EXHAUSTED_WITH_DETAILS]"
+        ),
+        "{message}"
+    );
+    assert_eq!(nodes::of_pool(&state, "gpu-pool").len(), 1);
+}
+
+/// The stockout of a Spot pool that was made and finds no capacity to grow: the cluster is
+/// created, as a client creates it (so Compute Engine is asked), with the pool's one node, and
+/// a Job's second pod, which does not fit it, raises a scale-up that fails with the stockout.
+#[tokio::test]
+async fn a_stockout_after_the_first_node_lets_the_cluster_be_made_and_fails_its_scale_up() {
+    let stockout = Fault::Stockout {
+        pool: "default-pool".into(),
+        room: 1,
+    };
+    let api = GkeApi::new(shared(vec![stockout]));
+    let body = json!({"cluster": {"name": "c", "nodePools": [{"name": "default-pool",
+        "initialNodeCount": 1,
+        "autoscaling": {"enabled": true, "minNodeCount": 1, "maxNodeCount": 3},
+        "config": {"machineType": "n1-standard-4", "spot": true}}]}});
+    let answer = handlers::create_cluster(&api, "p", "us-central1-a", body).unwrap();
+    let op = finished(&api, &answer).await;
+    assert!(op.get("error").is_none(), "{op}");
+    let cluster = handlers::get_cluster(&api, "p", "us-central1-a", "c").unwrap();
+    assert_eq!(cluster["status"], "RUNNING");
+    let state = api
+        .runtime("p", "us-central1-a", "c")
+        .unwrap()
+        .state()
+        .clone();
+    assert_eq!(nodes::of_pool(&state, "default-pool").len(), 1);
+    // Two pods of 2.5 CPUs: one fits the node's 3.92 allocatable, the other waits for a second.
+    let job = json!({"metadata": {"name": "train"},
+        "spec": {"parallelism": 2, "completions": 2, "template": {"spec": {
+            "restartPolicy": "Never", "containers": [{"name": "main", "image": "gcr.io/p/train:v1",
+                "env": [{"name": "SIM_LOG_LINES", "value": "1000"},
+                        {"name": "SIM_LINES_PER_SECOND", "value": "0.01"}],
+                "resources": {"requests": {"cpu": "2500m"}}}]}}}});
+    lifecycle::create(&state, Kind::Job, Some("default"), job).unwrap();
+    let failed = until(&state, "FailedScaleUp", |s| {
+        let (events, _) = s
+            .store
+            .list(Kind::Event, None, |e| e["reason"] == "FailedScaleUp");
+        events.first().map(|e| (**e).clone())
+    })
+    .await;
+    assert_eq!(
+        failed["message"],
+        "Node scale up in zones us-central1-a associated with this pod failed: GCE out of \
+         resources. Pod is at risk of not being scheduled."
+    );
+    let waiting = failed["involvedObject"]["name"].as_str().unwrap();
+    let triggered = event(&state, waiting, "TriggeredScaleUp").unwrap();
+    assert!(
+        triggered["message"]
+            .as_str()
+            .unwrap()
+            .ends_with(" 1->2 (max: 3)}]"),
+        "{triggered}"
+    );
+    let pod = state.store.get(Kind::Pod, "default", waiting).unwrap();
+    assert_eq!(pod["status"]["phase"], "Pending", "{pod}");
+    assert_eq!(nodes::of_pool(&state, "default-pool").len(), 1);
+    assert!(api.shared.faults.times_fired("stockout") >= 1);
 }
 
 #[tokio::test]
