@@ -20,9 +20,9 @@ pub enum Subcommand {
     /// Follow the cluster and the newest attempt without a terminal: save every pod's log (as
     /// the TUI does) and print one line per change, until SIGTERM or Ctrl-C.
     #[command(
-        after_help = "Examples:\n  gantry watch\n  gantry --sim --time-scale 0.01 watch\n  systemd-run --user gantry watch"
+        after_help = "Examples:\n  gantry watch\n  gantry watch --json | jq -c 'select(.severity != \"info\")'\n  gantry --sim --time-scale 0.01 watch\n  systemd-run --user gantry watch"
     )]
-    Watch,
+    Watch(WatchArgs),
     /// Serve the TUI over SSH to teammates: every key in the authorized keys watches, read-only;
     /// keys in the operators file may change things. No cloud credentials needed on their side.
     #[command(
@@ -90,7 +90,7 @@ impl Subcommand {
             Subcommand::Up(_) => "up",
             Subcommand::Status(_) => "status",
             Subcommand::Plan(_) => "plan",
-            Subcommand::Watch => "watch",
+            Subcommand::Watch(_) => "watch",
             Subcommand::Serve(_) => "serve",
             Subcommand::Down(_) => "down",
             Subcommand::Launch(_) => "launch",
@@ -136,7 +136,7 @@ impl Subcommand {
             Subcommand::Sim(_) => None,
             Subcommand::Status(_)
             | Subcommand::Plan(_)
-            | Subcommand::Watch
+            | Subcommand::Watch(_)
             | Subcommand::Serve(_)
             | Subcommand::Logs(_)
             | Subcommand::Metrics(_)
@@ -144,6 +144,14 @@ impl Subcommand {
             | Subcommand::Completions { .. } => None,
         }
     }
+}
+
+#[derive(Debug, Args)]
+pub struct WatchArgs {
+    /// One JSON object per line (`at`, `kind`, `severity`, `subject`, `text`, and `event` with
+    /// its `detail` for what notifications send) instead of text
+    #[arg(long)]
+    pub json: bool,
 }
 
 #[derive(Debug, Args)]

@@ -67,7 +67,7 @@ pub async fn run(cli: Cli) -> Result<i32> {
             clap_complete::generate(shell, &mut command, "gantry", &mut std::io::stdout());
             return Ok(0);
         }
-        Subcommand::Watch => settled.run(async |s| watch::run(s).await).await,
+        Subcommand::Watch(args) => settled.run(async |s| watch::run(args, s).await).await,
         Subcommand::Serve(args) => settled.run(async |s| serve::run(args, s).await).await,
         Subcommand::Up(args) => settled.run(async |s| up::run(args, &s).await).await,
         Subcommand::Status(args) => settled.run(async |s| status::run(args, &s).await).await,
@@ -140,7 +140,7 @@ fn runs_on_sim(command: &Subcommand) -> bool {
         Subcommand::Sim(_) => true,
         Subcommand::Completions { .. }
         | Subcommand::Config
-        | Subcommand::Watch
+        | Subcommand::Watch(_)
         | Subcommand::Serve(_)
         | Subcommand::Metrics(_)
         | Subcommand::Plan(_) => true,
