@@ -98,6 +98,7 @@ impl Notifier {
             delivery: delivery.clone(),
             failing: HashSet::new(),
             refused: HashSet::new(),
+            full_said: false,
         };
         let task = tokio::spawn(worker.run());
         Ok(Notifier {
@@ -181,6 +182,8 @@ struct Worker {
     failing: HashSet<String>,
     /// Targets that refused a message (logged once).
     refused: HashSet<String>,
+    /// Whether a full outbox was logged (once).
+    full_said: bool,
 }
 
 impl Worker {
@@ -196,6 +199,8 @@ impl Worker {
                     .unwrap_or_else(PoisonError::into_inner),
             );
             let count = events.len() as u64;
+            // Until the round ends, something may be being tried.
+            self.shared.progress.send_modify(|p| p.busy = true);
             let round = self.round(events).await;
             let wait = match round {
                 Ok(next_due) => {
@@ -265,11 +270,15 @@ impl Worker {
         .unwrap_or_else(|e| Err((std::io::Error::other(e), Vec::new())))?;
         let (admitted, claims, given_up) = claimed;
         if admitted.dropped > 0 {
-            tracing::warn!(
-                "notify: the outbox is full ({} messages): dropped {} of the oldest, least severe",
-                self.delivery.max_pending,
-                admitted.dropped
-            );
+            if self.full_said {
+                tracing::debug!("notify: the outbox is full: dropped {}", admitted.dropped);
+            } else {
+                tracing::warn!(
+                    "notify: the outbox is full ({} messages): dropping the oldest of the least severe (`gantry notify status` counts them)",
+                    self.delivery.max_pending
+                );
+                self.full_said = true;
+            }
         }
         for g in given_up {
             tracing::warn!(
