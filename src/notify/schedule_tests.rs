@@ -63,7 +63,14 @@ fn a_claimed_message_is_not_claimed_again_until_its_lease_ends() {
 #[test]
 fn a_delivered_message_goes_and_the_target_remembers_it() {
     let (mut outbox, id) = outbox_with(1);
-    let (claims, _) = claim(&mut outbox, &[id.clone()], at(0), 1, LEASE, &delivery());
+    let (claims, _) = claim(
+        &mut outbox,
+        std::slice::from_ref(&id),
+        at(0),
+        1,
+        LEASE,
+        &delivery(),
+    );
     let sent = Tried::Sent(Outcome::Delivered { status: 200 });
     record(&mut outbox, &[(claims[0].id, sent)], at(1), &delivery());
     assert!(outbox.pending.is_empty());
@@ -129,7 +136,14 @@ fn the_back_off_doubles_to_its_cap() {
 #[test]
 fn a_refused_message_goes_and_counts_as_failed() {
     let (mut outbox, id) = outbox_with(1);
-    let (claims, _) = claim(&mut outbox, &[id.clone()], at(0), 1, LEASE, &delivery());
+    let (claims, _) = claim(
+        &mut outbox,
+        std::slice::from_ref(&id),
+        at(0),
+        1,
+        LEASE,
+        &delivery(),
+    );
     let refused = Tried::Sent(Outcome::Refused {
         why: "HTTP 400 (invalid_payload)".into(),
     });
@@ -170,7 +184,7 @@ fn a_message_is_given_up_on_a_day_after_it_was_queued() {
 fn claims_are_bounded_per_round_and_deferred_ones_wait() {
     let (mut outbox, id) = outbox_with(30);
     let d = delivery();
-    let (claims, _) = claim(&mut outbox, &[id.clone()], at(0), 1, LEASE, &d);
+    let (claims, _) = claim(&mut outbox, std::slice::from_ref(&id), at(0), 1, LEASE, &d);
     assert_eq!(claims.len(), d.per_round);
     let deferred: Vec<_> = claims
         .iter()

@@ -36,6 +36,7 @@ mod metrics_frameworks;
 mod notify;
 mod notify_cli;
 mod notify_receiver;
+mod notify_secrets;
 mod preemption_e2e;
 mod readme_screenshot;
 mod recovery_e2e;
