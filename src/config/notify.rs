@@ -200,17 +200,17 @@ pub fn event_names() -> String {
         .join(", ")
 }
 
-/// `~/x` under the home directory; a relative path under `base` when there is one.
+/// `~/x` under the home directory; a relative path under `base` when there is one; made
+/// absolute (from the working directory), so that it names the same file wherever it is read.
 fn resolve_path(path: &Path, base: Option<&Path>) -> PathBuf {
-    if let Ok(rest) = path.strip_prefix("~")
-        && let Some(home) = std::env::var_os("HOME")
-    {
-        return PathBuf::from(home).join(rest);
-    }
-    match base {
-        Some(base) if path.is_relative() => base.join(path),
-        _ => path.to_path_buf(),
-    }
+    let path = match (path.strip_prefix("~"), std::env::var_os("HOME")) {
+        (Ok(rest), Some(home)) => PathBuf::from(home).join(rest),
+        _ => match base {
+            Some(base) if path.is_relative() => base.join(path),
+            _ => path.to_path_buf(),
+        },
+    };
+    std::path::absolute(&path).unwrap_or(path)
 }
 
 /// Reads every target's `url-file`, then checks them all.

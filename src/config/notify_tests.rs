@@ -175,3 +175,25 @@ fn no_target_prints_nothing() {
     let printed = toml::to_string_pretty(&Config::default()).unwrap();
     assert!(!printed.contains("notify"), "{printed}");
 }
+
+#[test]
+fn a_url_file_under_home_or_relative_is_named_by_its_absolute_path() {
+    let home = std::env::var_os("HOME").map(std::path::PathBuf::from);
+    let written = Path::new("~/.config/gantry/slack-url");
+    match home {
+        Some(home) => assert_eq!(
+            resolve_path(written, None),
+            home.join(".config/gantry/slack-url")
+        ),
+        None => assert!(resolve_path(written, None).is_absolute()),
+    }
+    let relative = resolve_path(Path::new("hook"), Some(Path::new("conf")));
+    assert!(
+        relative.is_absolute() && relative.ends_with("conf/hook"),
+        "{relative:?}"
+    );
+    assert_eq!(
+        resolve_path(Path::new("/etc/hook"), Some(Path::new("conf"))),
+        Path::new("/etc/hook")
+    );
+}
