@@ -15,6 +15,7 @@ pub mod kubeconfig;
 pub mod logging;
 pub mod metrics;
 pub mod names;
+pub mod notify;
 pub mod output;
 pub mod paths;
 pub mod pricing;

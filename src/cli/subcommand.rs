@@ -69,6 +69,12 @@ pub enum Subcommand {
         after_help = "Examples:\n  gantry delete job\n  gantry delete attempt ml-training-job-2 --yes"
     )]
     Delete(DeleteArgs),
+    /// Check the `[[notify]]` targets: send each one a test message now, or show what waits for
+    /// each and how its last delivery went.
+    #[command(
+        after_help = "Examples:\n  gantry notify test      (exit 1 when a target did not take it)\n  gantry notify status"
+    )]
+    Notify(NotifyArgs),
     /// Print the effective configuration as TOML.
     Config,
     /// Print shell completions.
@@ -98,6 +104,7 @@ impl Subcommand {
             Subcommand::Logs(_) => "logs",
             Subcommand::Metrics(_) => "metrics",
             Subcommand::Delete(_) => "delete",
+            Subcommand::Notify(_) => "notify",
             Subcommand::Config => "config",
             Subcommand::Completions { .. } => "completions",
         }
@@ -140,6 +147,7 @@ impl Subcommand {
             | Subcommand::Serve(_)
             | Subcommand::Logs(_)
             | Subcommand::Metrics(_)
+            | Subcommand::Notify(_)
             | Subcommand::Config
             | Subcommand::Completions { .. } => None,
         }
@@ -307,6 +315,22 @@ pub struct MetricsArgs {
 
 const fn default_max_log_requests() -> u16 {
     crate::k8s::logs::tail::DEFAULT_MAX_STREAMS as u16
+}
+
+#[derive(Debug, Args)]
+pub struct NotifyArgs {
+    #[command(subcommand)]
+    pub what: NotifyWhat,
+}
+
+#[derive(Debug, clap::Subcommand)]
+pub enum NotifyWhat {
+    /// Send each target a test message now (past its events, severity and rate limit) and
+    /// print how each took it and how long it took.
+    Test,
+    /// List the targets (URLs by their host), the messages waiting for each, and each one's
+    /// last delivery.
+    Status,
 }
 
 #[derive(Debug, Args)]

@@ -7,6 +7,7 @@ pub mod down;
 pub mod launch;
 pub mod logs;
 pub mod metrics;
+pub mod notify;
 pub mod plan;
 pub mod retry;
 pub mod serve;
@@ -78,6 +79,7 @@ pub async fn run(cli: Cli) -> Result<i32> {
         Subcommand::Logs(args) => settled.run(async |s| logs::run(args, &s).await).await,
         Subcommand::Metrics(args) => settled.run(async |s| metrics::run(args, &s)).await,
         Subcommand::Delete(args) => settled.run(async |s| delete::run(args, &s).await).await,
+        Subcommand::Notify(args) => settled.run(async |s| notify::run(args, &s).await).await,
         Subcommand::Config => settled.run(async |s| show_config::run(&s)).await,
     };
     // The command line's changes go in the same audit file as the engine's, with the local user.
@@ -143,6 +145,7 @@ fn runs_on_sim(command: &Subcommand) -> bool {
         | Subcommand::Watch(_)
         | Subcommand::Serve(_)
         | Subcommand::Metrics(_)
+        | Subcommand::Notify(_)
         | Subcommand::Plan(_) => true,
         Subcommand::Up(_)
         | Subcommand::Status(_)

@@ -7,9 +7,11 @@ use std::path::{Path, PathBuf};
 use serde::{Deserialize, Serialize};
 
 mod guards;
+mod notify;
 mod recovery;
 
 pub use guards::{BUDGET_THRESHOLDS, BudgetAction, Guards, StallAction};
+pub use notify::{DEFAULT_RATE_LIMIT, NotifyTarget, TargetKind};
 pub use recovery::{Recovery, SpotFallback};
 
 /// The frame rates `max-fps` may ask for, from the flag or the file (`viewer::pacing` holds to
@@ -49,6 +51,10 @@ pub struct Config {
     pub guards: Guards,
     /// Key bindings: action name → key (e.g. `launch = "L"`).
     pub keys: BTreeMap<String, String>,
+    /// Where people are told what happened (`[[notify]]`), each with its own events, least
+    /// severity and rate limit.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub notify: Vec<NotifyTarget>,
 }
 
 /// The idle reminder when the config names none.
@@ -282,15 +288,23 @@ impl Config {
             path: path.to_path_buf(),
             source,
         })?;
-        Self::parse(&text).map_err(|message| ConfigError::Invalid {
+        Self::parse_in(&text, path.parent()).map_err(|message| ConfigError::Invalid {
             path: path.to_path_buf(),
             message,
         })
     }
 
-    /// Parses TOML text; the error names the line, column and key.
+    /// Parses TOML text; the error names the line, column and key. A relative `url-file` is
+    /// the working directory's.
     pub fn parse(text: &str) -> Result<Self, String> {
-        let config: Config = toml::from_str(text).map_err(|e| describe_toml_error(text, &e))?;
+        Self::parse_in(text, None)
+    }
+
+    /// Parses the text of a config file in `dir` (where a relative `url-file` is), reading
+    /// every `url-file`.
+    fn parse_in(text: &str, dir: Option<&Path>) -> Result<Self, String> {
+        let mut config: Config = toml::from_str(text).map_err(|e| describe_toml_error(text, &e))?;
+        notify::load(&mut config.notify, dir)?;
         config.validate()?;
         Ok(config)
     }
@@ -415,6 +429,7 @@ impl Config {
             return Err("job.indexed = true needs job.completions (the number of workers)".into());
         }
         crate::keys::Keymap::with_overrides(&self.keys)?;
+        notify::check(&self.notify)?;
         Ok(())
     }
 }
