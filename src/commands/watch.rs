@@ -82,7 +82,7 @@ fn line(notice: &Notice, json: bool, now: jiff::Timestamp) -> String {
 mod tests {
     #![allow(clippy::unwrap_used)]
     use super::*;
-    use crate::engine::notice::{Event, Kind, Severity};
+    use crate::engine::notice::{EventKind, Kind, Severity};
 
     #[test]
     fn a_notice_is_a_line_of_text_or_one_object_with_its_event_for_scripts() {
@@ -93,7 +93,7 @@ mod tests {
             "job-1",
             "attempt job-1 stalled",
         )
-        .as_news(Event::Stalled, "job-1/1")
+        .as_news(EventKind::Stalled, "job-1/1")
         .with_detail("attempt", "job-1");
         assert_eq!(
             line(&notice, false, now),

@@ -142,7 +142,10 @@ impl Command {
         };
         Some(
             Notice::new(Kind::Recovery, severity, attempt, text)
-                .as_news(super::notice::Event::Recovered, format!("{attempt}/{what}"))
+                .as_news(
+                    super::notice::EventKind::Recovered,
+                    format!("{attempt}/{what}"),
+                )
                 .with_detail("attempt", attempt.as_str())
                 .with_detail("action", what),
         )

@@ -87,64 +87,14 @@ impl Kind {
 
 /// What a notice is to someone who is not looking: the events notifications are sent for
 /// (`[[notify]] events`). A notice that is none of them is for the screens and the record only.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
-pub enum Event {
-    /// An attempt succeeded or failed (with how its pods ended, and what it cost).
-    AttemptEnded,
-    /// The run was recovered: restarted, moved to on-demand, or ended past its bound; or the
-    /// cloud replaced a preempted pod.
-    Recovered,
-    /// A training metric went NaN or infinite, or a loss jumped; a pod ran out of memory.
-    Alert,
-    /// No progress for `stall-after`.
-    Stalled,
-    /// A pod not running after `waiting-after`, with why.
-    Waiting,
-    /// The cluster costing money with nothing running.
-    Idle,
-    /// The run's cost reached 80 % or 100 % of its budget.
-    Budget,
-    /// The cluster in ERROR or DEGRADED, or unreachable.
-    Cluster,
-}
-
-impl Event {
-    pub const ALL: [Event; 8] = [
-        Event::AttemptEnded,
-        Event::Recovered,
-        Event::Alert,
-        Event::Stalled,
-        Event::Waiting,
-        Event::Idle,
-        Event::Budget,
-        Event::Cluster,
-    ];
-
-    /// The stable name (config `events`, the webhook's `event`).
-    pub fn name(self) -> &'static str {
-        match self {
-            Event::AttemptEnded => "attempt-ended",
-            Event::Recovered => "recovered",
-            Event::Alert => "alert",
-            Event::Stalled => "stalled",
-            Event::Waiting => "waiting",
-            Event::Idle => "idle",
-            Event::Budget => "budget",
-            Event::Cluster => "cluster",
-        }
-    }
-
-    pub fn parse(name: &str) -> Option<Event> {
-        Event::ALL.into_iter().find(|e| e.name() == name)
-    }
-}
+pub use crate::notify::EventKind;
 
 /// A notice as news for those not looking: which event, what makes this occurrence itself (the
 /// same words after a restart, so it is sent once), and the facts a message shows beside the
 /// text (class, pod, metric, step, cause).
 #[derive(Debug, Clone, PartialEq)]
 pub struct News {
-    pub event: Event,
+    pub event: EventKind,
     /// Unique within the run (or the cluster, outside a run) for this occurrence.
     pub occurrence: String,
     pub detail: serde_json::Map<String, serde_json::Value>,
@@ -177,7 +127,7 @@ impl Notice {
     }
 
     /// The same notice, also news for those not looking.
-    pub fn as_news(mut self, event: Event, occurrence: impl Into<String>) -> Notice {
+    pub fn as_news(mut self, event: EventKind, occurrence: impl Into<String>) -> Notice {
         self.news = Some(Box::new(News {
             event,
             occurrence: occurrence.into(),

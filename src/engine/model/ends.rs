@@ -8,7 +8,7 @@ use std::collections::{BTreeMap, HashSet};
 use super::Model;
 use crate::ends::ledger::Entry;
 use crate::ends::{Class, Fate, GoneContext, PodEnd, fate_of_summary, gone};
-use crate::engine::notice::{Event, Kind, Notice, Severity};
+use crate::engine::notice::{EventKind, Kind, Notice, Severity};
 use crate::k8s::status::{AttemptPhase, AttemptSummary, PodSummary};
 use crate::k8s::watch::{Change, JobWatchEvent};
 
@@ -186,7 +186,7 @@ fn notice(pod: &PodSummary, end: &PodEnd) -> Option<Notice> {
     Some(match end.class {
         // The cloud replaces the pod: a recovery nobody had to start.
         Class::Preempted => notice
-            .as_news(Event::Recovered, format!("preempted/{}", pod.name))
+            .as_news(EventKind::Recovered, format!("preempted/{}", pod.name))
             .with_detail("class", "preempted")
             .with_detail("pod", pod.name.as_str()),
         _ => notice,

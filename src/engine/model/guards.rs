@@ -12,7 +12,7 @@ use jiff::Timestamp;
 use super::Model;
 use crate::config::{BUDGET_THRESHOLDS, BudgetAction, Guards, StallAction};
 use crate::engine::Command;
-use crate::engine::notice::{Event, Kind, Notice, Severity};
+use crate::engine::notice::{EventKind, Kind, Notice, Severity};
 use crate::k8s::run::Run;
 use crate::pricing::format::usd;
 
@@ -76,7 +76,7 @@ impl Model {
                 );
                 calls.told.push(
                     Notice::new(Kind::Budget, severity, run_name(&run, &attempt.name), text)
-                        .as_news(Event::Budget, format!("budget/{share}"))
+                        .as_news(EventKind::Budget, format!("budget/{share}"))
                         .with_detail("budget", budget)
                         .with_detail("share", share)
                         .with_detail("action", guards.budget_action.name()),

@@ -66,7 +66,7 @@ fn a_budget_is_told_at_80_and_100_percent_once_each_and_notify_does_nothing_more
     let news = calls.told[0].news.as_ref().unwrap();
     assert_eq!(
         (news.event, news.occurrence.as_str()),
-        (Event::Budget, "budget/80")
+        (EventKind::Budget, "budget/80")
     );
     assert!(calls.commands.is_empty());
     assert!(

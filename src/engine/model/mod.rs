@@ -371,7 +371,7 @@ impl Model {
             };
             let notice = Notice::new(Kind::Alert, severity, &alert.metric, text)
                 .as_news(
-                    super::notice::Event::Alert,
+                    super::notice::EventKind::Alert,
                     format!("{}/{}/{}", alert.metric, alert.pod, alert.step),
                 )
                 .with_detail("metric", alert.metric.as_str())

@@ -3,7 +3,7 @@
 //! and the event, so nothing is said twice.
 
 use super::jobs::JobsModel;
-use crate::engine::notice::{Event, Kind, Notice, Severity};
+use crate::engine::notice::{EventKind, Kind, Notice, Severity};
 use crate::gke::{ClusterStatus, ClusterSummary};
 use crate::k8s::status::{AttemptPhase, AttemptSummary, PodSummary};
 use crate::k8s::watch::{Change, JobWatchEvent};
@@ -24,7 +24,7 @@ pub fn of_cluster(before: Option<&ClusterSummary>, now: &ClusterSummary) -> Opti
             severity: Severity::Critical,
             ..notice
         }
-        .as_news(Event::Cluster, now.status.name())
+        .as_news(EventKind::Cluster, now.status.name())
         .with_detail("status", now.status.name()),
         _ => notice,
     })
@@ -66,7 +66,7 @@ pub fn of_job(jobs: &JobsModel, event: &JobWatchEvent) -> Vec<Notice> {
                         .is_some_and(|f| f.class == crate::ends::Class::Oom);
                     if oom {
                         notice
-                            .as_news(Event::Alert, format!("oom/{}", p.name))
+                            .as_news(EventKind::Alert, format!("oom/{}", p.name))
                             .with_detail("class", "oom")
                             .with_detail("pod", p.name.as_str())
                     } else {
@@ -101,7 +101,7 @@ fn attempt(before: Option<AttemptPhase>, now: &AttemptSummary) -> Option<Notice>
         return Some(notice);
     }
     let mut notice = notice
-        .as_news(Event::AttemptEnded, &now.name)
+        .as_news(EventKind::AttemptEnded, &now.name)
         .with_detail("attempt", now.name.as_str())
         .with_detail("status", format!("{:?}", now.status));
     if let Some(reason) = &now.reason {

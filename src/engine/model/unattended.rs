@@ -12,7 +12,7 @@ use jiff::Timestamp;
 
 use super::Model;
 use super::idle::Idle;
-use crate::engine::notice::{Event, Kind, Notice, Severity};
+use crate::engine::notice::{EventKind, Kind, Notice, Severity};
 use crate::k8s::age::human_duration;
 
 /// How long the cluster's API may be out of reach before it is news.
@@ -169,7 +169,7 @@ impl Model {
                     text.push_str(&format!(" (last step {step})"));
                 }
                 let notice = Notice::new(Kind::Stalled, Severity::Warning, name, text)
-                    .as_news(Event::Stalled, format!("{name}/{}", since.as_second()))
+                    .as_news(EventKind::Stalled, format!("{name}/{}", since.as_second()))
                     .with_detail("attempt", name)
                     .with_detail("stalledFor", quiet.as_secs())
                     .with_detail("lastLine", received)
@@ -211,7 +211,7 @@ impl Model {
             );
             told.push(
                 Notice::new(Kind::Waiting, Severity::Warning, &pod, text)
-                    .as_news(Event::Waiting, format!("{pod}/{}", since.as_second()))
+                    .as_news(EventKind::Waiting, format!("{pod}/{}", since.as_second()))
                     .with_detail("pod", pod.as_str())
                     .with_detail("cause", waiting.cause.name())
                     .with_detail("hint", waiting.hint())
@@ -260,7 +260,10 @@ impl Model {
         let name = self.cluster_name();
         Some(
             Notice::new(Kind::Cluster, Severity::Critical, &name, text)
-                .as_news(Event::Cluster, format!("unreachable/{}", since.as_second()))
+                .as_news(
+                    EventKind::Cluster,
+                    format!("unreachable/{}", since.as_second()),
+                )
                 .with_detail("status", "unreachable"),
         )
     }
@@ -277,7 +280,7 @@ impl Model {
         self.unattended.idle_told = Some(since);
         let name = self.cluster_name();
         let notice = Notice::new(Kind::Idle, Severity::Warning, &name, text)
-            .as_news(Event::Idle, format!("idle/{}", since.as_second()))
+            .as_news(EventKind::Idle, format!("idle/{}", since.as_second()))
             .with_detail("idleSince", since.to_string());
         Some(match idle {
             Idle::Remind { per_hour, .. } | Idle::ScaleToZero { per_hour, .. } => {
