@@ -207,3 +207,91 @@ fn an_attempt_shows_how_its_pods_ended_and_the_preemptions_apart_from_failures()
     assert!(text.contains("partial"), "{text}");
     insta::assert_snapshot!(text);
 }
+
+/// The GPU example's cluster: 1 × n1-standard-2 on demand, and 4 × n1-standard-4 spot with a T4
+/// each, as GKE reports its pools.
+fn gpu_example_cluster() -> gantry::gke::ClusterSummary {
+    let running = cluster_summary(ClusterStatus::Running);
+    let base = running.node_pools[0].clone();
+    let pools = vec![
+        gantry::gke::summary::PoolSummary {
+            machine_type: "n1-standard-2".into(),
+            initial_node_count: 1,
+            node_count: 1,
+            ..base.clone()
+        },
+        gantry::gke::summary::PoolSummary {
+            name: "gpu-pool".into(),
+            machine_type: "n1-standard-4".into(),
+            initial_node_count: 4,
+            node_count: 4,
+            spot: true,
+            accelerator: Some("1 x nvidia-tesla-t4".into()),
+            accelerator_type: Some("nvidia-tesla-t4".into()),
+            accelerator_count: 1,
+            ..base
+        },
+    ];
+    gantry::gke::ClusterSummary {
+        node_count: 5,
+        machine_type: "n1-standard-2".into(),
+        node_pools: pools,
+        ..running
+    }
+}
+
+fn node(name: &str, machine_type: &str, spot: bool) -> k8s_openapi::api::core::v1::Node {
+    let mut labels = serde_json::json!({"node.kubernetes.io/instance-type": machine_type});
+    if spot {
+        labels["cloud.google.com/gke-spot"] = "true".into();
+    }
+    serde_json::from_value(serde_json::json!({"metadata": {"name": name, "labels": labels}}))
+        .unwrap()
+}
+
+#[test]
+fn the_nodes_line_counts_each_machine_type_and_its_spot_nodes_the_nodes_labels_first() {
+    let mut gke = GkeCluster::new(gpu_example_cluster(), now());
+    let report = |gke: GkeCluster| StatusReport {
+        waiting: Default::default(),
+        cluster: ClusterReport::Gke(Box::new(gke)),
+        job: Some(job(vec![])),
+        logs_dir: None,
+    };
+    // GKE's pools alone: each pool's nodes, of its machine type.
+    let from_pools = shown(&report(GkeCluster::new(gpu_example_cluster(), now())));
+    assert!(
+        from_pools.contains("\nnodes     1 x n1-standard-2, 4 x n1-standard-4 (4 spot)\n"),
+        "{from_pools}"
+    );
+    // The spot T4s are priced: $0.10 fee, $0.095 + 4 × ($0.06701 + $0.175), and the disks.
+    assert!(
+        from_pools.contains("cost      ≈ $1.23/h, $899/month"),
+        "{from_pools}"
+    );
+
+    // The Nodes are the truth: two of the GPU pool's four were reclaimed.
+    gke.count_nodes(&[
+        node("a", "n1-standard-2", false),
+        node("b", "n1-standard-4", true),
+        node("c", "n1-standard-4", true),
+    ]);
+    let r = report(gke);
+    let text = shown(&r);
+    assert!(
+        text.contains("\nnodes     1 x n1-standard-2, 2 x n1-standard-4 (2 spot)\n"),
+        "{text}"
+    );
+    let json = serde_json::to_value(&r).unwrap();
+    assert_eq!(
+        json["cluster"]["nodesByMachineType"],
+        serde_json::json!([
+            {"machineType": "n1-standard-2", "nodes": 1, "spot": 0},
+            {"machineType": "n1-standard-4", "nodes": 2, "spot": 2},
+        ])
+    );
+    // GKE's own fields stay as GKE reports them.
+    assert_eq!(json["cluster"]["nodeCount"], 5);
+    assert_eq!(json["cluster"]["machineType"], "n1-standard-2");
+    insta::assert_snapshot!(text);
+}

@@ -8,7 +8,7 @@ use serde::Serialize;
 
 use super::cost::NodeFacts;
 use super::from_events::{created_pods, infer};
-use super::{Class, PodEnd, preemptions};
+use super::{PodEnd, preemptions};
 use crate::k8s::status::{AttemptSummary, EventSummary, PodSummary};
 
 #[derive(Debug, Clone, Default, PartialEq, Serialize)]
@@ -62,14 +62,4 @@ pub fn of_attempt(
         partial,
         unexplained: inferred.unexplained,
     }
-}
-
-/// Whether any pod of these needs its node's price.
-pub fn needs_prices(pods: &[PodSummary]) -> bool {
-    pods.iter().any(|p| {
-        p.fate
-            .as_ref()
-            .is_some_and(|f| f.class != Class::ConfigError)
-            && p.node.is_some()
-    })
 }

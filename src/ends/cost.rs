@@ -2,8 +2,8 @@
 //! the largest fraction of the node it asked for (CPU, memory or GPUs, as GKE's cost allocation
 //! counts requests); a pod that asked for nothing shares the node with the attempt's other pods
 //! on it. The node's price is the snapshot's for its machine type, region and provisioning
-//! (spot or on-demand), plus its GPUs where the machine type does not include them; unknown
-//! (`None`) where the snapshot has no price, never 0.
+//! (spot or on-demand), plus its GPUs where the machine type does not include them
+//! ([`Catalogue::attached_gpus`]); unknown (`None`) where the snapshot has no price, never 0.
 
 use std::collections::BTreeMap;
 
@@ -76,27 +76,41 @@ impl NodeFacts {
     }
 }
 
+/// A node's machine type, as GKE labels it (`n1-standard-4`).
+pub fn machine_type_of(node: &Node) -> Option<&str> {
+    let labels = node.metadata.labels.as_ref()?;
+    labels.get(INSTANCE_TYPE).map(String::as_str)
+}
+
+/// Whether a node is a spot (or preemptible) VM, as GKE labels it.
+pub fn is_spot(node: &Node) -> bool {
+    let labels = node.metadata.labels.as_ref();
+    [SPOT, PREEMPTIBLE]
+        .iter()
+        .any(|k| labels.and_then(|l| l.get(*k)).map(String::as_str) == Some("true"))
+}
+
 fn node_per_hour(node: &Node, catalogue: &Catalogue) -> Option<f64> {
     let labels = node.metadata.labels.as_ref()?;
-    let machine = labels.get(INSTANCE_TYPE)?;
+    let machine_name = machine_type_of(node)?;
     let location = labels.get(REGION).or_else(|| labels.get(ZONE))?;
-    let spot = [SPOT, PREEMPTIBLE]
-        .iter()
-        .any(|k| labels.get(*k).map(String::as_str) == Some("true"));
-    let provisioning = Provisioning::from_spot(spot);
-    let mut price = catalogue
-        .machine_type(machine, location, provisioning)
+    let provisioning = Provisioning::from_spot(is_spot(node));
+    let machine = catalogue
+        .machine_type(machine_name, location, provisioning)
         .ok()?;
-    let gpus = allocatable(node).gpus;
-    if gpus > 0
-        && let Some(kind) = labels.get(ACCELERATOR)
-        && !catalogue
-            .gpus_carried_by(machine)
-            .any(|(carried, _)| carried == kind)
-    {
-        price += catalogue.gpu(kind, location, provisioning).ok()? * f64::from(gpus);
-    }
-    Some(price)
+    let gpus = match labels.get(ACCELERATOR) {
+        Some(kind) => catalogue
+            .attached_gpus(
+                machine_name,
+                kind,
+                allocatable(node).gpus,
+                location,
+                provisioning,
+            )
+            .usd()?,
+        None => 0.0,
+    };
+    Some(machine + gpus)
 }
 
 fn allocatable(node: &Node) -> Requests {

@@ -270,6 +270,30 @@ fn a_node_is_priced_from_its_machine_type_region_and_spot_labels() {
 }
 
 #[test]
+fn a_gpu_node_is_priced_with_its_attached_gpus_and_a_carrying_machine_type_alone() {
+    let node = |machine: &str, gpu: &str, count: u32| -> k8s_openapi::api::core::v1::Node {
+        serde_json::from_value(json!({
+            "metadata": {"name": "n", "labels": {
+                "node.kubernetes.io/instance-type": machine,
+                "topology.kubernetes.io/region": "us-central1",
+                "cloud.google.com/gke-spot": "true",
+                "cloud.google.com/gke-accelerator": gpu}},
+            "status": {"allocatable": {"cpu": "3920m", "memory": "12Gi",
+                "nvidia.com/gpu": count.to_string()}}
+        }))
+        .unwrap()
+    };
+    // Spot in us-central1: n1-standard-4 $0.06701 and a T4 $0.175 an hour; a2-highgpu-1g
+    // $1.92802 with its A100.
+    let t4s = cost::NodeFacts::of(&node("n1-standard-4", "nvidia-tesla-t4", 2));
+    assert!((t4s.per_hour.unwrap() - (0.06701 + 2.0 * 0.175)).abs() < 1e-9);
+    let a2 = cost::NodeFacts::of(&node("a2-highgpu-1g", "nvidia-tesla-a100", 1));
+    assert!((a2.per_hour.unwrap() - 1.92802).abs() < 1e-9);
+    let k80 = cost::NodeFacts::of(&node("n1-standard-4", "nvidia-tesla-k80", 1));
+    assert_eq!(k80.per_hour, None, "an unpriced GPU is unknown, never free");
+}
+
+#[test]
 fn a_preempted_pods_status_word_says_preempted_not_its_exit_code() {
     let p = summary(json!({
         "phase": "Failed",

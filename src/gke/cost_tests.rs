@@ -61,12 +61,24 @@ fn a_gpu_pool_is_priced_with_its_accelerators() {
     let with_gpus = per_hour(&shape).usd().unwrap();
     assert!(with_gpus > FEE + 3.0 * SEED_NODE + 2.0 * 0.5, "{with_gpus}");
 
-    // A T4 on an N1 machine has no price in the snapshot: unknown, never 0.
+    // A T4 on an N1 machine is priced per GPU: n1-standard-4 $0.189999 and a T4 $0.35 an hour.
     let t4 = ClusterConfig {
         gpu_pool: Some(GpuPool::default()),
         ..ClusterConfig::default()
     };
-    match per_hour(&configured_shape(&t4, "us-central1-a")) {
+    let t4_node = 0.189999 + 0.35 + 100.0 * 0.1 / 730.0;
+    let cost = per_hour(&configured_shape(&t4, "us-central1-a"));
+    assert!((cost.usd().unwrap() - (FEE + 3.0 * SEED_NODE + t4_node)).abs() < 1e-6);
+
+    // A GPU the snapshot has no price for stays unknown, never 0.
+    let k80 = ClusterConfig {
+        gpu_pool: Some(GpuPool {
+            accelerator_type: "nvidia-tesla-k80".into(),
+            ..GpuPool::default()
+        }),
+        ..ClusterConfig::default()
+    };
+    match per_hour(&configured_shape(&k80, "us-central1-a")) {
         Estimate::Unknown(missing) => assert_eq!(missing[0].item, Item::Gpu),
         known => panic!("{known:?}"),
     }

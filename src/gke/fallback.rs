@@ -199,10 +199,23 @@ mod tests {
         assert_eq!(node.accelerators[0].accelerator_type, "nvidia-tesla-t4");
         assert_eq!(node.taints[0].key, "nvidia.com/gpu");
         let said = words(&config, "gpu-pool", "us-central1-a", None);
-        // The snapshot has no price for the T4: unknown, never a made-up difference.
+        // n1-standard-4 with a T4 in us-central1: $0.189999 + $0.35 on demand, $0.06701 +
+        // $0.175 spot.
         assert_eq!(
             said,
-            "+ pool gpu-pool-on-demand: 1 × n1-standard-4 with 1 x nvidia-tesla-t4, on-demand (new node pool), price difference unknown (not in the price snapshot)"
+            "+ pool gpu-pool-on-demand: 1 × n1-standard-4 with 1 x nvidia-tesla-t4, on-demand (new node pool), ≈ $0.30/h more than spot"
+        );
+        // A GPU the snapshot has no price for: unknown, never a made-up difference.
+        let k80 = ClusterConfig {
+            gpu_pool: config.gpu_pool.clone().map(|gpu| GpuPool {
+                accelerator_type: "nvidia-tesla-k80".into(),
+                ..gpu
+            }),
+            ..config.clone()
+        };
+        assert_eq!(
+            words(&k80, "gpu-pool", "us-central1-a", None),
+            "+ pool gpu-pool-on-demand: 1 × n1-standard-4 with 1 x nvidia-tesla-k80, on-demand (new node pool), price difference unknown (not in the price snapshot)"
         );
     }
 }

@@ -99,3 +99,22 @@ fn the_body_lists_each_change_and_the_cost_without_a_header() {
     assert!(body[2].starts_with("Cost: ≈ "), "{body:?}");
     assert_eq!(body.len(), 3);
 }
+
+#[test]
+fn the_gpu_example_config_plans_with_a_price_for_its_spot_t4_nodes() {
+    let path =
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("assets/config/gpu-indexed.toml");
+    let config = crate::config::Config::load(&path).unwrap();
+    let location = config.location.as_deref().unwrap();
+    let lines = body(&plan(&config.cluster, location, None), "ml-gke-cluster");
+    assert_eq!(
+        lines[2],
+        "  + pool gpu-pool: 4 × n1-standard-4 with 1 x nvidia-tesla-t4, 100 GB pd-balanced, spot"
+    );
+    // The fee $0.10; 1 × n1-standard-2 on demand $0.095; 4 × (n1-standard-4 spot $0.06701 and a
+    // spot T4 $0.175); each node's 100 GB of pd-balanced at $0.10 per GB-month.
+    let disk: f64 = 100.0 * 0.1 / 730.0;
+    let want = 0.1 + (0.095 + disk) + 4.0 * (0.06701 + 0.175 + disk);
+    assert!((want - 1.231533).abs() < 1e-6, "{want}");
+    assert_eq!(lines.last().unwrap(), "Cost: ≈ $1.23/h, $899/month");
+}

@@ -1,6 +1,7 @@
 //! The price snapshot and its lookups. Prices are kept per region, as Google sets them; a zone
 //! (`us-central1-a`) is priced as its region. An accelerator-optimized machine type (A2, A3, G2)
-//! carries its GPUs and their price; only GPUs with a price of their own are priced alone.
+//! carries its GPUs and their price; a GPU attached to an N1 machine (T4, V100, P100, P4) has a
+//! price of its own, per GPU, where the snapshot's GPU source gives one.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::sync::OnceLock;
@@ -24,6 +25,10 @@ pub struct About {
     pub source: String,
     /// Where GPUs priced on their own come from, or why there are none.
     pub gpu_source: String,
+    /// The day, or the days as `FIRST/LAST`, the prices of GPUs attached to N1 machines are of
+    /// (empty when there are none): their source is not the machine types', nor of their day.
+    #[serde(default)]
+    pub gpu_date: String,
     /// Where the GKE cluster fee comes from.
     pub fee_source: String,
     pub currency: String,

@@ -57,23 +57,44 @@ pub struct ClusterCost {
 }
 
 impl Catalogue {
-    /// One node of a pool per hour. GPUs a machine type carries are in its price; others are
-    /// added per GPU.
+    /// One node of a pool per hour: its machine type, the GPUs attached to it, its boot disk.
     pub fn node_per_hour(&self, pool: &PoolShape, location: &str) -> Estimate {
         let provisioning = Provisioning::from_spot(pool.spot);
         let machine = self
             .machine_type(&pool.machine_type, location, provisioning)
             .into();
         let gpus = match &pool.accelerator {
-            Some(gpu) if gpu.count > 0 && !self.carries(&pool.machine_type, &gpu.kind) => {
-                Estimate::from(self.gpu(&gpu.kind, location, provisioning))
-                    .times(f64::from(gpu.count))
-            }
-            _ => Estimate::ZERO,
+            Some(gpu) => self.attached_gpus(
+                &pool.machine_type,
+                &gpu.kind,
+                gpu.count,
+                location,
+                provisioning,
+            ),
+            None => Estimate::ZERO,
         };
         let disk = Estimate::from(self.disk_per_gb_month(&pool.disk_type, location))
             .times(f64::from(pool.disk_size_gb) / self.hours_per_month());
         Estimate::plus(machine, gpus).plus(disk)
+    }
+
+    /// What `count` GPUs of a kind add to a node of a machine type, per hour: nothing when the
+    /// machine type carries GPUs (A2, A3, G2: their price is the machine type's, whatever the
+    /// pool calls them), else `count` times the GPU's own price — unknown, never 0, where the
+    /// snapshot has none.
+    pub fn attached_gpus(
+        &self,
+        machine_type: &str,
+        gpu: &str,
+        count: u32,
+        location: &str,
+        provisioning: Provisioning,
+    ) -> Estimate {
+        let carries_gpus = self.gpus_carried_by(machine_type).next().is_some();
+        if count == 0 || carries_gpus {
+            return Estimate::ZERO;
+        }
+        Estimate::from(self.gpu(gpu, location, provisioning)).times(f64::from(count))
     }
 
     /// A whole pool per hour; a pool scaled to zero nodes costs nothing.
@@ -105,10 +126,5 @@ impl Catalogue {
             pools,
             per_hour: Estimate::Known(fee).plus(nodes),
         }
-    }
-
-    fn carries(&self, machine_type: &str, gpu: &str) -> bool {
-        self.gpus_carried_by(machine_type)
-            .any(|(carried, _)| carried == gpu)
     }
 }

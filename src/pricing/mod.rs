@@ -1,8 +1,10 @@
 //! What a GKE cluster costs, from a price snapshot compiled into the binary
-//! (`assets/pricing/gke.json`, reduced by `scripts/refresh-prices` from a published price list
-//! built from Google's Cloud Billing Catalog). Nothing here reads a file, the clock or the
-//! network: prices are as old as the snapshot ([`About::date`]), and a cluster is described by its
-//! caller as plain data ([`ClusterShape`]), so the config and the cloud stay out of this module.
+//! (`assets/pricing/gke.json`, reduced by `scripts/refresh-prices` from published price lists
+//! built from Google's Cloud Billing Catalog: one for machine types and disks, another for GPUs
+//! attached to N1 machines). Nothing here reads a file, the clock or the network: prices are as
+//! old as the snapshot ([`About::date`]; [`About::gpu_date`] for attached GPUs), and a cluster is
+//! described by its caller as plain data ([`ClusterShape`]), so the config and the cloud stay out
+//! of this module.
 //!
 //! A price the snapshot lacks is [`Estimate::Unknown`], naming what is missing; never 0.
 //!
@@ -14,6 +16,8 @@
 pub mod catalogue;
 pub mod cluster;
 pub mod format;
+#[cfg(test)]
+mod gpu_tests;
 #[cfg(test)]
 mod tests;
 

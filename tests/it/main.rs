@@ -12,6 +12,7 @@ mod cli_any_cluster;
 mod cli_apply;
 mod cli_flow;
 mod cli_gke;
+mod cli_gpu_example;
 mod cli_job;
 mod cli_plan;
 mod config_files;

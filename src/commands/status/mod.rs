@@ -1,6 +1,7 @@
 //! `gantry status [--json]`: the cluster, and the training Job's attempts and pods when the
 //! cluster can answer. `view` lays it out for a person; `--json` is one document for scripts.
 
+pub mod nodes;
 mod usage;
 mod view;
 
@@ -57,6 +58,9 @@ pub enum ClusterReport {
 pub struct GkeCluster {
     #[serde(flatten)]
     pub summary: ClusterSummary,
+    /// Its nodes by machine type, from the Nodes' labels once they can be listed, else from
+    /// the pools ([`nodes`]).
+    pub nodes_by_machine_type: Vec<nodes::MachineTypeNodes>,
     pub cost_per_hour: Option<f64>,
     pub cost_so_far: Option<f64>,
     /// Why a cost is `null`, when it is.
@@ -72,6 +76,7 @@ impl GkeCluster {
         if summary.status == ClusterStatus::NotFound {
             return Self {
                 summary,
+                nodes_by_machine_type: Vec::new(),
                 cost_per_hour: None,
                 cost_so_far: None,
                 cost_unknown: None,
@@ -85,11 +90,20 @@ impl GkeCluster {
             Estimate::Known(_) => None,
         };
         Self {
+            nodes_by_machine_type: nodes::from_pools(&summary.node_pools),
             cost_per_hour: cost.per_hour.usd().map(round),
             cost_so_far: cost.so_far.as_ref().and_then(Estimate::usd).map(round),
             cost_unknown: unknown,
             cost: Some(cost),
             summary,
+        }
+    }
+
+    /// Counts the nodes by the Nodes' own labels, the truth about them; an empty list (none
+    /// registered yet) leaves the pools' count.
+    pub fn count_nodes(&mut self, listed: &[k8s_openapi::api::core::v1::Node]) {
+        if !listed.is_empty() && self.summary.status != ClusterStatus::NotFound {
+            self.nodes_by_machine_type = nodes::from_nodes(listed);
         }
     }
 }
@@ -107,7 +121,7 @@ impl ClusterReport {
 pub async fn run(args: StatusArgs, settings: &Settings) -> i32 {
     let target = settings.target();
     let now = jiff::Timestamp::now();
-    let (cluster, config, client) = match &target.context {
+    let (mut cluster, config, client) = match &target.context {
         Some(context) => match on_context(settings, context).await {
             Ok(found) => found,
             Err(code) => return code,
@@ -121,16 +135,11 @@ pub async fn run(args: StatusArgs, settings: &Settings) -> i32 {
         Some(Ok(client)) => {
             let job = crate::k8s::job_status(&client, &config.job).await;
             let events = crate::k8s::job_events(&client, &config.job).await;
-            let priced = job
-                .attempts
-                .iter()
-                .any(|a| crate::ends::attempt::needs_prices(&a.pods));
-            let nodes = if priced {
-                node_facts(&client).await
-            } else {
-                Default::default()
-            };
-            (Some(job), events, nodes)
+            let listed = list_nodes(&client).await;
+            if let ClusterReport::Gke(gke) = &mut cluster {
+                gke.count_nodes(&listed);
+            }
+            (Some(job), events, node_facts(&listed))
         }
         Some(Err(e)) => (
             Some(JobStatus::unreadable(&config.job, e)),
@@ -177,28 +186,33 @@ pub async fn run(args: StatusArgs, settings: &Settings) -> i32 {
     0
 }
 
-/// What pricing the pods' time needs of every node (none when the nodes cannot be listed: the
-/// costs are then unknown).
-async fn node_facts(
-    client: &kube::Client,
-) -> std::collections::HashMap<String, crate::ends::cost::NodeFacts> {
+/// The cluster's Nodes, by which its nodes are counted per machine type and the pods' time is
+/// priced; none when they cannot be listed (the pools then stand in for the count, and the
+/// pods' costs are unknown).
+async fn list_nodes(client: &kube::Client) -> Vec<k8s_openapi::api::core::v1::Node> {
     let nodes: kube::Api<k8s_openapi::api::core::v1::Node> = kube::Api::all(client.clone());
     match nodes.list(&Default::default()).await {
-        Ok(list) => list
-            .items
-            .iter()
-            .filter_map(|n| {
-                Some((
-                    n.metadata.name.clone()?,
-                    crate::ends::cost::NodeFacts::of(n),
-                ))
-            })
-            .collect(),
+        Ok(list) => list.items,
         Err(e) => {
-            tracing::debug!(error = %e, "listing nodes to price the pods' time");
-            Default::default()
+            tracing::debug!(error = %e, "listing the cluster's nodes");
+            Vec::new()
         }
     }
+}
+
+/// What pricing the pods' time needs of every node, by name.
+fn node_facts(
+    nodes: &[k8s_openapi::api::core::v1::Node],
+) -> std::collections::HashMap<String, crate::ends::cost::NodeFacts> {
+    nodes
+        .iter()
+        .filter_map(|n| {
+            Some((
+                n.metadata.name.clone()?,
+                crate::ends::cost::NodeFacts::of(n),
+            ))
+        })
+        .collect()
 }
 
 /// The cluster, the configuration, and a client for the Job when the cluster can serve it.

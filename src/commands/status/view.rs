@@ -79,7 +79,10 @@ fn cluster(out: &mut Vec<String>, gke: &GkeCluster, now: Timestamp) {
         out.push("next      gantry up --wait   (create it)".into());
         return;
     }
-    out.push(format!("nodes     {} x {}", c.node_count, c.machine_type));
+    out.push(format!(
+        "nodes     {}",
+        super::nodes::describe(&gke.nodes_by_machine_type)
+    ));
     for pool in &c.node_pools {
         let mut line = format!(
             "pool      {} {} {}",
