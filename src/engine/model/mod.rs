@@ -11,6 +11,8 @@ pub mod idle;
 pub mod jobs;
 mod log_lines;
 pub mod log_store;
+pub mod meter;
+pub mod node_lives;
 mod noticing;
 pub mod recovery;
 pub mod training;
@@ -78,6 +80,8 @@ pub struct Model {
     pub ends: ends::SeenEnds,
     /// Who recovers runs, and what this engine is recovering.
     pub recovery: recovery::Recovery,
+    /// The nodes' lives, for what the cluster and the run truly cost.
+    pub meter: meter::Metering,
     /// What every viewer and listener was told, numbered (the newest few).
     notices: VecDeque<(u64, Notice)>,
     next_notice: u64,
@@ -176,6 +180,7 @@ impl Model {
                 if let Some(n) = noticing::of_cluster(self.cluster.summary.as_ref(), &summary) {
                     self.tell(&mut applied, n);
                 }
+                self.meter.nodes.disks.remember(&summary);
                 self.cluster.set_summary(summary);
                 // The pools may have changed: what holds the waiting pods back may too.
                 let waiting: Vec<String> = self.waits.pods().map(str::to_string).collect();
@@ -192,6 +197,9 @@ impl Model {
                     && let Some(n) = noticing::of_cluster(self.cluster.summary.as_ref(), summary)
                 {
                     self.tell(&mut applied, n);
+                }
+                if let ProvisionEvent::Cluster(summary) = &e {
+                    self.meter.nodes.disks.remember(summary);
                 }
                 if let ProvisionEvent::Retrying { message, .. } = &e {
                     self.raise(&mut applied, TroubleSource::Provision, message.clone());
@@ -223,7 +231,11 @@ impl Model {
                 applied.changed = usage != self.usage;
                 self.usage = usage;
             }
-            Report::Disconnected => self.connected = false,
+            Report::Disconnected => {
+                self.connected = false;
+                self.meter.nodes.lost(jiff::Timestamp::now());
+            }
+            Report::Node { change, at } => applied.changed = self.meter.nodes.apply(change, at),
             Report::TrainingLoaded { attempt, store } => {
                 applied.changed = self.training.loaded(attempt, *store)
             }
