@@ -202,6 +202,7 @@ mod tests {
                     as_of: jiff::Timestamp::UNIX_EPOCH,
                     since: jiff::Timestamp::UNIX_EPOCH,
                     partial: false,
+                    nodes: None,
                 },
             }),
             Command::Recover {

@@ -1,8 +1,9 @@
 //! A run's cost kept on its newest attempt, in the annotation `gantry.dev/cost`
-//! (`{"version":1,"usd":…,"asOf":…,"since":…,"partial":…}`), so any Gantry — another machine's,
+//! (`{"version":1,"usd":…,"asOf":…,"since":…,"partial":…,"nodes":…}`), so any Gantry — another machine's,
 //! one started later, `gantry status` — carries on from it instead of from nothing. Only the
 //! engine that holds the recoverer's Lease writes it (through the gate, so never a read-only
-//! one), at most every [`RECORD_EVERY`] and when an attempt ends. It writes with the Job's
+//! one), every [`RECORD_EVERY`], on a new attempt, when an attempt ends, and soon after a node
+//! came or went ([`RECORD_AFTER_A_CHANGE`]). It writes with the Job's
 //! `resourceVersion` (optimistic concurrency), reading again when another write came first,
 //! and never over a figure recorded as of a later time.
 
@@ -20,6 +21,10 @@ pub const ANNOTATION: &str = "gantry.dev/cost";
 pub const VERSION: u32 = 1;
 /// How often the recording engine writes the figure while a run goes on.
 pub const RECORD_EVERY: Duration = Duration::from_secs(120);
+/// How soon after a node came or went (a resize, the autoscaler, a scale to zero) the figure is
+/// written again, at the soonest: a reader carrying on from it with the nodes alive now (`gantry
+/// status`) is then right again.
+pub const RECORD_AFTER_A_CHANGE: Duration = Duration::from_secs(10);
 /// Conflicting writes tried again before giving up (another write came first each time).
 const TRIES: usize = 5;
 
@@ -34,6 +39,10 @@ pub struct Recorded {
     pub since: Timestamp,
     /// A lower bound: some of the time, nobody watched the nodes.
     pub partial: bool,
+    /// The nodes alive at `asOf`, as the recording engine saw them: a reader that finds others
+    /// alive now knows a node came or went since (not recorded yet).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub nodes: Option<u32>,
 }
 
 /// The figure recorded on a Job, if any in a format this Gantry reads.

@@ -38,6 +38,8 @@ pub struct RunCost {
     pub partial: bool,
     pub since: Timestamp,
     pub as_of: Timestamp,
+    /// The `asOf` of the recorded figure it carries on from, if any.
+    pub recorded_as_of: Option<Timestamp>,
 }
 
 impl RunSpan {
@@ -117,19 +119,21 @@ impl RunSpan {
             partial: figure.partial,
             since: self.since,
             as_of,
+            recorded_as_of: self.recorded.map(|r| r.as_of),
         }
     }
 }
 
 impl RunCost {
-    /// As the annotation keeps it.
-    pub fn recorded(&self) -> Recorded {
+    /// As the annotation keeps it, with the nodes alive at `as_of` when they are known.
+    pub fn recorded(&self, nodes: Option<u32>) -> Recorded {
         Recorded {
             version: VERSION,
             usd: self.usd,
             as_of: self.as_of,
             since: self.since,
             partial: self.partial,
+            nodes,
         }
     }
 }

@@ -307,6 +307,7 @@ fn a_run_carries_on_from_what_was_recorded() {
         as_of: at(HOUR),
         since: at(0),
         partial: false,
+        nodes: None,
     });
     let run = RunSpan::of(&newest, [&newest]).unwrap();
     let cost = run.cost(&m, at(2 * HOUR));
@@ -347,15 +348,25 @@ fn the_annotation_is_versioned_json_and_another_version_is_not_read() {
         as_of: at(HOUR),
         since: at(0),
         partial: true,
+        nodes: Some(3),
     };
     let text = serde_json::to_string(&recorded).unwrap();
     assert_eq!(
         text,
-        r#"{"version":1,"usd":1.25,"asOf":"2026-12-05T11:00:00Z","since":"2026-12-05T10:00:00Z","partial":true}"#
+        r#"{"version":1,"usd":1.25,"asOf":"2026-12-05T11:00:00Z","since":"2026-12-05T10:00:00Z","partial":true,"nodes":3}"#
     );
     let mut annotations = std::collections::BTreeMap::new();
     annotations.insert(ledger::ANNOTATION.to_string(), text.clone());
     assert_eq!(ledger::read(Some(&annotations)), Some(recorded));
+    // Written without the nodes (they are optional), it reads all the same.
+    annotations.insert(ledger::ANNOTATION.into(), text.replace(r#","nodes":3"#, ""));
+    assert_eq!(
+        ledger::read(Some(&annotations)),
+        Some(Recorded {
+            nodes: None,
+            ..recorded
+        })
+    );
     annotations.insert(ledger::ANNOTATION.into(), text.replace(":1,", ":2,"));
     assert_eq!(ledger::read(Some(&annotations)), None);
     annotations.insert(ledger::ANNOTATION.into(), "not json".into());

@@ -42,6 +42,7 @@ fn every_command() -> Vec<Command> {
                 as_of: jiff::Timestamp::UNIX_EPOCH,
                 since: jiff::Timestamp::UNIX_EPOCH,
                 partial: false,
+                nodes: None,
             },
         }),
         Command::Recover {

@@ -3,7 +3,8 @@
 //! node that came and went is known only to an engine that watched it. So the cluster's figure is
 //! a lower bound (partial), and the run's carries on from what the recording engine kept on the
 //! run's attempts — exact from there while that engine (the recoverer's Lease holder) is still
-//! recording it, since it watches what this command cannot.
+//! recording it and the nodes are those it recorded with, since it watches what this command
+//! cannot.
 
 use jiff::{SignedDuration, Timestamp};
 use serde::Serialize;
@@ -56,19 +57,32 @@ impl Nodes {
     pub fn run_cost(&self, job: &JobStatus, now: Timestamp) -> Option<RunCost> {
         let newest = &job.current()?.summary;
         let run = RunSpan::of(newest, job.attempts.iter().map(|a| &a.summary))?;
-        let watched = watched_by_the_recorder(job, &run, now);
+        let watched = watched_by_the_recorder(job, &run, &self.spans, now);
         Some(run.cost(&self.meter(&watched), now))
     }
 }
 
-/// Whether an engine is recording the run's figure as it goes (it holds the recoverer's Lease,
-/// and its figure is fresh): what it watches since then is counted as watched.
-fn watched_by_the_recorder(job: &JobStatus, run: &RunSpan, now: Timestamp) -> Vec<Stretch> {
-    let from = run.recorded.map_or(run.since, |r| r.as_of);
+/// The time since the run's figure was recorded counts as watched while the engine that records
+/// it goes on (it holds the recoverer's Lease, and its record is fresh), as long as the nodes
+/// alive now are those it saw then: it records again soon after a node comes or goes.
+fn watched_by_the_recorder(
+    job: &JobStatus,
+    run: &RunSpan,
+    spans: &[NodeSpan],
+    now: Timestamp,
+) -> Vec<Stretch> {
+    let Some(recorded) = run.recorded else {
+        return Vec::new();
+    };
     let fresh = SignedDuration::try_from(RECORD_EVERY.saturating_mul(2)).unwrap_or_default()
         + SignedDuration::from_secs(30);
-    if job.recoverer.is_some() && now.duration_since(from) <= fresh {
-        vec![Stretch { from, to: None }]
+    let same_nodes = u32::try_from(spans.len()).ok() == recorded.nodes
+        && spans.iter().all(|s| s.from <= recorded.as_of);
+    if job.recoverer.is_some() && now.duration_since(recorded.as_of) <= fresh && same_nodes {
+        vec![Stretch {
+            from: recorded.as_of,
+            to: None,
+        }]
     } else {
         Vec::new()
     }
@@ -109,6 +123,9 @@ pub struct RunCostJson {
     pub cost_since: Option<Timestamp>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub cost_as_of: Option<Timestamp>,
+    /// As of when an engine recorded the figure this one carries on from (`gantry.dev/cost`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub cost_recorded_as_of: Option<Timestamp>,
     /// Why `costSoFar` is `null`, when it is.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub cost_unknown: Option<String>,
@@ -122,6 +139,7 @@ impl RunCostJson {
                 cost_so_far_partial: c.partial,
                 cost_since: Some(c.since),
                 cost_as_of: Some(c.as_of),
+                cost_recorded_as_of: c.recorded_as_of,
                 cost_unknown: c.usd.is_none().then(|| UNPRICED.to_string()),
             },
             Err(why) => RunCostJson {
@@ -129,6 +147,7 @@ impl RunCostJson {
                 cost_so_far_partial: false,
                 cost_since: None,
                 cost_as_of: None,
+                cost_recorded_as_of: None,
                 cost_unknown: Some(why.to_string()),
             },
         }

@@ -126,7 +126,7 @@ fn the_runs_cost_is_in_job_with_since_as_of_and_partial() {
 #[test]
 fn the_runs_cost_carries_on_from_what_an_engine_recorded() {
     let recorded = format!(
-        r#"{{"version":1,"usd":2.5,"asOf":"{}","since":"{}","partial":false}}"#,
+        r#"{{"version":1,"usd":2.5,"asOf":"{}","since":"{}","partial":false,"nodes":3}}"#,
         ago(1),
         ago(60)
     );
@@ -141,6 +141,8 @@ fn the_runs_cost_carries_on_from_what_an_engine_recorded() {
         job["costSoFarPartial"], false,
         "an engine holds the Lease and recorded a minute ago: {job}"
     );
+    assert_eq!(job["costRecordedAsOf"], ago(1).to_string());
+    assert_eq!(job["costSince"], ago(60).to_string());
 }
 
 #[test]
@@ -175,4 +177,18 @@ fn a_context_has_no_cost_and_says_so() {
         json["job"]["costUnknown"],
         "unavailable: a kubeconfig context's nodes are not priced"
     );
+}
+
+#[test]
+fn a_node_gone_since_the_record_makes_the_runs_cost_partial_until_it_is_recorded() {
+    let recorded = format!(
+        r#"{{"version":1,"usd":2.5,"asOf":"{}","since":"{}","partial":false,"nodes":4}}"#,
+        ago(1),
+        ago(60)
+    );
+    let nodes = nodes("n1-standard-1");
+    let mut recording = job(Some(&recorded));
+    recording.recoverer = Some("alice@ops pid 7".into());
+    let json = json_of(gke(&nodes), recording, Ok(&nodes));
+    assert_eq!(json["job"]["costSoFarPartial"], true, "{:#}", json["job"]);
 }

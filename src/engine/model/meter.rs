@@ -1,7 +1,8 @@
 //! The engine's meter (`crate::meter`): what the cluster and the run truly cost, from the nodes'
 //! lives this engine saw, for the cluster pane, `gantry watch`, notifications and budget guards;
 //! and when the engine that records (the recoverer's Lease holder) writes the run's figure on its
-//! newest attempt: at most every `ledger::RECORD_EVERY`, on a new attempt, and when it ends.
+//! newest attempt: every `ledger::RECORD_EVERY`, on a new attempt, when it ends, and soon after
+//! a node came or went (`ledger::RECORD_AFTER_A_CHANGE`).
 
 use jiff::Timestamp;
 
@@ -18,6 +19,8 @@ pub struct Metering {
     last_recorded: Option<(String, Timestamp)>,
     /// The attempt whose end this engine recorded the figure at.
     end_recorded: Option<String>,
+    /// The nodes' changes (`NodeLives::changes`) the last record knew.
+    changes_recorded: u64,
 }
 
 impl Model {
@@ -79,14 +82,17 @@ impl Model {
             .and_then(|a| a.recorded_cost)
             .is_some_and(|r| r.as_of >= cost.as_of);
         let ended = run.until.is_some();
+        let changes = self.meter.nodes.changes();
+        let since = |when: &Timestamp, wait: std::time::Duration| {
+            now.duration_since(*when) >= jiff::SignedDuration::try_from(wait).unwrap_or_default()
+        };
         let due = match &self.meter.last_recorded {
             Some((job, _)) if *job != run.newest => true,
             Some(_) if ended => self.meter.end_recorded.as_ref() != Some(&run.newest),
-            Some((_, when)) => {
-                let every =
-                    jiff::SignedDuration::try_from(ledger::RECORD_EVERY).unwrap_or_default();
-                now.duration_since(*when) >= every
+            Some((_, when)) if changes != self.meter.changes_recorded => {
+                since(when, ledger::RECORD_AFTER_A_CHANGE)
             }
+            Some((_, when)) => since(when, ledger::RECORD_EVERY),
             None => true,
         };
         if recorded_on_it {
@@ -95,18 +101,20 @@ impl Model {
             if other.is_none_or(|(job, _)| *job != run.newest) {
                 self.meter.last_recorded = Some((run.newest.clone(), now));
             }
+            self.meter.changes_recorded = changes;
             return None;
         }
         if !due {
             return None;
         }
         self.meter.last_recorded = Some((run.newest.clone(), now));
+        self.meter.changes_recorded = changes;
         if ended {
             self.meter.end_recorded = Some(run.newest.clone());
         }
         Some(Entry {
             job: run.newest,
-            cost: cost.recorded(),
+            cost: cost.recorded(u32::try_from(self.meter.nodes.alive()).ok()),
         })
     }
 }

@@ -203,6 +203,7 @@ fn the_recorder_records_on_a_new_attempt_every_few_minutes_and_at_its_end() {
     let first = model.cost_to_record(at(120)).unwrap();
     assert_eq!(first.job, "train-1");
     assert_eq!((first.cost.since, first.cost.as_of), (at(60), at(120)));
+    assert_eq!(first.cost.nodes, Some(3), "the nodes it saw alive");
     assert_eq!(model.cost_to_record(at(150)), None, "not due yet");
     let every = crate::meter::ledger::RECORD_EVERY.as_secs() as i64;
     assert!(model.cost_to_record(at(120 + every)).is_some());
@@ -236,6 +237,7 @@ fn a_started_engine_carries_on_from_the_recorded_figure() {
         as_of: at(HOUR - 600),
         since: at(60),
         partial: false,
+        nodes: None,
     });
     job(&mut model, newest);
     let cost = model.run_cost(at(2 * HOUR)).unwrap();
@@ -243,4 +245,23 @@ fn a_started_engine_carries_on_from_the_recorded_figure() {
     assert!(close(cost.usd.unwrap(), 10.0 + metered), "{cost:?}");
     assert!(cost.partial, "ten minutes nobody watched");
     assert_eq!(cost.since, at(60));
+}
+
+#[test]
+fn a_node_that_came_or_went_is_recorded_soon_and_then_not_again() {
+    let mut model = watched_from(0);
+    job(&mut model, attempt("train-1", 1, 60, None));
+    recoverer(&mut model, true);
+    assert!(model.cost_to_record(at(100)).is_some());
+    nodes(&mut model, Change::Deleted(node("c", 0)), 105);
+    assert_eq!(
+        model.cost_to_record(at(106)),
+        None,
+        "not within 10 s of the last"
+    );
+    let after = model.cost_to_record(at(110)).unwrap();
+    assert_eq!(after.cost.as_of, at(110));
+    assert_eq!(model.cost_to_record(at(125)), None, "nothing changed since");
+    nodes(&mut model, Change::Applied(node("d", 130)), 131);
+    assert!(model.cost_to_record(at(141)).is_some(), "a node came");
 }

@@ -30,6 +30,8 @@ pub struct NodeLives {
     relisting: Option<HashSet<String>>,
     /// The pools' boot disks, as GKE reported them.
     pub disks: PoolDisks,
+    /// How many lives began or ended so far.
+    changes: u64,
 }
 
 impl NodeLives {
@@ -53,6 +55,7 @@ impl NodeLives {
                 for (uid, life) in &mut self.lives {
                     if life.to.is_none() && !listed.contains(uid) {
                         life.to = Some(ended.max(life.from));
+                        self.changes += 1;
                     }
                 }
                 let watching = self.watched.last().is_some_and(|s| s.to.is_none());
@@ -69,8 +72,9 @@ impl NodeLives {
             Change::Deleted(node) => {
                 let uid = node.uid.clone();
                 self.seen(node, at);
-                if let Some(life) = self.lives.get_mut(&uid) {
+                if let Some(life) = self.lives.get_mut(&uid).filter(|l| l.to.is_none()) {
                     life.to = Some(at.max(life.from));
+                    self.changes += 1;
                 }
                 true
             }
@@ -97,6 +101,7 @@ impl NodeLives {
         match self.lives.get_mut(&node.uid) {
             Some(life) => life.seen = node,
             None => {
+                self.changes += 1;
                 let from = node.created.unwrap_or(at);
                 self.lives.insert(
                     node.uid.clone(),
@@ -137,6 +142,11 @@ impl NodeLives {
     /// When the nodes were watched.
     pub fn watched(&self) -> &[Stretch] {
         &self.watched
+    }
+
+    /// How many lives began or ended so far: what changed the meter's slope.
+    pub fn changes(&self) -> u64 {
+        self.changes
     }
 
     /// How many nodes are alive as far as this engine knows.
