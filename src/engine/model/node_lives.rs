@@ -35,7 +35,8 @@ pub struct NodeLives {
 }
 
 impl NodeLives {
-    /// A change the Node watch saw at `at`. Whether anything shown changed.
+    /// A change the Node watch saw at `at`. Whether a figure changed course (a life began or
+    /// ended, the watch listed): a node's status updates alone change nothing shown.
     pub fn apply(&mut self, change: Change<NodeSeen>, at: Timestamp) -> bool {
         match change {
             Change::Restarted => {
@@ -46,8 +47,7 @@ impl NodeLives {
                 if let Some(listed) = self.relisting.as_mut() {
                     listed.insert(node.uid.clone());
                 }
-                self.seen(node, at);
-                true
+                self.seen(node, at)
             }
             Change::Synced => {
                 let listed = self.relisting.take().unwrap_or_default();
@@ -65,17 +65,15 @@ impl NodeLives {
                 self.lost_at = None;
                 true
             }
-            Change::Applied(node) => {
-                self.seen(node, at);
-                true
-            }
+            Change::Applied(node) => self.seen(node, at),
             Change::Deleted(node) => {
                 let uid = node.uid.clone();
                 self.seen(node, at);
-                if let Some(life) = self.lives.get_mut(&uid).filter(|l| l.to.is_none()) {
-                    life.to = Some(at.max(life.from));
-                    self.changes += 1;
-                }
+                let Some(life) = self.lives.get_mut(&uid).filter(|l| l.to.is_none()) else {
+                    return false;
+                };
+                life.to = Some(at.max(life.from));
+                self.changes += 1;
                 true
             }
             Change::Trouble(_) => {
@@ -97,9 +95,13 @@ impl NodeLives {
         }
     }
 
-    fn seen(&mut self, node: NodeSeen, at: Timestamp) {
+    /// A node as seen now; whether its life begins here.
+    fn seen(&mut self, node: NodeSeen, at: Timestamp) -> bool {
         match self.lives.get_mut(&node.uid) {
-            Some(life) => life.seen = node,
+            Some(life) => {
+                life.seen = node;
+                false
+            }
             None => {
                 self.changes += 1;
                 let from = node.created.unwrap_or(at);
@@ -111,6 +113,7 @@ impl NodeLives {
                         to: None,
                     },
                 );
+                true
             }
         }
     }
