@@ -84,6 +84,7 @@ fn attempt() -> AttemptSummary {
         finished_at: None,
         deleting: false,
         recorded_ends: Vec::new(),
+        recorded_cost: None,
         ignores_disruptions: false,
         deleted_by: None,
         run: None,

@@ -13,6 +13,7 @@ pub mod k8s;
 pub mod keys;
 pub mod kubeconfig;
 pub mod logging;
+pub mod meter;
 pub mod metrics;
 pub mod names;
 pub mod notify;

@@ -6,6 +6,7 @@
 use gantry_test_support::tui as common_tui;
 
 use common_tui::*;
+use gantry::commands::status::cost::Nodes;
 use gantry::commands::status::{ClusterReport, GkeCluster, StatusReport, render};
 use gantry::gke::ClusterStatus;
 use gantry::k8s::status::PodSummary;
@@ -33,19 +34,34 @@ fn with(summary: gantry::k8s::status::AttemptSummary, pods: Vec<PodSummary>) -> 
     }
 }
 
+/// The cluster's three nodes as `gantry status` lists them: alive since its creation.
+fn nodes() -> Nodes {
+    let summary = cluster_summary(ClusterStatus::Running);
+    let seen: Vec<_> = (0..3)
+        .map(|i| node_seen(&format!("{NODE}{i}"), "n1-standard-1", summary.create_time))
+        .collect();
+    Nodes::of(&summary, &seen, now())
+}
+
 fn report(job: Option<JobStatus>) -> StatusReport {
     let logs_dir = job
         .as_ref()
         .and_then(|j| j.current())
         .map(|_| LOGS_DIR.into());
+    let nodes = nodes();
+    let mut cluster = GkeCluster::new(cluster_summary(ClusterStatus::Running));
+    cluster.metered(Ok(&nodes), now());
+    let run_cost = job.as_ref().filter(|j| j.current().is_some()).map(|j| {
+        nodes
+            .run_cost(j, now())
+            .ok_or_else(|| "unknown".to_string())
+    });
     StatusReport {
         waiting: Default::default(),
-        cluster: ClusterReport::Gke(Box::new(GkeCluster::new(
-            cluster_summary(ClusterStatus::Running),
-            now(),
-        ))),
+        cluster: ClusterReport::Gke(Box::new(cluster)),
         job,
         logs_dir,
+        run_cost,
     }
 }
 
@@ -142,12 +158,12 @@ fn hostile_text_from_the_cluster_is_one_inert_line() {
 fn a_cluster_that_is_not_there_says_how_to_create_it() {
     let r = StatusReport {
         waiting: Default::default(),
-        cluster: ClusterReport::Gke(Box::new(GkeCluster::new(
-            cluster_summary(ClusterStatus::NotFound),
-            now(),
-        ))),
+        cluster: ClusterReport::Gke(Box::new(GkeCluster::new(cluster_summary(
+            ClusterStatus::NotFound,
+        )))),
         job: None,
         logs_dir: None,
+        run_cost: None,
     };
     let text = shown(&r);
     assert!(text.contains("gantry up --wait"), "{text}");
@@ -251,15 +267,16 @@ fn node(name: &str, machine_type: &str, spot: bool) -> k8s_openapi::api::core::v
 
 #[test]
 fn the_nodes_line_counts_each_machine_type_and_its_spot_nodes_the_nodes_labels_first() {
-    let mut gke = GkeCluster::new(gpu_example_cluster(), now());
+    let mut gke = GkeCluster::new(gpu_example_cluster());
     let report = |gke: GkeCluster| StatusReport {
         waiting: Default::default(),
         cluster: ClusterReport::Gke(Box::new(gke)),
         job: Some(job(vec![])),
         logs_dir: None,
+        run_cost: None,
     };
     // GKE's pools alone: each pool's nodes, of its machine type.
-    let from_pools = shown(&report(GkeCluster::new(gpu_example_cluster(), now())));
+    let from_pools = shown(&report(GkeCluster::new(gpu_example_cluster())));
     assert!(
         from_pools.contains("\nnodes     1 x n1-standard-2, 4 x n1-standard-4 (4 spot)\n"),
         "{from_pools}"
@@ -294,4 +311,66 @@ fn the_nodes_line_counts_each_machine_type_and_its_spot_nodes_the_nodes_labels_f
     assert_eq!(json["cluster"]["nodeCount"], 5);
     assert_eq!(json["cluster"]["machineType"], "n1-standard-2");
     insta::assert_snapshot!(text);
+}
+
+#[test]
+fn the_cost_so_far_is_each_nodes_life_and_at_least_that_with_no_watch() {
+    let text = shown(&report(Some(job(vec![
+        with(failed_attempt(), failed_pods()),
+        with(running_attempt(), running_pods()),
+    ]))));
+    // Three nodes since the cluster's creation 2h 15m ago, and the fee: a lower bound, as no
+    // engine's watch is known to have seen every node come and go.
+    assert!(
+        text.contains("; at least $0.64 since it was created 135m ago"),
+        "{text}"
+    );
+    // The run (here the newest attempt alone: it has no run id) since it started 10m ago.
+    assert!(
+        text.contains("run cost  at least $0.05 since it started 10m ago"),
+        "{text}"
+    );
+}
+
+#[test]
+fn a_run_that_ended_costs_until_its_end() {
+    let text = shown(&report(Some(job(vec![with(
+        failed_attempt(),
+        failed_pods(),
+    )]))));
+    assert!(
+        text.contains("run cost  at least $0.04 since it started 30m ago, ended 22m ago"),
+        "{text}"
+    );
+}
+
+#[test]
+fn a_context_says_its_cost_is_unavailable() {
+    let context = gantry::k8s::cluster_info::ContextSummary {
+        name: "gke_demo_training".into(),
+        server: "https://34.118.12.7".into(),
+        status: gantry::k8s::cluster_info::ContextStatus::Running,
+        version: "1.33.2".into(),
+        node_count: 3,
+        error: None,
+    };
+    let r = StatusReport {
+        waiting: Default::default(),
+        cluster: ClusterReport::Context(context),
+        job: Some(job(vec![with(running_attempt(), running_pods())])),
+        logs_dir: None,
+        run_cost: Some(Err(format!(
+            "unavailable: {}",
+            gantry::meter::NOT_PRICED_ON_A_CONTEXT
+        ))),
+    };
+    let text = shown(&r);
+    assert!(
+        text.contains("cost      unavailable: a kubeconfig context's nodes are not priced"),
+        "{text}"
+    );
+    assert!(
+        text.contains("run cost  unavailable: a kubeconfig context's nodes are not priced"),
+        "{text}"
+    );
 }

@@ -49,6 +49,9 @@ pub enum Command {
     /// Record pod ends this engine saw on their attempts (`ends::ledger`): the engine's own
     /// bookkeeping, a write to the Jobs, so never from a read-only engine.
     RecordEnds(Vec<crate::ends::ledger::Entry>),
+    /// Record the run's cost on its newest attempt (`meter::ledger`): the engine's own
+    /// bookkeeping, a write to the Job, so never from a read-only engine.
+    RecordCost(crate::meter::ledger::Entry),
     /// Logs the engine's store does not hold, for one viewer: an older attempt's, or a
     /// previous container's. Every pod of the attempt, or only the one named.
     FetchLogs {
@@ -74,6 +77,7 @@ impl Command {
             | Command::ScaleNodePools(_)
             | Command::ApplyPlan { .. }
             | Command::RecordEnds(_)
+            | Command::RecordCost(_)
             | Command::Recover { .. }
             | Command::FallBack { .. }
             | Command::EndRun { .. } => true,
@@ -94,6 +98,7 @@ impl Command {
             Command::ScaleNodePools(crate::gke::resize::Scale::ToConfig) => "scale-back",
             Command::ApplyPlan { .. } => "apply-plan",
             Command::RecordEnds(_) => "record-ends",
+            Command::RecordCost(_) => "record-cost",
             Command::Recover { .. } => "recover",
             Command::FallBack { .. } => "spot-fallback",
             Command::EndRun { .. } => "end-run",
@@ -173,6 +178,7 @@ impl Command {
                 let pods: Vec<&str> = ends.iter().map(|e| e.end.pod.as_str()).collect();
                 format!("record how {} ended", pods.join(", "))
             }
+            Command::RecordCost(entry) => format!("record the run's cost on {}", entry.job),
             Command::FetchLogs { attempt, .. } => format!("read the logs of {attempt}"),
         }
     }

@@ -194,6 +194,17 @@ mod tests {
             Command::ScaleNodePools(Scale::ToConfig),
             Command::ApplyPlan { generation: 3 },
             Command::RecordEnds(Vec::new()),
+            Command::RecordCost(crate::meter::ledger::Entry {
+                job: "ml-training-job-3".into(),
+                cost: crate::meter::ledger::Recorded {
+                    version: 1,
+                    usd: Some(1.25),
+                    as_of: jiff::Timestamp::UNIX_EPOCH,
+                    since: jiff::Timestamp::UNIX_EPOCH,
+                    partial: false,
+                    nodes: None,
+                },
+            }),
             Command::Recover {
                 attempt: "ml-training-job-3".into(),
                 why: "rank 1 of ml-training-job-3 preempted".into(),
@@ -231,6 +242,7 @@ mod tests {
                     | Command::ScaleNodePools(_)
                     | Command::ApplyPlan { .. }
                     | Command::RecordEnds(_)
+                    | Command::RecordCost(_)
                     | Command::Recover { .. }
                     | Command::FallBack { .. }
                     | Command::EndRun { .. } => true,

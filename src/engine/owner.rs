@@ -30,6 +30,7 @@ fn ends_with_done(command: &Command) -> bool {
         | Command::DeleteCluster
         | Command::ApplyPlan { .. }
         | Command::RecordEnds(_)
+        | Command::RecordCost(_)
         | Command::FetchLogs { .. } => false,
     }
 }
@@ -145,8 +146,8 @@ impl Owner {
             }
         }
         // The engine's bookkeeping is audited like any change, but told to no one: the ends it
-        // records were told as they happened.
-        if matches!(command, Command::RecordEnds(_)) {
+        // records were told as they happened, and the cost is shown where it is kept.
+        if matches!(command, Command::RecordEnds(_) | Command::RecordCost(_)) {
             if approved.may_run(self.read_only) {
                 self.audit.record(&by, &command, "started");
                 self.run(command, &by);
@@ -355,6 +356,15 @@ impl Owner {
         if !record.is_empty()
             && let Ok(approved) =
                 Gate::engine("ends", self.read_only).pass(Command::RecordEnds(record))
+        {
+            self.take(approved);
+        }
+        // The run's cost on its newest attempt, when this engine records it and it is due:
+        // through the same gate, audited as its own.
+        let cost = self.write().cost_to_record(jiff::Timestamp::now());
+        if let Some(entry) = cost
+            && let Ok(approved) =
+                Gate::engine("cost", self.read_only).pass(Command::RecordCost(entry))
         {
             self.take(approved);
         }

@@ -27,6 +27,11 @@ pub enum Report {
     /// The connection is gone (the cluster was deleted, or stopped serving its API).
     Disconnected,
     Job(JobWatchEvent),
+    /// A change the Node watch saw, and when (GKE only: what the meter prices).
+    Node {
+        change: crate::k8s::watch::Change<crate::meter::NodeSeen>,
+        at: jiff::Timestamp,
+    },
     /// Log tailer output for the followed attempt (`generation` tells stale tails apart).
     Tail {
         generation: u64,

@@ -99,22 +99,18 @@ pub fn hours_between(since: Timestamp, now: Timestamp) -> f64 {
     (now.as_millisecond() - since.as_millisecond()).max(0) as f64 / 3_600_000.0
 }
 
-/// A cluster GKE reports: what it costs per hour as it is now, and since it was created at that
-/// rate (no record of earlier sizes is kept: a resized cluster is counted at its present size).
+/// A cluster GKE reports: what it costs per hour as it is now. What it cost so far is the
+/// meter's (`crate::meter`): each node's price over its own life, not this price over its age.
 #[derive(Debug, Clone, PartialEq)]
 pub struct RunningCost {
     pub per_hour: Estimate,
-    /// None when GKE gave no creation time.
-    pub so_far: Option<Estimate>,
 }
 
 impl RunningCost {
-    pub fn of(summary: &ClusterSummary, now: Timestamp) -> RunningCost {
-        let per_hour = per_hour(&current_shape(summary));
-        let so_far = summary
-            .create_time
-            .map(|created| per_hour.clone().times(hours_between(created, now)));
-        RunningCost { per_hour, so_far }
+    pub fn of(summary: &ClusterSummary) -> RunningCost {
+        RunningCost {
+            per_hour: per_hour(&current_shape(summary)),
+        }
     }
 }
 

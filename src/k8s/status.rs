@@ -50,6 +50,9 @@ pub struct AttemptSummary {
     /// The ends of its pods recorded on it by an engine (`ends::ledger`), oldest first.
     #[serde(skip)]
     pub recorded_ends: Vec<crate::ends::PodEnd>,
+    /// Its run's cost as an engine recorded it on it (`meter::ledger`).
+    #[serde(skip)]
+    pub recorded_cost: Option<crate::meter::ledger::Recorded>,
     /// Its `podFailurePolicy` ignores pods Kubernetes disrupted: a preemption is not a failure.
     #[serde(skip)]
     pub ignores_disruptions: bool,
@@ -124,6 +127,7 @@ impl AttemptSummary {
                 .or_else(|| finished.and_then(|c| c.last_transition_time.as_ref().map(|t| t.0))),
             deleting: job.metadata.deletion_timestamp.is_some(),
             recorded_ends: crate::ends::ledger::read(job.metadata.annotations.as_ref()),
+            recorded_cost: crate::meter::ledger::read(job.metadata.annotations.as_ref()),
             ignores_disruptions: crate::k8s::manifest::ignores_disruptions(
                 job.spec
                     .as_ref()

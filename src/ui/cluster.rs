@@ -1,5 +1,5 @@
 //! The cluster pane: name, place, status, drift from the config, what it costs (per hour, and
-//! so far), progress of an operation, pools and endpoint, and what the nodes use. Its title
+//! so far by the meter), progress of an operation, pools and endpoint, and what the nodes use. Its title
 //! keeps the status and the drift marker, its first line the nodes and the cost, at any width.
 //! The whole plan is behind `P`.
 
@@ -73,6 +73,9 @@ pub fn draw(
             Span::raw(format!("v{}", s.version)),
             Span::styled("  ·  ", theme.dim()),
             Span::raw(s.location.clone()),
+            Span::styled("  ·  ", theme.dim()),
+            // The meter prices GKE's nodes only (`meter::NOT_PRICED_ON_A_CONTEXT`).
+            Span::raw("cost unavailable"),
         ]));
     } else if let Some(s) = &view.summary
         && s.status != ClusterStatus::NotFound
@@ -95,7 +98,7 @@ pub fn draw(
         lines.push(Line::from(vec![
             Span::raw(format!("{} nodes", s.node_count)),
             Span::styled("  ·  ", theme.dim()),
-            Span::raw(running_cost(s, now)),
+            Span::raw(running_cost(model, s, now)),
             Span::styled("  ·  ", theme.dim()),
             Span::raw(pools.join(", ")),
             Span::styled("  ·  ", theme.dim()),
@@ -199,15 +202,23 @@ pub fn draw(
     frame.render_widget(Paragraph::new(lines).block(block), area);
 }
 
-/// "$0.28/h ($0.64 so far)": what the cluster costs now, and since its creation at that rate.
-fn running_cost(summary: &crate::gke::ClusterSummary, now: jiff::Timestamp) -> String {
-    let cost = RunningCost::of(summary, now);
-    let Some(per_hour) = cost.per_hour.usd() else {
+/// "$0.28/h ($0.64 so far)": what the cluster costs now, and what it cost since its creation —
+/// each node's price over its life and GKE's fee (`meter`), "at least" when some of that time
+/// nobody watched the nodes; nothing said of it before the nodes are listed.
+fn running_cost(
+    model: &Model,
+    summary: &crate::gke::ClusterSummary,
+    now: jiff::Timestamp,
+) -> String {
+    let Some(per_hour) = RunningCost::of(summary).per_hour.usd() else {
         return "price unknown".to_string();
     };
     let per_hour = format!("{}/h", usd(per_hour));
-    match cost.so_far.as_ref().and_then(|e| e.usd()) {
-        Some(so_far) => format!("{per_hour} ({} so far)", usd(so_far)),
+    match model.cluster_cost_so_far(now) {
+        Some(so_far) => format!(
+            "{per_hour} ({} so far)",
+            crate::meter::words(so_far.usd, so_far.partial)
+        ),
         None => per_hour,
     }
 }

@@ -112,6 +112,35 @@ impl Sim {
         )
     }
 
+    /// Resizes a node pool of the cluster through the simulator's GKE API (`nodePools/P:setSize`,
+    /// as `gcloud container clusters resize` asks): `nodes` in each zone. Returns once GKE took
+    /// the request; its operation goes on.
+    pub fn set_pool_size(&self, pool: &str, nodes: u32) {
+        let url = format!(
+            "{}/v1/projects/demo-project/locations/us-central1-a/clusters/ml-gke-cluster/nodePools/{pool}:setSize",
+            self.gke.trim_end_matches('/')
+        );
+        let token = std::fs::read_to_string(self.token_file()).unwrap();
+        let runtime = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .unwrap();
+        let (status, body) = runtime.block_on(async {
+            let answer = reqwest::Client::new()
+                .post(&url)
+                .bearer_auth(token.trim())
+                .json(&serde_json::json!({ "nodeCount": nodes }))
+                .send()
+                .await
+                .unwrap();
+            (answer.status(), answer.text().await.unwrap_or_default())
+        });
+        assert!(
+            status.is_success(),
+            "setSize {pool} to {nodes}: {status} {body}"
+        );
+    }
+
     fn home(&self) -> &Path {
         self.dir.path()
     }

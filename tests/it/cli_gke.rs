@@ -123,10 +123,13 @@ async fn up_status_down_against_the_simulator() {
     assert!(c["endpoint"].as_str().unwrap().starts_with("127.0.0.1:"));
     assert!(!c["version"].as_str().unwrap().is_empty());
     // 3 × n1-standard-1 with 100 GB pd-balanced each in us-central1, and GKE's fee: the price
-    // snapshot's $0.2836/h; so far, that rate since its creation a moment ago.
+    // snapshot's $0.2836/h; so far, the meter's: the nodes since their creation a moment ago and
+    // the fee (a lower bound, `costSoFarPartial`, once the cluster is older than the few seconds
+    // no node can come and go in: `gantry status` watches none).
     assert_eq!(c["costPerHour"], 0.2836, "{c}");
     let so_far = c["costSoFar"].as_f64().unwrap();
     assert!((0.0..0.2836).contains(&so_far), "{c}");
+    assert!(c["costSoFarPartial"].is_boolean(), "{c}");
 
     let human = env.gantry(&["status"]).await;
     assert_eq!(human.status.code(), Some(0));

@@ -16,6 +16,7 @@ mod cli_gpu_example;
 mod cli_job;
 mod cli_plan;
 mod config_files;
+mod cost_e2e;
 mod drill_serve_stopped_client;
 mod drill_stalled_terminal;
 mod drills;

@@ -34,6 +34,17 @@ fn every_command() -> Vec<Command> {
             generation: 1,
         },
         Command::RecordEnds(Vec::new()),
+        Command::RecordCost(gantry::meter::ledger::Entry {
+            job: "ml-training-job-3".into(),
+            cost: gantry::meter::ledger::Recorded {
+                version: 1,
+                usd: Some(1.25),
+                as_of: jiff::Timestamp::UNIX_EPOCH,
+                since: jiff::Timestamp::UNIX_EPOCH,
+                partial: false,
+                nodes: None,
+            },
+        }),
         Command::Recover {
             attempt: "ml-training-job-3".into(),
             why: "rank 1 of ml-training-job-3 preempted".into(),
@@ -80,6 +91,7 @@ fn the_gate_refuses_every_mutating_command() {
             | Command::ScaleNodePools(_)
             | Command::ApplyPlan { .. }
             | Command::RecordEnds(_)
+            | Command::RecordCost(_)
             | Command::Recover { .. }
             | Command::FallBack { .. }
             | Command::EndRun { .. }
@@ -107,6 +119,7 @@ fn job(name: &str, attempt: u32, status: gantry::k8s::status::AttemptPhase) -> A
         finished_at: None,
         deleting: false,
         recorded_ends: Vec::new(),
+        recorded_cost: None,
         ignores_disruptions: false,
         deleted_by: None,
         run: None,

@@ -315,6 +315,8 @@ fn asked_by_a_key_walked_here(command: &Command) -> bool {
         Command::ScaleNodePools(_) => false,
         // The engine's own bookkeeping of pod ends, through its own gate: no key asks.
         Command::RecordEnds(_) => false,
+        // The engine's own bookkeeping of the run's cost, through its own gate: no key asks.
+        Command::RecordCost(_) => false,
         // The recoverer's own, through its own gate: no key asks.
         Command::Recover { .. } | Command::FallBack { .. } | Command::EndRun { .. } => false,
         // Reading, not changing.

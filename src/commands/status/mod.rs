@@ -1,6 +1,7 @@
 //! `gantry status [--json]`: the cluster, and the training Job's attempts and pods when the
 //! cluster can answer. `view` lays it out for a person; `--json` is one document for scripts.
 
+pub mod cost;
 pub mod nodes;
 mod usage;
 mod view;
@@ -39,6 +40,10 @@ pub struct StatusReport {
     /// Why each pod that is not running waits, by pod name (added to each pod in JSON).
     #[serde(skip)]
     pub waiting: BTreeMap<String, Waiting>,
+    /// What the newest attempt's run cost so far, or why that is not known (added to `job` in
+    /// JSON); None without an attempt.
+    #[serde(skip)]
+    pub run_cost: Option<Result<crate::meter::RunCost, String>>,
 }
 
 /// The cluster Gantry manages on GKE, or the one a kubeconfig context names. `kind` tells them
@@ -50,9 +55,12 @@ pub enum ClusterReport {
     Context(ContextSummary),
 }
 
-/// A GKE cluster as GKE reports it, and what it costs: per hour at its present size and since
-/// it was created at that rate, in US dollars; `null` when the price snapshot lacks something it
-/// runs (a machine type, a GPU, a region) or, for the cost so far, when it has not been created.
+/// A GKE cluster as GKE reports it, and what it costs: per hour at its present size, and so far
+/// — each node's price over its life and GKE's fee since the cluster was created (`meter`),
+/// `costSoFarPartial` when that is a lower bound (always here: a node that came and went is
+/// known only to an engine that watched it). In US dollars; `null` when the price snapshot lacks
+/// something it runs (a machine type, a GPU, a region) or, for the cost so far, when it has not
+/// been created or its nodes could not be read.
 #[derive(Debug, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct GkeCluster {
@@ -63,27 +71,34 @@ pub struct GkeCluster {
     pub nodes_by_machine_type: Vec<nodes::MachineTypeNodes>,
     pub cost_per_hour: Option<f64>,
     pub cost_so_far: Option<f64>,
+    pub cost_so_far_partial: bool,
     /// Why a cost is `null`, when it is.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub cost_unknown: Option<String>,
     #[serde(skip)]
     pub cost: Option<RunningCost>,
+    /// The cost so far, as the meter gives it.
+    #[serde(skip)]
+    pub so_far: Option<crate::meter::Figure>,
 }
 
 impl GkeCluster {
-    /// The cluster and its cost at `now`; nothing costs anything before it exists.
-    pub fn new(summary: ClusterSummary, now: jiff::Timestamp) -> Self {
+    /// The cluster and its price per hour; nothing costs anything before it exists. What it cost
+    /// so far comes with its nodes ([`GkeCluster::metered`]).
+    pub fn new(summary: ClusterSummary) -> Self {
         if summary.status == ClusterStatus::NotFound {
             return Self {
                 summary,
                 nodes_by_machine_type: Vec::new(),
                 cost_per_hour: None,
                 cost_so_far: None,
+                cost_so_far_partial: false,
                 cost_unknown: None,
                 cost: None,
+                so_far: None,
             };
         }
-        let cost = RunningCost::of(&summary, now);
+        let cost = RunningCost::of(&summary);
         let round = |usd: f64| (usd * 1e4).round() / 1e4;
         let unknown = match &cost.per_hour {
             Estimate::Unknown(_) => Some(crate::gke::cost::describe(&cost.per_hour)),
@@ -92,9 +107,11 @@ impl GkeCluster {
         Self {
             nodes_by_machine_type: nodes::from_pools(&summary.node_pools),
             cost_per_hour: cost.per_hour.usd().map(round),
-            cost_so_far: cost.so_far.as_ref().and_then(Estimate::usd).map(round),
+            cost_so_far: None,
+            cost_so_far_partial: false,
             cost_unknown: unknown,
             cost: Some(cost),
+            so_far: None,
             summary,
         }
     }
@@ -104,6 +121,29 @@ impl GkeCluster {
     pub fn count_nodes(&mut self, listed: &[k8s_openapi::api::core::v1::Node]) {
         if !listed.is_empty() && self.summary.status != ClusterStatus::NotFound {
             self.nodes_by_machine_type = nodes::from_nodes(listed);
+        }
+    }
+
+    /// What it cost so far at `now`, from its nodes as read now (`Err`: why they are not known).
+    pub fn metered(&mut self, nodes: Result<&cost::Nodes, &str>, now: jiff::Timestamp) {
+        if self.summary.status == ClusterStatus::NotFound {
+            return;
+        }
+        match nodes.map(|n| n.cluster_so_far(now)) {
+            Ok(Some(figure)) => {
+                self.so_far = Some(figure);
+                self.cost_so_far = figure.usd.map(crate::meter::round_usd);
+                self.cost_so_far_partial = figure.partial;
+                if figure.usd.is_none() && self.cost_unknown.is_none() {
+                    self.cost_unknown = Some(cost::UNPRICED.to_string());
+                }
+            }
+            Ok(None) => {}
+            Err(why) => {
+                if self.cost_unknown.is_none() {
+                    self.cost_unknown = Some(format!("cost so far {why}"));
+                }
+            }
         }
     }
 }
@@ -126,7 +166,7 @@ pub async fn run(args: StatusArgs, settings: &Settings) -> i32 {
             Ok(found) => found,
             Err(code) => return code,
         },
-        None => match on_gke(settings, now).await {
+        None => match on_gke(settings).await {
             Ok(found) => found,
             Err(code) => return code,
         },
@@ -136,21 +176,35 @@ pub async fn run(args: StatusArgs, settings: &Settings) -> i32 {
             let job = crate::k8s::job_status(&client, &config.job).await;
             let events = crate::k8s::job_events(&client, &config.job).await;
             let listed = list_nodes(&client).await;
-            if let ClusterReport::Gke(gke) = &mut cluster {
-                gke.count_nodes(&listed);
+            if let (ClusterReport::Gke(gke), Ok(listed)) = (&mut cluster, &listed) {
+                gke.count_nodes(listed);
             }
-            (Some(job), events, node_facts(&listed))
+            (Some(job), events, Some(listed))
         }
         Some(Err(e)) => (
             Some(JobStatus::unreadable(&config.job, e)),
             Vec::new(),
-            Default::default(),
+            None,
         ),
-        None => (None, Vec::new(), Default::default()),
+        None => (None, Vec::new(), None),
     };
+    let facts = node_facts(nodes.as_ref());
+    let metered = meter_nodes(&cluster, nodes.as_ref(), now);
+    if let ClusterReport::Gke(g) = &mut cluster {
+        g.metered(metered.as_ref().map_err(String::as_str), now);
+    }
+    let run_cost = job
+        .as_ref()
+        .filter(|j| j.current().is_some())
+        .map(|j| match &metered {
+            Ok(nodes) => nodes
+                .run_cost(j, now)
+                .ok_or_else(|| "unknown: the run's start is not known".to_string()),
+            Err(why) => Err(why.clone()),
+        });
     for attempt in job.iter_mut().flat_map(|j| j.attempts.iter_mut()) {
         attempt.ends =
-            crate::ends::attempt::of_attempt(&attempt.summary, &attempt.pods, &events, &nodes);
+            crate::ends::attempt::of_attempt(&attempt.summary, &attempt.pods, &events, &facts);
     }
     let pools = match &cluster {
         ClusterReport::Gke(g) => Some(g.summary.node_pools.as_slice()),
@@ -172,9 +226,10 @@ pub async fn run(args: StatusArgs, settings: &Settings) -> i32 {
         job,
         logs_dir,
         waiting,
+        run_cost,
     };
     if args.json {
-        match crate::sanitize::to_json_pretty(&with_waiting(&report, now)) {
+        match crate::sanitize::to_json_pretty(&with_run_cost(with_waiting(&report, now), &report)) {
             Ok(text) => crate::outln!("{text}"),
             Err(e) => return fail(&e, 1),
         }
@@ -186,26 +241,30 @@ pub async fn run(args: StatusArgs, settings: &Settings) -> i32 {
     0
 }
 
-/// The cluster's Nodes, by which its nodes are counted per machine type and the pods' time is
-/// priced; none when they cannot be listed (the pools then stand in for the count, and the
-/// pods' costs are unknown).
-async fn list_nodes(client: &kube::Client) -> Vec<k8s_openapi::api::core::v1::Node> {
+/// Every node of the cluster — by which its nodes are counted per machine type, its cost so far
+/// metered and the pods' time priced — or why they could not be listed.
+async fn list_nodes(
+    client: &kube::Client,
+) -> Result<Vec<k8s_openapi::api::core::v1::Node>, String> {
     let nodes: kube::Api<k8s_openapi::api::core::v1::Node> = kube::Api::all(client.clone());
     match nodes.list(&Default::default()).await {
-        Ok(list) => list.items,
+        Ok(list) => Ok(list.items),
         Err(e) => {
-            tracing::debug!(error = %e, "listing the cluster's nodes");
-            Vec::new()
+            tracing::debug!(error = %e, "listing the nodes to price them");
+            Err(e.to_string())
         }
     }
 }
 
-/// What pricing the pods' time needs of every node, by name.
+/// What pricing the pods' time needs of every node (none when the nodes could not be listed:
+/// the costs are then unknown).
 fn node_facts(
-    nodes: &[k8s_openapi::api::core::v1::Node],
+    nodes: Option<&Result<Vec<k8s_openapi::api::core::v1::Node>, String>>,
 ) -> std::collections::HashMap<String, crate::ends::cost::NodeFacts> {
     nodes
-        .iter()
+        .and_then(|n| n.as_ref().ok())
+        .into_iter()
+        .flatten()
         .filter_map(|n| {
             Some((
                 n.metadata.name.clone()?,
@@ -215,10 +274,33 @@ fn node_facts(
         .collect()
 }
 
+/// The nodes as the meter prices them, or why there is no figure.
+fn meter_nodes(
+    cluster: &ClusterReport,
+    nodes: Option<&Result<Vec<k8s_openapi::api::core::v1::Node>, String>>,
+    now: jiff::Timestamp,
+) -> Result<cost::Nodes, String> {
+    let ClusterReport::Gke(gke) = cluster else {
+        return Err(format!(
+            "unavailable: {}",
+            crate::meter::NOT_PRICED_ON_A_CONTEXT
+        ));
+    };
+    match nodes {
+        Some(Ok(nodes)) => {
+            let seen: Vec<crate::meter::NodeSeen> =
+                nodes.iter().map(crate::meter::NodeSeen::of).collect();
+            Ok(cost::Nodes::of(&gke.summary, &seen, now))
+        }
+        Some(Err(e)) => Err(format!("unknown: the nodes could not be listed ({e})")),
+        None => Err("unknown: the cluster's API does not answer".to_string()),
+    }
+}
+
 /// The cluster, the configuration, and a client for the Job when the cluster can serve it.
 type Found = (ClusterReport, Config, Option<Result<kube::Client, String>>);
 
-async fn on_gke(settings: &Settings, now: jiff::Timestamp) -> Result<Found, i32> {
+async fn on_gke(settings: &Settings) -> Result<Found, i32> {
     let target = settings.target();
     let Prepared {
         config,
@@ -240,7 +322,7 @@ async fn on_gke(settings: &Settings, now: jiff::Timestamp) -> Result<Found, i32>
         None
     };
     Ok((
-        ClusterReport::Gke(Box::new(GkeCluster::new(summary, now))),
+        ClusterReport::Gke(Box::new(GkeCluster::new(summary))),
         config,
         client,
     ))
@@ -294,3 +376,25 @@ fn with_waiting(report: &StatusReport, now: jiff::Timestamp) -> serde_json::Valu
     }
     value
 }
+
+/// The report as JSON with the run's cost in `job` (`costSoFar`, `costSoFarPartial`,
+/// `costSince`, `costAsOf`; `costUnknown` when it is `null`).
+fn with_run_cost(mut value: serde_json::Value, report: &StatusReport) -> serde_json::Value {
+    let Some(run_cost) = &report.run_cost else {
+        return value;
+    };
+    let json = cost::RunCostJson::of(run_cost.as_ref().map_err(String::as_str));
+    if let (Some(job), Ok(serde_json::Value::Object(fields))) = (
+        value
+            .get_mut("job")
+            .and_then(serde_json::Value::as_object_mut),
+        serde_json::to_value(json),
+    ) {
+        job.extend(fields);
+    }
+    value
+}
+
+#[cfg(test)]
+#[path = "json_tests.rs"]
+mod tests;

@@ -42,6 +42,7 @@ pub fn render(report: &StatusReport, now: Timestamp) -> Vec<String> {
                 cluster: name,
                 logs: report.logs_dir.as_deref(),
                 cost,
+                run_cost: report.run_cost.as_ref(),
                 waiting: &report.waiting,
             };
             job_lines(&mut out, job, &place, now);
@@ -61,6 +62,8 @@ struct Place<'a> {
     cluster: &'a str,
     logs: Option<&'a Path>,
     cost: Option<(u32, &'a RunningCost)>,
+    /// What the run cost so far, or why that is not known.
+    run_cost: Option<&'a Result<crate::meter::RunCost, String>>,
     /// Why each waiting pod waits.
     waiting: &'a std::collections::BTreeMap<String, crate::waiting::Waiting>,
 }
@@ -104,17 +107,23 @@ fn cluster(out: &mut Vec<String>, gke: &GkeCluster, now: Timestamp) {
         out.push(format!("endpoint  https://{}", c.endpoint));
     }
     if let Some(cost) = &gke.cost {
-        out.push(cost_line(cost, c.create_time, now));
+        out.push(cost_line(cost, gke.so_far.as_ref(), c.create_time, now));
     }
 }
 
-/// "cost      ≈ $0.28/h, $207/month; $0.64 since it was created 2h 15m ago".
-fn cost_line(cost: &RunningCost, created: Option<Timestamp>, now: Timestamp) -> String {
+/// "cost      ≈ $0.28/h, $207/month; at least $0.64 since it was created 2h 15m ago": the
+/// price now, and what its nodes and fee cost since its creation (`meter`).
+fn cost_line(
+    cost: &RunningCost,
+    so_far: Option<&crate::meter::Figure>,
+    created: Option<Timestamp>,
+    now: Timestamp,
+) -> String {
     let mut line = format!("cost      {}", crate::gke::cost::describe(&cost.per_hour));
-    if let (Some(usd), Some(created)) = (cost.so_far.as_ref().and_then(|e| e.usd()), created) {
+    if let (Some(so_far), Some(created)) = (so_far, created) {
         line.push_str(&format!(
             "; {} since it was created {} ago",
-            crate::pricing::format::usd(usd),
+            crate::meter::words(so_far.usd, so_far.partial),
             age(Some(created), now)
         ));
     }
@@ -130,6 +139,10 @@ fn context(out: &mut Vec<String>, c: &ContextSummary) {
     }
     out.push(format!("nodes     {}", c.node_count));
     out.push(format!("version   {}", c.version));
+    out.push(format!(
+        "cost      unavailable: {}",
+        crate::meter::NOT_PRICED_ON_A_CONTEXT
+    ));
 }
 
 fn job_lines(out: &mut Vec<String>, job: &JobStatus, place: &Place, now: Timestamp) {
@@ -151,6 +164,9 @@ fn job_lines(out: &mut Vec<String>, job: &JobStatus, place: &Place, now: Timesta
     }
     if let Some(holder) = &job.recoverer {
         out.push(format!("recoverer {}", one_line(holder)));
+    }
+    if let Some(cost) = place.run_cost {
+        out.push(super::cost::run_line(cost, now));
     }
     if let Some(error) = &job.error {
         out.push(format!("error     {}", one_line(error)));

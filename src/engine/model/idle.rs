@@ -109,7 +109,7 @@ pub fn decide(model: &Model, settings: &IdleSettings, now: Timestamp) -> Idle {
     let Some(summary) = model.cluster.summary.as_ref() else {
         return Idle::No;
     };
-    let per_hour = RunningCost::of(summary, now).per_hour;
+    let per_hour = RunningCost::of(summary).per_hour;
     if settings.scale_to_zero && !settings.read_only {
         Idle::ScaleToZero { idle_for, per_hour }
     } else {

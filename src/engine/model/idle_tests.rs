@@ -50,6 +50,7 @@ fn attempt(status: AttemptPhase, started: i64, finished: Option<i64>) -> Attempt
         finished_at: finished.map(at),
         deleting: false,
         recorded_ends: Vec::new(),
+        recorded_cost: None,
         ignores_disruptions: false,
         deleted_by: None,
         run: None,

@@ -12,6 +12,8 @@ pub mod idle;
 pub mod jobs;
 mod log_lines;
 pub mod log_store;
+pub mod meter;
+pub mod node_lives;
 mod noticing;
 pub mod recovery;
 pub mod training;
@@ -84,6 +86,8 @@ pub struct Model {
     pub unattended: unattended::Unattended,
     /// What the guards told and did.
     pub guarded: guards::Guarded,
+    /// The nodes' lives, for what the cluster and the run truly cost.
+    pub meter: meter::Metering,
     /// What every viewer and listener was told, numbered (the newest few).
     notices: VecDeque<(u64, Notice)>,
     next_notice: u64,
@@ -182,6 +186,7 @@ impl Model {
                 if let Some(n) = noticing::of_cluster(self.cluster.summary.as_ref(), &summary) {
                     self.tell(&mut applied, n);
                 }
+                self.meter.nodes.disks.remember(&summary);
                 self.cluster.set_summary(summary);
                 // The pools may have changed: what holds the waiting pods back may too.
                 let waiting: Vec<String> = self.waits.pods().map(str::to_string).collect();
@@ -198,6 +203,9 @@ impl Model {
                     && let Some(n) = noticing::of_cluster(self.cluster.summary.as_ref(), summary)
                 {
                     self.tell(&mut applied, n);
+                }
+                if let ProvisionEvent::Cluster(summary) = &e {
+                    self.meter.nodes.disks.remember(summary);
                 }
                 if let ProvisionEvent::Retrying { message, .. } = &e {
                     self.raise(&mut applied, TroubleSource::Provision, message.clone());
@@ -229,7 +237,11 @@ impl Model {
                 applied.changed = usage != self.usage;
                 self.usage = usage;
             }
-            Report::Disconnected => self.connected = false,
+            Report::Disconnected => {
+                self.connected = false;
+                self.meter.nodes.lost(jiff::Timestamp::now());
+            }
+            Report::Node { change, at } => applied.changed = self.meter.nodes.apply(change, at),
             Report::TrainingLoaded { attempt, store } => {
                 applied.changed = self.training.loaded(attempt, *store)
             }

@@ -232,6 +232,14 @@ fn start_watchers(shared: &Arc<Shared>, client: kube::Client) -> Connection {
         shared.usage_shown.clone(),
         watchers.clone(),
     ));
+    // What the meter prices: GKE's nodes (a kubeconfig context's are not priced).
+    if let Backend::Gke { .. } = &shared.session.backend {
+        tokio::spawn(super::meter::watch_nodes(
+            client.clone(),
+            shared.tx.clone(),
+            watchers.clone(),
+        ));
+    }
     tokio::spawn(super::recoverer::keep(
         shared.clone(),
         client.clone(),

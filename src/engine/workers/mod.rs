@@ -7,6 +7,7 @@ mod cluster;
 mod ends;
 mod fallback;
 mod logs;
+mod meter;
 mod recoverer;
 mod saved_metrics;
 mod scale;
@@ -189,6 +190,9 @@ impl Workers {
             }
             Command::RecordEnds(entries) => {
                 tokio::spawn(ends::record(shared, entries));
+            }
+            Command::RecordCost(entry) => {
+                tokio::spawn(meter::record(shared, entry));
             }
             // The engine hands the plan itself over, through `apply_plan`.
             Command::ApplyPlan { .. } => {}

@@ -14,6 +14,7 @@ use gantry::k8s::logs::{LogLine, TailEvent};
 use gantry::k8s::status::{AttemptPhase, AttemptSummary, EventSummary, PodSummary};
 use gantry::k8s::watch::{Change, JobWatchEvent};
 use gantry::keys::Keymap;
+use gantry::meter::NodeSeen;
 
 pub use crate::CLUSTER;
 pub const PLACE: &str = "demo-project/us-central1-a";
@@ -331,6 +332,7 @@ pub fn attempt(name: &str, number: u32, status: AttemptPhase) -> AttemptSummary 
         finished_at: None,
         deleting: false,
         recorded_ends: Vec::new(),
+        recorded_cost: None,
         ignores_disruptions: false,
         deleted_by: None,
         run: None,
@@ -618,12 +620,47 @@ pub fn context_cluster(read_only: bool) -> Tui {
     app
 }
 
-/// RUNNING and connected; no attempt yet.
+/// A node of default-pool as the Node watch reports it.
+pub fn node_seen(name: &str, machine: &str, created: Option<jiff::Timestamp>) -> NodeSeen {
+    NodeSeen::of(
+        &serde_json::from_value(serde_json::json!({
+            "metadata": {
+                "name": name,
+                "uid": format!("uid-{name}"),
+                "creationTimestamp": created.map(|t| t.to_string()),
+                "labels": {
+                    "cloud.google.com/gke-nodepool": "default-pool",
+                    "node.kubernetes.io/instance-type": machine,
+                    "topology.kubernetes.io/region": "us-central1",
+                    "topology.kubernetes.io/zone": "us-central1-a",
+                }
+            }
+        }))
+        .unwrap(),
+    )
+}
+
+/// The Node watch's first list: `count` nodes of `machine`, created with the cluster and
+/// listed then, as by an engine that watched from the start (the cost so far is exact).
+pub fn nodes_listed(app: &mut Tui, machine: &str, count: usize) {
+    let created = cluster_summary(ClusterStatus::Running).create_time;
+    let at = created.unwrap_or_else(now);
+    let node = |change| Report::Node { change, at };
+    app.on_event(node(Change::Restarted));
+    for i in 0..count {
+        let name = format!("{NODE}{i}");
+        app.on_event(node(Change::Listed(node_seen(&name, machine, created))));
+    }
+    app.on_event(node(Change::Synced));
+}
+
+/// RUNNING and connected, its three nodes watched since its creation; no attempt yet.
 pub fn running(read_only: bool) -> Tui {
     let mut app = new_app(read_only);
     app.on_event(Report::Target(target()));
     app.on_event(Report::Cluster(cluster_summary(ClusterStatus::Running)));
     app.on_event(Report::Connected);
+    nodes_listed(&mut app, "n1-standard-1", 3);
     app
 }
 
@@ -652,6 +689,7 @@ pub fn drifted(read_only: bool) -> Tui {
     });
     app.on_event(Report::Cluster(hand_made_summary()));
     app.on_event(Report::Connected);
+    nodes_listed(&mut app, "e2-medium", 1);
     app
 }
 

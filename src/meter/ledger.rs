@@ -1,0 +1,103 @@
+//! A run's cost kept on its newest attempt, in the annotation `gantry.dev/cost`
+//! (`{"version":1,"usd":…,"asOf":…,"since":…,"partial":…,"nodes":…}`), so any Gantry — another machine's,
+//! one started later, `gantry status` — carries on from it instead of from nothing. Only the
+//! engine that holds the recoverer's Lease writes it (through the gate, so never a read-only
+//! one), every [`RECORD_EVERY`], on a new attempt, when an attempt ends, and soon after a node
+//! came or went ([`RECORD_AFTER_A_CHANGE`]). It writes with the Job's
+//! `resourceVersion` (optimistic concurrency), reading again when another write came first,
+//! and never over a figure recorded as of a later time.
+
+use std::time::Duration;
+
+use jiff::Timestamp;
+use k8s_openapi::api::batch::v1::Job;
+use kube::api::{Api, PostParams};
+use serde::{Deserialize, Serialize};
+
+use crate::k8s::status_code;
+
+pub const ANNOTATION: &str = "gantry.dev/cost";
+/// The version of the annotation's format this Gantry reads and writes.
+pub const VERSION: u32 = 1;
+/// How often the recording engine writes the figure while a run goes on.
+pub const RECORD_EVERY: Duration = Duration::from_secs(120);
+/// How soon after a node came or went (a resize, the autoscaler, a scale to zero) the figure is
+/// written again, at the soonest: a reader carrying on from it with the nodes alive now (`gantry
+/// status`) is then right again.
+pub const RECORD_AFTER_A_CHANGE: Duration = Duration::from_secs(10);
+/// Conflicting writes tried again before giving up (another write came first each time).
+const TRIES: usize = 5;
+
+/// What a run cost from `since` (its start) to `as_of`, as an engine recorded it.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Recorded {
+    pub version: u32,
+    /// US dollars; `null` when a price was unknown.
+    pub usd: Option<f64>,
+    pub as_of: Timestamp,
+    pub since: Timestamp,
+    /// A lower bound: some of the time, nobody watched the nodes.
+    pub partial: bool,
+    /// The nodes alive at `asOf`, as the recording engine saw them: a reader that finds others
+    /// alive now knows a node came or went since (not recorded yet).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub nodes: Option<u32>,
+}
+
+/// The figure recorded on a Job, if any in a format this Gantry reads.
+pub fn read(
+    job_annotations: Option<&std::collections::BTreeMap<String, String>>,
+) -> Option<Recorded> {
+    let text = job_annotations?.get(ANNOTATION)?;
+    serde_json::from_str::<Recorded>(text)
+        .ok()
+        .filter(|r| r.version == VERSION)
+}
+
+/// A figure to record on an attempt.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Entry {
+    /// The run's newest attempt (a Job).
+    pub job: String,
+    pub cost: Recorded,
+}
+
+/// Records `cost` on the Job `job`. Whether it was written (false: the Job is gone, or holds a
+/// figure as of the same time or later).
+pub async fn record(
+    client: &kube::Client,
+    namespace: &str,
+    job: &str,
+    cost: &Recorded,
+) -> Result<bool, String> {
+    let jobs: Api<Job> = Api::namespaced(client.clone(), namespace);
+    let text = serde_json::to_string(cost).map_err(|e| e.to_string())?;
+    for _ in 0..TRIES {
+        let Some(mut current) = jobs
+            .get_opt(job)
+            .await
+            .map_err(|e| format!("reading Job {job}: {e}"))?
+        else {
+            return Ok(false);
+        };
+        if read(current.metadata.annotations.as_ref()).is_some_and(|r| r.as_of >= cost.as_of) {
+            return Ok(false);
+        }
+        current
+            .metadata
+            .annotations
+            .get_or_insert_with(Default::default)
+            .insert(ANNOTATION.into(), text.clone());
+        // `replace` sends the resourceVersion read above: a write in between answers 409.
+        match jobs.replace(job, &PostParams::default(), &current).await {
+            Ok(_) => return Ok(true),
+            Err(e) if status_code(&e) == Some(409) => continue,
+            Err(e) if status_code(&e) == Some(404) => return Ok(false),
+            Err(e) => return Err(format!("recording the run's cost on Job {job}: {e}")),
+        }
+    }
+    Err(format!(
+        "recording the run's cost on Job {job}: it changed under every one of {TRIES} writes"
+    ))
+}
