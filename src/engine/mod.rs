@@ -9,6 +9,7 @@ pub mod audit;
 mod command;
 pub mod gate;
 pub mod model;
+mod news;
 pub mod notice;
 mod owner;
 mod report;
@@ -101,6 +102,10 @@ impl Engine {
     pub fn start(session: Session) -> Engine {
         let read_only = session.read_only;
         let audit = session.audit.clone();
+        let news = start_notifier(&session.config).map(|notifier| news::Sender {
+            notifier,
+            job: session.config.job.name.clone(),
+        });
         let (events_tx, events_rx) = mpsc::unbounded_channel();
         let (usage_shown, usage_watch) = watch::channel(0usize);
         let workers = Workers::start(session, events_tx, usage_watch);
@@ -117,6 +122,7 @@ impl Engine {
                 workers,
                 read_only,
                 audit,
+                news,
             ),
             events_rx,
             requests_rx,
@@ -144,6 +150,26 @@ impl Engine {
         let Engine { stop, task, .. } = self;
         drop(stop);
         let _ = task.await;
+    }
+}
+
+/// The notifier of the config's HTTP targets (`terminal` ones are the viewers'), its outbox in
+/// the state directory; none without such targets, or (said in the log) without a state
+/// directory to keep the outbox in.
+fn start_notifier(config: &crate::config::Config) -> Option<crate::notify::Notifier> {
+    if !config.notify.iter().any(|t| t.kind.is_http()) {
+        return None;
+    }
+    let Some(dir) = crate::paths::state_dir() else {
+        tracing::warn!("notifications: no state directory (HOME unset) to keep the outbox in");
+        return None;
+    };
+    match crate::notify::Notifier::start(&config.notify, &dir.join(crate::notify::OUTBOX_DIR)) {
+        Ok(notifier) => Some(notifier),
+        Err(e) => {
+            tracing::warn!(error = %e, "notifications cannot be sent");
+            None
+        }
     }
 }
 

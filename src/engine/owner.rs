@@ -49,6 +49,8 @@ pub(super) struct Owner {
     /// Who asked for the one-shot commands still running, by what they do (`Command::describe`,
     /// the `what` of their `Done`), oldest first: their ends are told with the name.
     asked: HashMap<String, VecDeque<Principal>>,
+    /// Where news goes for those not looking (`[[notify]]`).
+    news: Option<super::news::Sender>,
 }
 
 impl Owner {
@@ -59,8 +61,10 @@ impl Owner {
         workers: Workers,
         read_only: bool,
         audit: audit::Audit,
+        news: Option<super::news::Sender>,
     ) -> Owner {
         Owner {
+            news,
             model,
             changed,
             notices,
@@ -114,7 +118,15 @@ pub(super) async fn own_the_model(
         }
     }
     owner.workers.stop();
+    // What is still to be sent is written to the outbox (sent by the next Gantry to run if not
+    // now); a moment for the sends under way.
+    if let Some(news) = owner.news.take() {
+        news.notifier.idle_within(NOTIFY_AT_STOP).await;
+    }
 }
+
+/// How long a stopping engine waits for its messages to be sent or kept.
+const NOTIFY_AT_STOP: std::time::Duration = std::time::Duration::from_secs(3);
 
 impl Owner {
     fn write(&self) -> std::sync::RwLockWriteGuard<'_, Model> {
@@ -200,11 +212,22 @@ impl Owner {
             change(&mut model);
             model.record(notice.clone());
         }
+        self.publish(notice);
+    }
+
+    /// Tells the engine's listeners and its log, and those not looking if it is news.
+    fn publish(&self, notice: Notice) {
         tracing::info!(
             kind = notice.kind.name(),
             severity = notice.severity.name(),
             "{notice}"
         );
+        if let Some(news) = &self.news
+            && notice.news.is_some()
+        {
+            let model = self.model.read().unwrap_or_else(|p| p.into_inner());
+            news.send(&notice, &model, jiff::Timestamp::now());
+        }
         let _ = self.notices.send(notice);
     }
 
@@ -315,7 +338,8 @@ impl Owner {
             changed |= !news.is_empty();
             told.extend(news);
             let max = self.workers.max_recoveries();
-            let calls = model.guard(self.workers.guards(), max, None, now);
+            let run_cost = model.run_cost_so_far(now).map(|(usd, _)| usd);
+            let calls = model.guard(self.workers.guards(), max, run_cost, now);
             changed |= !calls.told.is_empty();
             told.extend(calls.told);
             guarded = calls.commands;
@@ -375,12 +399,7 @@ impl Owner {
             self.workers.load_saved_metrics(number);
         }
         for notice in told {
-            tracing::info!(
-                kind = notice.kind.name(),
-                severity = notice.severity.name(),
-                "{notice}"
-            );
-            let _ = self.notices.send(notice);
+            self.publish(notice);
         }
         changed
     }

@@ -37,6 +37,7 @@ mod metrics_cli;
 mod metrics_frameworks;
 mod notify;
 mod notify_cli;
+mod notify_e2e;
 mod notify_receiver;
 mod notify_secrets;
 mod preemption_e2e;
