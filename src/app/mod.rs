@@ -2,6 +2,7 @@
 //! keymap; actions change the view and may ask the engine for commands, through one read-only
 //! gate; the engine's model is read, never written, here. Drawing reads the model and the view.
 
+pub mod bells;
 pub mod confirm;
 mod log_cursor;
 mod metrics_view;
@@ -66,6 +67,10 @@ pub struct App {
     pub log_rows: usize,
     /// The model's notices up to this one have been shown.
     notices_seen: u64,
+    /// The `terminal` notification targets' bells; news from before the viewer's first look at
+    /// the model (`hearing` false) rings nothing.
+    pub bells: bells::Bells,
+    hearing: bool,
 }
 
 impl App {
@@ -89,6 +94,8 @@ impl App {
             dirty: true,
             log_rows: 10,
             notices_seen: 0,
+            bells: bells::Bells::default(),
+            hearing: false,
         }
     }
 
@@ -197,6 +204,16 @@ impl App {
     /// logs that has left it) into this view.
     pub fn on_model(&mut self, model: &Model) {
         self.dirty = true;
+        if self.hearing && self.config.notify.iter().any(|t| !t.kind.is_http()) {
+            let now = jiff::Timestamp::now();
+            let job = self.config.job.name.clone();
+            for (_, notice) in model.notices_after(self.notices_seen) {
+                if let Some(event) = crate::engine::news::event_for(notice, model, &job, now) {
+                    self.bells
+                        .hear(&self.config.notify, &event, std::time::Instant::now());
+                }
+            }
+        }
         if let Some((_, notice)) = model
             .notices_after(self.notices_seen)
             .filter(|(_, n)| n.on_status_line())
@@ -205,6 +222,7 @@ impl App {
             self.notice = Some(notice.clone());
         }
         self.notices_seen = model.last_notice();
+        self.hearing = true;
         // A new attempt (a launch, a retry) takes over the panes, as the operator expects.
         if self.logs.generation_seen() != model.logs.generation {
             self.selection = Selection::default();

@@ -9,7 +9,7 @@ pub mod audit;
 mod command;
 pub mod gate;
 pub mod model;
-mod news;
+pub mod news;
 pub mod notice;
 mod owner;
 mod report;
@@ -102,10 +102,8 @@ impl Engine {
     pub fn start(session: Session) -> Engine {
         let read_only = session.read_only;
         let audit = session.audit.clone();
-        let news = start_notifier(&session.config).map(|notifier| news::Sender {
-            notifier,
-            job: session.config.job.name.clone(),
-        });
+        let news = start_notifier(&session.config)
+            .map(|notifier| news::Sender::new(notifier, session.config.job.name.clone()));
         let (events_tx, events_rx) = mpsc::unbounded_channel();
         let (usage_shown, usage_watch) = watch::channel(0usize);
         let workers = Workers::start(session, events_tx, usage_watch);

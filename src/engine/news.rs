@@ -13,27 +13,88 @@ use super::notice::Notice;
 use crate::k8s::status::AttemptSummary;
 use crate::notify::{Event, EventKind};
 
+/// How long an attempt's end waits for its pods' ends (the Job and its pods are watched apart,
+/// so the Job's end may come first).
+const ENDS_WAIT_SECONDS: i64 = 20;
+
 /// Where the engine's news goes: the notifier of the config's HTTP targets, for its Job.
 pub struct Sender {
     pub notifier: crate::notify::Notifier,
     pub job: String,
+    /// Attempts' ends waiting for their pods' ends, with when they were told.
+    held: std::sync::Mutex<Vec<(Notice, jiff::Timestamp)>>,
 }
 
 impl Sender {
-    /// Sends `notice` if it is news and this engine is the one to send it.
+    pub fn new(notifier: crate::notify::Notifier, job: String) -> Sender {
+        Sender {
+            notifier,
+            job,
+            held: std::sync::Mutex::new(Vec::new()),
+        }
+    }
+
+    /// Sends `notice` if it is news and this engine is the one to send it; an attempt's end
+    /// once its pods' ends are known (or after [`ENDS_WAIT_SECONDS`]).
     pub fn send(&self, notice: &Notice, model: &Model, now: jiff::Timestamp) {
+        if notice
+            .news
+            .as_ref()
+            .is_some_and(|n| n.event == EventKind::AttemptEnded)
+            && !ends_known(notice, model)
+        {
+            self.lock().push((notice.clone(), now));
+            return;
+        }
         if let Some(message) = message(notice, model, &self.job, now) {
             self.notifier.send(message);
         }
     }
+
+    /// Sends the held attempts' ends whose pods' ends are known now, or that waited enough.
+    pub fn settle(&self, model: &Model, now: jiff::Timestamp) {
+        let ready: Vec<Notice> = {
+            let mut held = self.lock();
+            let (ready, waiting) = std::mem::take(&mut *held).into_iter().partition(|(n, at)| {
+                ends_known(n, model) || (now - *at).get_seconds() >= ENDS_WAIT_SECONDS
+            });
+            *held = waiting;
+            ready.into_iter().map(|(n, _)| n).collect()
+        };
+        for notice in ready {
+            if let Some(message) = message(&notice, model, &self.job, now) {
+                self.notifier.send(message);
+            }
+        }
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, Vec<(Notice, jiff::Timestamp)>> {
+        self.held
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+}
+
+/// Whether the ends of every pod the attempt counted as failed or succeeded are known.
+fn ends_known(notice: &Notice, model: &Model) -> bool {
+    let Some(attempt) = model.jobs.attempts.items.get(&notice.subject) else {
+        return true;
+    };
+    let counted = usize::try_from(attempt.failed.max(0) + attempt.succeeded.max(0)).unwrap_or(0);
+    model.ends_of(attempt).len() >= counted.max(1)
 }
 
 /// The message for `notice`, if it is news and this engine is the one to send it.
 pub fn message(notice: &Notice, model: &Model, job: &str, now: jiff::Timestamp) -> Option<Event> {
-    let news = notice.news.as_ref()?;
     if !model.recovery.mine() {
         return None;
     }
+    event_for(notice, model, job, now)
+}
+
+/// The message `notice` is, if it is news, whoever sends it (a viewer rings its own terminal).
+pub fn event_for(notice: &Notice, model: &Model, job: &str, now: jiff::Timestamp) -> Option<Event> {
+    let news = notice.news.as_ref()?;
     let cluster = model
         .target()
         .map(|t| t.cluster.clone())
@@ -101,5 +162,73 @@ fn ends(event: &mut Event, model: &Model, attempt: &AttemptSummary) {
         event
             .detail
             .insert("podsCost".into(), crate::meter::round_usd(cost).into());
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+    use serde_json::json;
+
+    use super::*;
+    use crate::engine::Report;
+    use crate::engine::notice::{Kind, Severity};
+    use crate::k8s::lease::Holder;
+    use crate::k8s::watch::{Change, JobWatchEvent};
+
+    const RUN: &str = "20261205-100000-abcdef";
+
+    fn model(mine: bool) -> Model {
+        let attempt = AttemptSummary::of(
+            &serde_json::from_value(json!({
+                "metadata": {"name": "ml-training-job-2", "creationTimestamp": "2026-12-05T10:00:00Z",
+                    "labels": {"gantry.dev/attempt": "2", "gantry.dev/run": RUN},
+                    "annotations": {"gantry.dev/run-attempt": "2", "gantry.dev/recoveries": "1"}},
+                "spec": {"completions": 1, "template": {"spec": {"containers": [{"name": "c"}]}}},
+                "status": {"failed": 1, "conditions": [{"type": "Failed", "status": "True"}]},
+            }))
+            .unwrap(),
+        );
+        let mut model = Model::default();
+        model.apply(Report::Job(JobWatchEvent::Job(Change::Applied(attempt))));
+        model.apply(Report::Recoverer(Some(Holder {
+            identity: "someone@here pid 1".into(),
+            mine,
+        })));
+        model
+    }
+
+    fn stalled() -> Notice {
+        Notice::new(
+            Kind::Stalled,
+            Severity::Warning,
+            "ml-training-job-2",
+            "attempt ml-training-job-2 stalled",
+        )
+        .as_news(EventKind::Stalled, "ml-training-job-2/1764950000")
+    }
+
+    #[test]
+    fn only_the_recoverer_sends_and_what_is_not_news_is_never_sent() {
+        let now = jiff::Timestamp::now();
+        assert!(message(&stalled(), &model(false), "ml-training-job", now).is_none());
+        let plain = Notice::new(Kind::Log, Severity::Critical, "p", "could not save");
+        assert!(message(&plain, &model(true), "ml-training-job", now).is_none());
+        assert!(event_for(&stalled(), &model(false), "ml-training-job", now).is_some());
+    }
+
+    #[test]
+    fn a_message_names_its_run_and_attempt_and_its_key_is_the_run_the_event_and_the_occurrence() {
+        let now = jiff::Timestamp::now();
+        let event = message(&stalled(), &model(true), "ml-training-job", now).unwrap();
+        assert_eq!(event.kind, EventKind::Stalled);
+        assert_eq!(event.run.as_deref(), Some(RUN));
+        assert_eq!(event.attempt, Some(2));
+        assert_eq!(event.job.as_deref(), Some("ml-training-job"));
+        assert_eq!(
+            event.key,
+            format!("{RUN}/stalled/ml-training-job-2/1764950000")
+        );
+        assert_eq!(event.text, "attempt ml-training-job-2 stalled");
     }
 }

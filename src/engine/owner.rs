@@ -401,6 +401,10 @@ impl Owner {
         for notice in told {
             self.publish(notice);
         }
+        if let Some(news) = &self.news {
+            let model = self.model.read().unwrap_or_else(|p| p.into_inner());
+            news.settle(&model, jiff::Timestamp::now());
+        }
         changed
     }
 }

@@ -187,6 +187,9 @@ pub async fn run<W: std::io::Write>(
                     break;
                 }
                 app.on_model(&engine.model());
+                if !app.bells.pending.is_empty() {
+                    screen.ring(&std::mem::take(&mut app.bells.pending))?;
+                }
                 if app.dirty {
                     news_at.get_or_insert_with(Instant::now);
                 }

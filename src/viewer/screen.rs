@@ -130,6 +130,13 @@ impl<W: Write> Screen<W> {
         self.out.flush()
     }
 
+    /// Writes what is not a frame and leaves the screen as it is: a bell, a desktop
+    /// notification (`notify::terminal_bytes`).
+    pub fn ring(&mut self, bytes: &[u8]) -> io::Result<()> {
+        self.out.write_all(bytes)?;
+        self.out.flush()
+    }
+
     pub fn writer_mut(&mut self) -> &mut W {
         &mut self.out
     }

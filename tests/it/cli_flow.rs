@@ -141,7 +141,7 @@ impl Sim {
         );
     }
 
-    fn home(&self) -> &Path {
+    pub fn home(&self) -> &Path {
         self.dir.path()
     }
 

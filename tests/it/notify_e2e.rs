@@ -8,7 +8,7 @@
 use std::time::{Duration, Instant};
 
 use crate::cli_flow::Sim;
-use crate::notify_receiver::{Received, Receiver};
+use crate::notify_receiver::{Received, Receiver, SECRET_PATH};
 
 /// Machines dear enough (3 × n1-standard-16, ≈ $2.4/h) for a budget to be spent in seconds.
 const BUDGET: f64 = 0.01;
@@ -133,6 +133,42 @@ fn a_failed_attempt_a_divergence_a_stall_and_a_spent_budget_are_each_told_once_i
             "\"budget\""
         ]
     );
+    // The URL's secret part is in no file Gantry wrote and no output (the config file is the
+    // test's own).
+    for args in [
+        &["config"][..],
+        &["status"],
+        &["status", "--json"],
+        &["notify", "status"],
+    ] {
+        let out = sim.command(args).output().unwrap();
+        let all = [out.stdout, out.stderr].concat();
+        assert!(
+            !String::from_utf8_lossy(&all).contains(SECRET_PATH),
+            "gantry {args:?} shows the URL"
+        );
+    }
+    let config_file = sim.home().join("config").join("gantry").join("config.toml");
+    let mut dirs = vec![sim.home().to_path_buf()];
+    let mut files = 0;
+    while let Some(dir) = dirs.pop() {
+        for entry in std::fs::read_dir(&dir).unwrap() {
+            let path = entry.unwrap().path();
+            if path.is_dir() {
+                dirs.push(path);
+            } else if path != config_file {
+                files += 1;
+                let bytes = std::fs::read(&path).unwrap_or_default();
+                assert!(
+                    !String::from_utf8_lossy(&bytes).contains(SECRET_PATH),
+                    "{} holds the URL",
+                    path.display()
+                );
+            }
+        }
+    }
+    assert!(files > 5, "the state directory was searched");
+
     while let Some(more) = hook.more() {
         let more = more.json();
         assert!(

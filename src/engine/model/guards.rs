@@ -23,6 +23,8 @@ pub struct Guarded {
     budget_told: HashSet<(String, u32)>,
     /// Attempts a guard ended or restarted.
     acted_on: HashSet<String>,
+    /// A budget that cannot be judged (a cluster Gantry does not price) was said to be so.
+    unpriced_told: bool,
 }
 
 /// What the guards call for now.
@@ -49,6 +51,19 @@ impl Model {
             return calls;
         };
         let run = attempt.run.clone().unwrap_or_else(Run::unrecorded);
+        // A kubeconfig context's nodes are not priced: its budget is said to be unavailable.
+        if guards.budget.is_some() && !self.cluster.managed() && !self.guarded.unpriced_told {
+            self.guarded.unpriced_told = true;
+            calls.told.push(Notice::new(
+                Kind::Budget,
+                Severity::Warning,
+                run_name(&run, &attempt.name),
+                format!(
+                    "guards.budget is unavailable here: {}",
+                    crate::meter::NOT_PRICED_ON_A_CONTEXT
+                ),
+            ));
+        }
         if let (Some(budget), Some(cost)) = (guards.budget, run_cost) {
             for share in BUDGET_THRESHOLDS {
                 if cost < budget * f64::from(share) / 100.0

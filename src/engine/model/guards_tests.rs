@@ -165,3 +165,23 @@ fn a_stalled_attempt_is_ended_and_the_next_started_when_the_stall_action_says_so
     );
     assert!(model.guard(&g, 10, None, at(2)).commands.is_empty());
 }
+
+#[test]
+fn on_a_kubeconfig_context_a_budget_is_said_to_be_unavailable_once() {
+    let mut model = model(true);
+    model.apply(Report::Target(crate::engine::TargetInfo {
+        place: "context training".into(),
+        cluster: "training".into(),
+        managed: false,
+        unmanaged_reason: Some("a kubeconfig context".into()),
+        simulated: false,
+    }));
+    let g = guards("budget = 50.0\nbudget-action = \"stop-run\"\n");
+    let calls = model.guard(&g, 10, None, at(1));
+    assert_eq!(calls.commands, Vec::new());
+    assert_eq!(
+        calls.told[0].text,
+        "guards.budget is unavailable here: a kubeconfig context's nodes are not priced"
+    );
+    assert!(model.guard(&g, 10, None, at(2)).told.is_empty());
+}
