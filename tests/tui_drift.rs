@@ -46,7 +46,7 @@ fn as_configured() -> Tui {
     let config = app.app.config.cluster.clone();
     app.on_event(Report::Desired {
         cluster: Box::new(config),
-        scale_to_zero_when_idle: false,
+        may_scale_to_zero: false,
     });
     app
 }
@@ -257,7 +257,7 @@ fn before_gke_answers_there_is_no_plan_yet() {
     let config = app.app.config.cluster.clone();
     app.on_event(Report::Desired {
         cluster: Box::new(config),
-        scale_to_zero_when_idle: false,
+        may_scale_to_zero: false,
     });
     assert!(refused(&mut app, key('P')).contains("no plan yet"));
     // Not created: the plan is the create, which c makes.
@@ -275,7 +275,7 @@ fn the_overlay_says_what_this_cluster_cannot_take_is_left() {
     config.spot = true;
     app.on_event(Report::Desired {
         cluster: Box::new(config),
-        scale_to_zero_when_idle: false,
+        may_scale_to_zero: false,
     });
     opened_plan(&mut app);
     let text = rows(&app, 120, 40).join("\n");

@@ -314,6 +314,13 @@ impl Config {
         crate::paths::config_dir().map(|dir| dir.join("config.toml"))
     }
 
+    /// Whether Gantry may set the node pools to zero nodes by itself: when idle, or when a run's
+    /// budget is spent (`[guards] budget-action = "scale-to-zero"`). Pools at zero are then not
+    /// drift, and a launch brings them back first.
+    pub fn may_scale_to_zero(&self) -> bool {
+        self.scale_to_zero_when_idle || self.guards.budget_action == BudgetAction::ScaleToZero
+    }
+
     /// How long the cluster may idle before the reminder (validated when the config is read).
     pub fn idle_reminder(&self) -> std::time::Duration {
         self.idle_reminder

@@ -14,7 +14,7 @@ pub enum Report {
     Desired {
         cluster: Box<crate::config::ClusterConfig>,
         /// Pools at zero nodes are then Gantry's own doing, not drift.
-        scale_to_zero_when_idle: bool,
+        may_scale_to_zero: bool,
     },
     /// The cluster as GKE (or the kubeconfig context) describes it now.
     Cluster(ClusterSummary),

@@ -117,9 +117,9 @@ impl ClusterModel {
     }
 
     /// The config's cluster, for the plan.
-    pub fn desire(&mut self, config: crate::config::ClusterConfig, scale_to_zero_when_idle: bool) {
+    pub fn desire(&mut self, config: crate::config::ClusterConfig, may_scale_to_zero: bool) {
         self.drift
-            .desire(config, scale_to_zero_when_idle, self.summary.as_ref());
+            .desire(config, may_scale_to_zero, self.summary.as_ref());
     }
 
     /// The plan, when the cluster has drifted from the config.

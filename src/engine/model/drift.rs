@@ -12,7 +12,8 @@ pub struct Drift {
     /// The cluster the config describes; None when Gantry does not manage the cluster (a
     /// kubeconfig context): there is no plan then.
     desired: Option<ClusterConfig>,
-    /// `scale-to-zero-when-idle`: pools Gantry set to zero nodes are not drift.
+    /// Gantry may set the pools to zero nodes (`scale-to-zero-when-idle`, a budget guard): pools
+    /// at zero are not drift.
     idle_zero: bool,
     plan: Option<Plan>,
     generation: u64,
@@ -25,11 +26,11 @@ impl Drift {
     pub fn desire(
         &mut self,
         config: ClusterConfig,
-        scale_to_zero_when_idle: bool,
+        may_scale_to_zero: bool,
         summary: Option<&ClusterSummary>,
     ) {
         self.desired = Some(config);
-        self.idle_zero = scale_to_zero_when_idle;
+        self.idle_zero = may_scale_to_zero;
         self.recompute(summary);
     }
 

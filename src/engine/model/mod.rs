@@ -194,8 +194,8 @@ impl Model {
             }
             Report::Desired {
                 cluster,
-                scale_to_zero_when_idle,
-            } => self.cluster.desire(*cluster, scale_to_zero_when_idle),
+                may_scale_to_zero,
+            } => self.cluster.desire(*cluster, may_scale_to_zero),
             Report::Provision(e) => {
                 // The operation's follower reports the cluster too: a status change is news
                 // whichever of the two saw it first.

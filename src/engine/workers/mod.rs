@@ -126,7 +126,7 @@ impl Workers {
         if let super::session::Backend::Gke { .. } = &session.backend {
             let _ = tx.send(Report::Desired {
                 cluster: Box::new(session.config.cluster.clone()),
-                scale_to_zero_when_idle: session.config.scale_to_zero_when_idle,
+                may_scale_to_zero: session.config.may_scale_to_zero(),
             });
         }
         let shared = Arc::new(Shared {
@@ -186,7 +186,11 @@ impl Workers {
                 tokio::spawn(fallback::fall_back(shared, command, by.name()));
             }
             Command::ScaleNodePools(to) => {
-                tokio::spawn(scale::scale(shared, to));
+                let engine_why = match by {
+                    super::Principal::Engine(why) => Some(*why),
+                    _ => None,
+                };
+                tokio::spawn(scale::scale(shared, to, engine_why));
             }
             Command::RecordEnds(entries) => {
                 tokio::spawn(ends::record(shared, entries));

@@ -1,5 +1,5 @@
-//! Idle node pools to zero nodes, and back before a launch (`scale-to-zero-when-idle`). The
-//! engine decides when (`model::idle`); this carries it out on GKE, one cluster operation at a
+//! Idle node pools to zero nodes, and back before a launch (`scale-to-zero-when-idle`, or a
+//! spent budget's `scale-to-zero`). The engine decides when (`model::idle`, `model::guards`); this carries it out on GKE, one cluster operation at a
 //! time, as a create or delete would be. Spot pools' on-demand fallbacks go to zero with the
 //! rest.
 
@@ -12,24 +12,31 @@ use crate::engine::session::Backend;
 use crate::gke::ClusterSummary;
 use crate::gke::resize::{self, Scale};
 
-/// Sets every pool of the config to zero nodes or back to its size, and says how it went.
-pub async fn scale(shared: Arc<Shared>, to: Scale) {
+/// Sets every pool of the config to zero nodes or back to its size, and says how it went: as
+/// the engine's own act (`idle: …`, `guard: …`) when it decided, else the owner names who asked.
+pub async fn scale(shared: Arc<Shared>, to: Scale, engine_why: Option<&'static str>) {
     let what = crate::engine::Command::ScaleNodePools(to).describe();
     let result = run(&shared, to).await;
-    let result = result.map(|()| match to {
-        Scale::ToZero => {
-            "idle: node pools scaled to zero nodes (the cluster stays; a launch brings them back)"
-                .to_string()
+    let result = result.map(|()| {
+        let done = match to {
+            Scale::ToZero => {
+                "node pools scaled to zero nodes (the cluster stays; a launch brings them back)"
+            }
+            Scale::ToConfig => "node pools back to their configured size",
+        };
+        match engine_why {
+            Some(why) => format!("{why}: {done}"),
+            None => done.to_string(),
         }
-        Scale::ToConfig => "node pools back to their configured size".to_string(),
     });
     let _ = shared.tx.send(Report::Done { what, result });
 }
 
-/// With `scale-to-zero-when-idle`, a launch first brings back pools left at zero nodes.
+/// When Gantry may have left the pools at zero (`scale-to-zero-when-idle`, or a budget guard's
+/// `scale-to-zero`), a launch first brings them back.
 pub async fn back_before_launch(shared: &Arc<Shared>) -> Result<(), String> {
     let session = &shared.session;
-    if !session.config.scale_to_zero_when_idle || session.read_only {
+    if !session.config.may_scale_to_zero() || session.read_only {
         return Ok(());
     }
     let Backend::Gke { gke, target, .. } = &session.backend else {

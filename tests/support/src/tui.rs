@@ -685,7 +685,7 @@ pub fn drifted(read_only: bool) -> Tui {
     app.on_event(Report::Target(target()));
     app.on_event(Report::Desired {
         cluster: Box::new(app.app.config.cluster.clone()),
-        scale_to_zero_when_idle: false,
+        may_scale_to_zero: false,
     });
     app.on_event(Report::Cluster(hand_made_summary()));
     app.on_event(Report::Connected);
