@@ -4,17 +4,12 @@
 //! yet, and writes with the Job's `resourceVersion` (optimistic concurrency), reading again
 //! when another engine wrote first. A read-only engine never writes (the gate refuses it).
 
-use k8s_openapi::api::batch::v1::Job;
-use kube::api::{Api, PostParams};
-
 use super::PodEnd;
-use crate::k8s::status_code;
 
 pub const ANNOTATION: &str = "gantry.dev/pod-ends";
 /// The most ends one Job keeps (the oldest go first).
 pub const KEPT: usize = 50;
 /// Conflicting writes tried again before giving up (another engine wrote each time).
-const TRIES: usize = 5;
 
 /// The ends recorded on a Job, oldest first; none when there are none or the annotation is not
 /// Gantry's list (it is then rewritten whole by the next record).
@@ -51,38 +46,23 @@ pub async fn record(
     job: &str,
     new: &[PodEnd],
 ) -> Result<usize, String> {
-    let jobs: Api<Job> = Api::namespaced(client.clone(), namespace);
-    for _ in 0..TRIES {
-        let Some(mut current) = jobs
-            .get_opt(job)
-            .await
-            .map_err(|e| format!("reading Job {job}: {e}"))?
-        else {
-            return Ok(0);
-        };
-        let recorded = read(current.metadata.annotations.as_ref());
-        let before = recorded.len();
-        let Some(merged) = merge(recorded, new) else {
-            return Ok(0);
-        };
-        let added = merged.len().saturating_sub(before).max(1);
-        let text = serde_json::to_string(&merged).map_err(|e| e.to_string())?;
-        current
-            .metadata
-            .annotations
-            .get_or_insert_with(Default::default)
-            .insert(ANNOTATION.into(), text);
-        // `replace` sends the resourceVersion read above: a write in between answers 409.
-        match jobs.replace(job, &PostParams::default(), &current).await {
-            Ok(_) => return Ok(added),
-            Err(e) if status_code(&e) == Some(409) => continue,
-            Err(e) if status_code(&e) == Some(404) => return Ok(0),
-            Err(e) => return Err(format!("recording pod ends on Job {job}: {e}")),
-        }
-    }
-    Err(format!(
-        "recording pod ends on Job {job}: it changed under every one of {TRIES} writes"
-    ))
+    let added = crate::k8s::annotate::update(
+        client,
+        namespace,
+        job,
+        ANNOTATION,
+        "recording pod ends",
+        |annotations| {
+            let recorded = read(annotations);
+            let before = recorded.len();
+            let merged = merge(recorded, new)?;
+            let added = merged.len().saturating_sub(before).max(1);
+            let text = serde_json::to_string(&merged).ok()?;
+            Some((text, added))
+        },
+    )
+    .await?;
+    Ok(added.unwrap_or(0))
 }
 
 /// An end an engine saw happen, to be priced (it knows the node) and recorded on its attempt.

@@ -171,10 +171,7 @@ mod tests {
     use serde_json::json;
 
     use super::*;
-    use crate::engine::Report;
     use crate::engine::notice::{Kind, Severity};
-    use crate::k8s::lease::Holder;
-    use crate::k8s::watch::{Change, JobWatchEvent};
 
     const RUN: &str = "20261205-100000-abcdef";
 
@@ -189,13 +186,7 @@ mod tests {
             }))
             .unwrap(),
         );
-        let mut model = Model::default();
-        model.apply(Report::Job(JobWatchEvent::Job(Change::Applied(attempt))));
-        model.apply(Report::Recoverer(Some(Holder {
-            identity: "someone@here pid 1".into(),
-            mine,
-        })));
-        model
+        crate::engine::model::fixtures::model_with(attempt, mine)
     }
 
     fn stalled() -> Notice {

@@ -7,6 +7,7 @@
 //! (the TUI's `App`, or a CLI command) folds them into whatever state it keeps.
 
 pub mod age;
+pub mod annotate;
 pub mod attempts;
 pub mod client;
 pub mod cluster_info;

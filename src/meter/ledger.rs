@@ -10,11 +10,7 @@
 use std::time::Duration;
 
 use jiff::Timestamp;
-use k8s_openapi::api::batch::v1::Job;
-use kube::api::{Api, PostParams};
 use serde::{Deserialize, Serialize};
-
-use crate::k8s::status_code;
 
 pub const ANNOTATION: &str = "gantry.dev/cost";
 /// The version of the annotation's format this Gantry reads and writes.
@@ -26,7 +22,6 @@ pub const RECORD_EVERY: Duration = Duration::from_secs(120);
 /// status`) is then right again.
 pub const RECORD_AFTER_A_CHANGE: Duration = Duration::from_secs(10);
 /// Conflicting writes tried again before giving up (another write came first each time).
-const TRIES: usize = 5;
 
 /// What a run cost from `since` (its start) to `as_of`, as an engine recorded it.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
@@ -71,33 +66,18 @@ pub async fn record(
     job: &str,
     cost: &Recorded,
 ) -> Result<bool, String> {
-    let jobs: Api<Job> = Api::namespaced(client.clone(), namespace);
     let text = serde_json::to_string(cost).map_err(|e| e.to_string())?;
-    for _ in 0..TRIES {
-        let Some(mut current) = jobs
-            .get_opt(job)
-            .await
-            .map_err(|e| format!("reading Job {job}: {e}"))?
-        else {
-            return Ok(false);
-        };
-        if read(current.metadata.annotations.as_ref()).is_some_and(|r| r.as_of >= cost.as_of) {
-            return Ok(false);
-        }
-        current
-            .metadata
-            .annotations
-            .get_or_insert_with(Default::default)
-            .insert(ANNOTATION.into(), text.clone());
-        // `replace` sends the resourceVersion read above: a write in between answers 409.
-        match jobs.replace(job, &PostParams::default(), &current).await {
-            Ok(_) => return Ok(true),
-            Err(e) if status_code(&e) == Some(409) => continue,
-            Err(e) if status_code(&e) == Some(404) => return Ok(false),
-            Err(e) => return Err(format!("recording the run's cost on Job {job}: {e}")),
-        }
-    }
-    Err(format!(
-        "recording the run's cost on Job {job}: it changed under every one of {TRIES} writes"
-    ))
+    let written = crate::k8s::annotate::update(
+        client,
+        namespace,
+        job,
+        ANNOTATION,
+        "recording the run's cost",
+        |annotations| {
+            let newer = read(annotations).is_some_and(|r| r.as_of >= cost.as_of);
+            (!newer).then(|| (text.clone(), ()))
+        },
+    )
+    .await?;
+    Ok(written.is_some())
 }

@@ -26,6 +26,7 @@ mod gke_provision;
 mod hostile_drill;
 mod hostile_input;
 mod job_manifest;
+mod k8s_annotate;
 mod k8s_job;
 mod k8s_lines;
 mod k8s_logs;

@@ -8,8 +8,8 @@ use serde_json::{Value, json};
 use super::SpotFallback;
 use crate::config::ClusterConfig;
 use crate::engine::model::Model;
+use crate::engine::model::fixtures::model_with;
 use crate::engine::{Command, Report};
-use crate::k8s::lease::Holder;
 use crate::k8s::status::{AttemptSummary, EventSummary, PodSummary};
 use crate::k8s::watch::{Change, JobWatchEvent};
 
@@ -59,16 +59,6 @@ fn pod(name: &str, job: &str, node: Option<&str>, status: Value) -> PodSummary {
     }))
     .unwrap();
     PodSummary::of(&pod)
-}
-
-fn model_with(attempt: AttemptSummary, mine: bool) -> Model {
-    let mut model = Model::default();
-    model.apply(Report::Job(JobWatchEvent::Job(Change::Applied(attempt))));
-    model.apply(Report::Recoverer(Some(Holder {
-        identity: "someone@here pid 1".into(),
-        mine,
-    })));
-    model
 }
 
 /// The pod of `job` waits for a node the zone has no capacity for.

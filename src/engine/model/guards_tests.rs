@@ -5,9 +5,7 @@ use serde_json::json;
 use super::*;
 use crate::engine::Report;
 use crate::engine::model::unattended::Stall;
-use crate::k8s::lease::Holder;
 use crate::k8s::status::AttemptSummary;
-use crate::k8s::watch::{Change, JobWatchEvent};
 
 const RUN: &str = "20261205-100000-abcdef";
 const JOB: &str = "ml-training-job-1";
@@ -34,13 +32,7 @@ fn model(mine: bool) -> Model {
         }))
         .unwrap(),
     );
-    let mut model = Model::default();
-    model.apply(Report::Job(JobWatchEvent::Job(Change::Applied(attempt))));
-    model.apply(Report::Recoverer(Some(Holder {
-        identity: "someone@here pid 1".into(),
-        mine,
-    })));
-    model
+    crate::engine::model::fixtures::model_with(attempt, mine)
 }
 
 fn guards(text: &str) -> Guards {

@@ -7,6 +7,8 @@ pub mod cluster;
 pub mod drift;
 pub mod ends;
 pub mod fallback;
+#[cfg(test)]
+pub mod fixtures;
 pub mod guards;
 pub mod idle;
 pub mod jobs;

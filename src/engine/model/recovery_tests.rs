@@ -3,7 +3,7 @@
 use serde_json::json;
 
 use super::Preempted;
-use crate::engine::model::Model;
+use crate::engine::model::fixtures::model_with;
 use crate::engine::{Command, Report};
 use crate::k8s::lease::Holder;
 use crate::k8s::status::AttemptSummary;
@@ -21,16 +21,6 @@ fn attempt(name: &str, completions: u32, run_attempt: u32, recoveries: u32) -> A
         }))
         .unwrap(),
     )
-}
-
-fn model_with(attempt: AttemptSummary, mine: bool) -> Model {
-    let mut model = Model::default();
-    model.apply(Report::Job(JobWatchEvent::Job(Change::Applied(attempt))));
-    model.apply(Report::Recoverer(Some(Holder {
-        identity: "someone@here pid 1".into(),
-        mine,
-    })));
-    model
 }
 
 fn rank(attempt: &str, index: u32) -> Preempted {
