@@ -9,7 +9,6 @@ use super::PodEnd;
 pub const ANNOTATION: &str = "gantry.dev/pod-ends";
 /// The most ends one Job keeps (the oldest go first).
 pub const KEPT: usize = 50;
-/// Conflicting writes tried again before giving up (another engine wrote each time).
 
 /// The ends recorded on a Job, oldest first; none when there are none or the annotation is not
 /// Gantry's list (it is then rewritten whole by the next record).

@@ -21,7 +21,6 @@ pub const RECORD_EVERY: Duration = Duration::from_secs(120);
 /// written again, at the soonest: a reader carrying on from it with the nodes alive now (`gantry
 /// status`) is then right again.
 pub const RECORD_AFTER_A_CHANGE: Duration = Duration::from_secs(10);
-/// Conflicting writes tried again before giving up (another write came first each time).
 
 /// What a run cost from `since` (its start) to `as_of`, as an engine recorded it.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
