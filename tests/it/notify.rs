@@ -44,6 +44,15 @@ pub fn event(kind: EventKind, severity: Severity, key: &str) -> Event {
     e
 }
 
+/// A notifier of one target of `kind` posting to `receiver`, with its outbox in a directory of
+/// its own (kept while the returned guard lives).
+fn one_target(kind: TargetKind, receiver: &Receiver) -> (Notifier, tempfile::TempDir) {
+    let dir = tempfile::tempdir().unwrap();
+    let notifier =
+        Notifier::start_with(&[target(kind, &receiver.url())], dir.path(), quick()).unwrap();
+    (notifier, dir)
+}
+
 pub async fn idle(notifier: &Notifier) {
     assert!(
         notifier.idle_within(PATIENCE).await,
@@ -55,13 +64,7 @@ pub async fn idle(notifier: &Notifier) {
 async fn a_webhook_gets_schema_version_one_with_its_headers() {
     common::init();
     let mut receiver = Receiver::start(vec![]).await;
-    let dir = tempfile::tempdir().unwrap();
-    let notifier = Notifier::start_with(
-        &[target(TargetKind::Webhook, &receiver.url())],
-        dir.path(),
-        quick(),
-    )
-    .unwrap();
+    let (notifier, _dir) = one_target(TargetKind::Webhook, &receiver);
     notifier.send(event(
         EventKind::AttemptEnded,
         Severity::Critical,
@@ -111,13 +114,7 @@ async fn a_webhook_gets_schema_version_one_with_its_headers() {
 async fn slack_gets_a_fallback_text_and_blocks() {
     common::init();
     let mut receiver = Receiver::start(vec![]).await;
-    let dir = tempfile::tempdir().unwrap();
-    let notifier = Notifier::start_with(
-        &[target(TargetKind::Slack, &receiver.url())],
-        dir.path(),
-        quick(),
-    )
-    .unwrap();
+    let (notifier, _dir) = one_target(TargetKind::Slack, &receiver);
     notifier.send(event(EventKind::AttemptEnded, Severity::Critical, "k1"));
     let got = receiver.next().await;
     assert_eq!(got.header("content-type"), Some("application/json"));
@@ -150,13 +147,7 @@ async fn slack_gets_a_fallback_text_and_blocks() {
 async fn ntfy_gets_the_text_with_title_priority_tags_and_click() {
     common::init();
     let mut receiver = Receiver::start(vec![]).await;
-    let dir = tempfile::tempdir().unwrap();
-    let notifier = Notifier::start_with(
-        &[target(TargetKind::Ntfy, &receiver.url())],
-        dir.path(),
-        quick(),
-    )
-    .unwrap();
+    let (notifier, _dir) = one_target(TargetKind::Ntfy, &receiver);
     notifier.send(event(EventKind::Alert, Severity::Warning, "k1"));
     let got = receiver.next().await;
     assert_eq!(got.method, "POST");
@@ -181,13 +172,7 @@ async fn ntfy_gets_the_text_with_title_priority_tags_and_click() {
 async fn two_server_errors_then_success_deliver_once_after_three_tries_with_one_key() {
     common::init();
     let mut receiver = Receiver::start(vec![Reply::status(500), Reply::status(500)]).await;
-    let dir = tempfile::tempdir().unwrap();
-    let notifier = Notifier::start_with(
-        &[target(TargetKind::Webhook, &receiver.url())],
-        dir.path(),
-        quick(),
-    )
-    .unwrap();
+    let (notifier, _dir) = one_target(TargetKind::Webhook, &receiver);
     notifier.send(event(
         EventKind::Budget,
         Severity::Warning,
@@ -277,13 +262,7 @@ async fn too_many_requests_is_retried_no_earlier_than_its_retry_after() {
         body: String::new(),
     };
     let mut receiver = Receiver::start(vec![told]).await;
-    let dir = tempfile::tempdir().unwrap();
-    let notifier = Notifier::start_with(
-        &[target(TargetKind::Ntfy, &receiver.url())],
-        dir.path(),
-        quick(),
-    )
-    .unwrap();
+    let (notifier, _dir) = one_target(TargetKind::Ntfy, &receiver);
     notifier.send(event(
         EventKind::Stalled,
         Severity::Warning,
@@ -300,13 +279,7 @@ async fn too_many_requests_is_retried_no_earlier_than_its_retry_after() {
 async fn a_flood_of_alerts_sends_one_per_window_and_a_critical_one_still_passes() {
     common::init();
     let mut receiver = Receiver::start(vec![]).await;
-    let dir = tempfile::tempdir().unwrap();
-    let notifier = Notifier::start_with(
-        &[target(TargetKind::Webhook, &receiver.url())],
-        dir.path(),
-        quick(),
-    )
-    .unwrap();
+    let (notifier, _dir) = one_target(TargetKind::Webhook, &receiver);
     for n in 0..1000 {
         notifier.send(event(
             EventKind::Alert,
@@ -337,13 +310,7 @@ async fn a_bad_request_is_not_retried_and_the_message_is_marked_failed() {
         body: "invalid_payload".into(),
     };
     let mut receiver = Receiver::start(vec![refused]).await;
-    let dir = tempfile::tempdir().unwrap();
-    let notifier = Notifier::start_with(
-        &[target(TargetKind::Slack, &receiver.url())],
-        dir.path(),
-        quick(),
-    )
-    .unwrap();
+    let (notifier, _dir) = one_target(TargetKind::Slack, &receiver);
     notifier.send(event(EventKind::Idle, Severity::Info, "idle/1"));
     receiver.next().await;
     idle(&notifier).await;
