@@ -108,7 +108,7 @@ impl AttemptSummary {
             attempt: attempt_of(&job.metadata),
             status: phase,
             reason: match &run_ended {
-                Some(_) => Some("MaxRecoveries".into()),
+                Some(_) => Some("RunEnded".into()),
                 None => finished.and_then(|c| c.reason.clone()),
             },
             message: run_ended.or_else(|| finished.and_then(|c| c.message.clone())),

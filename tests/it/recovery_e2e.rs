@@ -71,7 +71,7 @@ fn a_gang_preempted_past_max_recoveries_ends_failed_and_says_so() {
     let done = sim.until_status("the run ends", finished);
     let last = newest(&done);
     assert_eq!(last["status"], "Failed", "{:#}", done["job"]);
-    assert_eq!(last["reason"], "MaxRecoveries", "{:#}", done["job"]);
+    assert_eq!(last["reason"], "RunEnded", "{:#}", done["job"]);
     assert!(
         last["message"]
             .as_str()
@@ -80,7 +80,7 @@ fn a_gang_preempted_past_max_recoveries_ends_failed_and_says_so() {
         "{last:#}"
     );
     let human = sim.ok(&["status"]);
-    assert!(human.contains("MaxRecoveries"), "{human}");
+    assert!(human.contains("RunEnded"), "{human}");
 }
 
 #[test]
