@@ -7,7 +7,7 @@
 
 use std::time::{Duration, Instant};
 
-use crate::cli_flow::Sim;
+use crate::cli_flow::{Sim, newest};
 use crate::notify_receiver::{Received, Receiver, SECRET_PATH};
 
 /// Machines dear enough (3 × n1-standard-16, ≈ $2.4/h) for a budget to be spent in seconds.
@@ -114,9 +114,15 @@ fn a_failed_attempt_a_divergence_a_stall_and_a_spent_budget_are_each_told_once_i
         "the budget was spent {:?} after the stall",
         started.elapsed()
     );
-    sim.until_status("the pools are at zero nodes", |s| {
+    let zero = sim.until_status("the pools are at zero nodes", |s| {
         s["cluster"]["nodeCount"] == 0
     });
+    // The run was ended before its nodes went: its pod was stopped, not evicted by a drain.
+    let stopped = newest(&zero);
+    assert_eq!(stopped["reason"], "RunEnded", "{stopped:#}");
+    for end in stopped["podEnds"].as_array().into_iter().flatten() {
+        assert_ne!(end["class"], "preempted", "{stopped:#}");
+    }
 
     // Once each: the idempotency keys differ, and nothing was sent twice.
     let keys: Vec<String> = [&alert, &ended, &stalled, &eighty, &spent]

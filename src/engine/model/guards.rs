@@ -1,8 +1,8 @@
 //! Guards that act for people who are not looking (`[guards]`): a run that reached its budget is
 //! told at 80 % and 100 %, and at 100 % ended (`stop-run`) or ended with the pools sized to zero
-//! (`scale-to-zero`); a run longer than `max-run-time` is ended; a stalled attempt is ended so
-//! that the next one starts (`stall-action = "end-attempt"`, a recovery bounded by
-//! `max-recoveries`). Decided by the recoverer only — the Lease holder, so one engine acts —
+//! once its pods are gone (`scale-to-zero`); a run longer than `max-run-time` is ended; a
+//! stalled attempt is ended so that the next one starts (`stall-action = "end-attempt"`, a
+//! recovery bounded by `max-recoveries`). Decided by the recoverer only — the Lease holder, so one engine acts —
 //! and handed to the engine, which passes each command through the one gate as `guard`.
 
 use std::collections::HashSet;
@@ -25,7 +25,13 @@ pub struct Guarded {
     acted_on: HashSet<String>,
     /// A budget that cannot be judged (a cluster Gantry does not price) was said to be so.
     unpriced_told: bool,
+    /// The attempt whose run a spent budget ended, its pools to go to zero once its pods are
+    /// gone: a pod the Job controller stops is deleted by Gantry's act, not evicted by a drain.
+    zero_after: Option<(String, Timestamp)>,
 }
+
+/// How long the pools wait for the ended run's pods before they go to zero all the same.
+const ZERO_AFTER_AT_MOST_SECONDS: i64 = 60;
 
 /// What the guards call for now.
 #[derive(Debug, Default, PartialEq)]
@@ -46,6 +52,15 @@ impl Model {
         let mut calls = GuardCalls::default();
         if !self.recovery.mine() {
             return calls;
+        }
+        if let Some((ended, at)) = self.guarded.zero_after.clone()
+            && (self.jobs.pods_of(&ended).iter().all(|p| p.terminated)
+                || (now - at).get_seconds() >= ZERO_AFTER_AT_MOST_SECONDS)
+        {
+            self.guarded.zero_after = None;
+            calls
+                .commands
+                .push(Command::ScaleNodePools(crate::gke::resize::Scale::ToZero));
         }
         let Some(attempt) = self.jobs.active_attempt().cloned() else {
             return calls;
@@ -100,9 +115,7 @@ impl Model {
                     let why = format!("its budget is spent ({} of {})", usd(cost), usd(budget));
                     calls.commands.extend(self.end_run(&attempt.name, why));
                     if guards.budget_action == BudgetAction::ScaleToZero {
-                        calls
-                            .commands
-                            .push(Command::ScaleNodePools(crate::gke::resize::Scale::ToZero));
+                        self.guarded.zero_after = Some((attempt.name.clone(), now));
                     }
                 }
             }

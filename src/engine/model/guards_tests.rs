@@ -6,6 +6,7 @@ use super::*;
 use crate::engine::Report;
 use crate::engine::model::unattended::Stall;
 use crate::k8s::status::AttemptSummary;
+use crate::k8s::watch::{Change, JobWatchEvent};
 
 const RUN: &str = "20261205-100000-abcdef";
 const JOB: &str = "ml-training-job-1";
@@ -33,6 +34,17 @@ fn model(mine: bool) -> Model {
         .unwrap(),
     );
     crate::engine::model::fixtures::model_with(attempt, mine)
+}
+
+fn running_pod() -> crate::k8s::status::PodSummary {
+    let pod: k8s_openapi::api::core::v1::Pod = serde_json::from_value(json!({
+        "metadata": {"name": format!("{JOB}-0-abcde"), "namespace": "default",
+            "labels": {"job-name": JOB}},
+        "spec": {"containers": [{"name": "c"}]},
+        "status": {"phase": "Running"},
+    }))
+    .unwrap();
+    crate::k8s::status::PodSummary::of(&pod)
 }
 
 fn guards(text: &str) -> Guards {
@@ -86,13 +98,21 @@ fn a_spent_budget_ends_the_run_and_with_scale_to_zero_sizes_the_pools_to_zero() 
     );
     assert_eq!(
         calls.commands,
-        vec![
-            Command::EndRun {
-                attempt: JOB.into(),
-                why: "its budget is spent ($51.00 of $50.00)".into()
-            },
-            Command::ScaleNodePools(crate::gke::resize::Scale::ToZero),
-        ]
+        vec![Command::EndRun {
+            attempt: JOB.into(),
+            why: "its budget is spent ($51.00 of $50.00)".into()
+        }]
+    );
+    // Its pod still runs: the pools wait for it (a drain would evict it, and its end would
+    // read as a preemption), at most a minute.
+    let running = running_pod();
+    model.apply(Report::Job(JobWatchEvent::Pod(Change::Applied(running))));
+    let soon = Timestamp::from_second(at(1).as_second() + 30).unwrap();
+    assert_eq!(model.guard(&g, 10, Some(60.0), soon), GuardCalls::default());
+    let later = Timestamp::from_second(at(1).as_second() + 61).unwrap();
+    assert_eq!(
+        model.guard(&g, 10, Some(60.0), later).commands,
+        vec![Command::ScaleNodePools(crate::gke::resize::Scale::ToZero)]
     );
     assert_eq!(
         model.guard(&g, 10, Some(60.0), at(2)),

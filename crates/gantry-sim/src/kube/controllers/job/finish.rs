@@ -94,6 +94,28 @@ impl Finish {
     }
 }
 
+/// A Job suspended while it runs: its active pods are deleted (they end as any deleted pod does,
+/// after their grace period), and it says so once, as the Job controller does.
+pub fn suspend(state: &Arc<ClusterState>, job: &Value, active: &[&Arc<Value>]) {
+    for p in active {
+        let _ = lifecycle::delete(
+            state,
+            Kind::Pod,
+            meta::namespace(p),
+            meta::name(p),
+            &lifecycle::DeleteOptions::default(),
+        );
+    }
+    state.events.record(
+        &state.store,
+        job,
+        EventType::Normal,
+        "Suspended",
+        "Job suspended",
+        "job-controller",
+    );
+}
+
 fn schedule_ttl(state: &Arc<ClusterState>, key: JobKey, uid: String, ttl: u64) {
     let state = state.clone();
     tokio::spawn(async move {

@@ -249,8 +249,12 @@ fn reconcile(
         finish = Some(Finish::complete());
     }
 
+    let suspended = spec["suspend"].as_bool().unwrap_or(false);
+    if finish.is_none() && suspended && !active.is_empty() {
+        finish::suspend(state, &job, &active);
+    }
     let mut created = 0usize;
-    if finish.is_none() && !spec["suspend"].as_bool().unwrap_or(false) {
+    if finish.is_none() && !suspended {
         let backoff = backoff_delay(t.failed);
         let waiting = t.last_failure.map(|at| {
             let until = at + state.shared.clock.scaled(backoff);
@@ -279,7 +283,12 @@ fn reconcile(
             *status = json!({});
         }
         status["startTime"] = json!(start_time);
-        set_count(status, "active", (active.len() + created) as u64);
+        let active = if suspended && finish.is_none() {
+            0
+        } else {
+            active.len()
+        };
+        set_count(status, "active", (active + created) as u64);
         set_count(status, "succeeded", succeeded);
         set_count(status, "failed", failed);
         status["ready"] = json!(ready);

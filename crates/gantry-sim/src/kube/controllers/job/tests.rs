@@ -106,3 +106,34 @@ async fn a_counted_failure_past_the_backoff_limit_fails_the_job_as_without_a_pol
     assert_eq!(failed["reason"], "BackoffLimitExceeded");
     assert_eq!(job["status"]["failed"], 1);
 }
+
+#[tokio::test]
+async fn a_job_suspended_while_it_runs_has_its_pods_deleted_and_says_so() {
+    let state = one_node_cluster().await;
+    let env = json!([{"name": "SIM_LOG_LINES", "value": "100000"},
+        {"name": "SIM_LINES_PER_SECOND", "value": "1"}]);
+    create_job(&state, env, 6, json!([]));
+    let pod = until(&state, "a running pod", |s| {
+        let (pods, _) = s.store.list(Kind::Pod, Some("default"), |p| {
+            p["status"]["phase"] == "Running"
+        });
+        pods.into_iter().next()
+    })
+    .await;
+    state
+        .store
+        .update(Kind::Job, "default", "train", |j| {
+            j["spec"]["suspend"] = json!(true)
+        })
+        .unwrap();
+    let name = pod["metadata"]["name"].as_str().unwrap().to_string();
+    until(&state, "the pod gone", |s| {
+        s.store
+            .get(Kind::Pod, "default", &name)
+            .is_none()
+            .then_some(())
+    })
+    .await;
+    assert_eq!(events(&state, "train", "Suspended").len(), 1);
+    assert_eq!(pods_made(&state), vec![name], "no pod made in its place");
+}
