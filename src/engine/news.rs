@@ -130,10 +130,8 @@ pub fn event_for(notice: &Notice, model: &Model, job: &str, now: jiff::Timestamp
     event.attempt = run.map(|r| r.attempt).or(attempt.and_then(|a| a.attempt));
     event.detail = news.detail.clone();
     event.at = now;
-    event.cost_so_far = model
-        .run_cost_so_far(now)
-        .map(|(usd, _)| crate::meter::round_usd(usd));
-    if let Some((_, partial)) = model.run_cost_so_far(now) {
+    if let Some((usd, partial)) = model.run_cost_so_far(now) {
+        event.cost_so_far = Some(crate::meter::round_usd(usd));
         event.detail.insert("costPartial".into(), partial.into());
     }
     if let Some(attempt) = attempt.filter(|_| news.event == EventKind::AttemptEnded) {

@@ -312,9 +312,10 @@ impl Owner {
         let wanted;
         let idle;
         let guarded;
-        // Log lines alone change nothing the spot fallback looks at (pods, their waits, ends,
-        // the Lease, time by the recoverer's tick): a batch of them is not judged again.
-        let judge_fallback = batch.iter().any(|e| !matches!(e, Report::Tail { .. }));
+        // Log lines alone change nothing the spot fallback, the guards or the watch for stalls
+        // look at (pods, their waits, ends, the Lease, time by the engine's tick): a batch of
+        // them is not judged again.
+        let judge = batch.iter().any(|e| !matches!(e, Report::Tail { .. }));
         {
             let batch: Vec<Report> = batch.into_iter().map(|e| self.attribute(e)).collect();
             let mut model = self.write();
@@ -333,16 +334,24 @@ impl Owner {
             let settings = self.workers.idle_settings();
             let now = jiff::Timestamp::now();
             idle = model::idle::decide(&model, &settings, now);
-            // What time alone makes news: a stall, a long wait, an unreachable or idle cluster.
-            let news = model.unattended(&self.workers.thresholds(), &idle, now);
-            changed |= !news.is_empty();
-            told.extend(news);
-            let max = self.workers.max_recoveries();
-            let run_cost = model.run_cost_so_far(now).map(|(usd, _)| usd);
-            let calls = model.guard(self.workers.guards(), max, run_cost, now);
-            changed |= !calls.told.is_empty();
-            told.extend(calls.told);
-            guarded = calls.commands;
+            // What time alone makes news (a stall, a long wait, an unreachable or idle cluster)
+            // and what the guards do: judged at the tick and on every change but log lines.
+            guarded = if judge {
+                let news = model.unattended(&self.workers.thresholds(), &idle, now);
+                changed |= !news.is_empty();
+                told.extend(news);
+                let guards = self.workers.guards();
+                let run_cost = guards
+                    .budget
+                    .and_then(|_| model.run_cost_so_far(now))
+                    .map(|(usd, _)| usd);
+                let calls = model.guard(guards, self.workers.max_recoveries(), run_cost, now);
+                changed |= !calls.told.is_empty();
+                told.extend(calls.told);
+                calls.commands
+            } else {
+                Vec::new()
+            };
         }
         // What the guards do passes the same gate as any change, audited as the guard's.
         for command in guarded {
@@ -365,7 +374,7 @@ impl Owner {
         }
         // A run that spot capacity deserted goes on on its pool's on-demand fallback: decided by
         // the recoverer, through the same gate.
-        if let Some(settings) = self.workers.spot_fallback().filter(|_| judge_fallback) {
+        if let Some(settings) = self.workers.spot_fallback().filter(|_| judge) {
             let decided = self
                 .write()
                 .fallback_for(settings, retry_asked, jiff::Timestamp::now());

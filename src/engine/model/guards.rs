@@ -143,26 +143,8 @@ impl Model {
             && self.guarded.acted_on.insert(attempt.name.clone())
         {
             let why = format!("{} stalled: {}", attempt.name, stall.what);
-            let command = if run.recoveries >= max_recoveries {
-                Command::EndRun {
-                    attempt: attempt.name.clone(),
-                    why: format!(
-                        "{why}, after {} recoveries (max-recoveries = {max_recoveries})",
-                        run.recoveries
-                    ),
-                }
-            } else {
-                Command::Recover {
-                    attempt: attempt.name.clone(),
-                    why,
-                    next: run.attempt + 1,
-                    most: run.most_attempts(max_recoveries),
-                }
-            };
-            self.recovery.acted_on.insert(attempt.name.clone());
-            if matches!(command, Command::Recover { .. }) {
-                self.recovery.recovering = Some(command.describe());
-            }
+            let command = super::recovery::restart_or_end(&attempt.name, &run, why, max_recoveries);
+            self.acting(&attempt.name, &command);
             calls.commands.push(command);
         }
         for notice in &calls.told {
@@ -176,11 +158,12 @@ impl Model {
         if !self.guarded.acted_on.insert(attempt.to_string()) {
             return None;
         }
-        self.recovery.acted_on.insert(attempt.to_string());
-        Some(Command::EndRun {
+        let command = Command::EndRun {
             attempt: attempt.to_string(),
             why,
-        })
+        };
+        self.acting(attempt, &command);
+        Some(command)
     }
 }
 

@@ -110,22 +110,12 @@ impl Model {
         let gang = p.index.is_some() && attempt.completions.unwrap_or(1) > 1;
         let command = if gang {
             let rank = p.index.unwrap_or(0);
-            if run.recoveries >= max {
-                Command::EndRun {
-                    attempt: p.attempt.clone(),
-                    why: format!(
-                        "rank {rank} of {} preempted after {} recoveries (max-recoveries = {max})",
-                        p.attempt, run.recoveries
-                    ),
-                }
-            } else {
-                Command::Recover {
-                    attempt: p.attempt.clone(),
-                    why: format!("rank {rank} of {} preempted", p.attempt),
-                    next: run.attempt + 1,
-                    most: run.most_attempts(max),
-                }
-            }
+            restart_or_end(
+                &p.attempt,
+                &run,
+                format!("rank {rank} of {} preempted", p.attempt),
+                max,
+            )
         } else {
             // The cloud replaced the pod; the run is bounded all the same.
             let preempted = self
@@ -144,17 +134,43 @@ impl Model {
                 ),
             }
         };
-        self.recovery.acted_on.insert(p.attempt.clone());
+        self.acting(&p.attempt, &command);
+        Some(command)
+    }
+
+    /// The recoverer acts on `attempt`: never again on it, and a restart is under way until
+    /// its command ends.
+    pub(super) fn acting(&mut self, attempt: &str, command: &Command) {
+        self.recovery.acted_on.insert(attempt.to_string());
         if matches!(command, Command::Recover { .. }) {
             self.recovery.recovering = Some(command.describe());
         }
-        Some(command)
     }
 
     /// A one-shot command ended: the recovery it was, if any, is over.
     pub(super) fn recovery_done(&mut self, what: &str) {
         if self.recovery.recovering.as_deref() == Some(what) {
             self.recovery.recovering = None;
+        }
+    }
+}
+
+/// The next attempt of the run at `attempt`, or the run's end once it has had `max` recoveries.
+pub(super) fn restart_or_end(attempt: &str, run: &Run, why: String, max: u32) -> Command {
+    if run.recoveries >= max {
+        Command::EndRun {
+            attempt: attempt.to_string(),
+            why: format!(
+                "{why} after {} recoveries (max-recoveries = {max})",
+                run.recoveries
+            ),
+        }
+    } else {
+        Command::Recover {
+            attempt: attempt.to_string(),
+            why,
+            next: run.attempt + 1,
+            most: run.most_attempts(max),
         }
     }
 }
