@@ -4,6 +4,17 @@
 use std::io::Write;
 use std::path::Path;
 
+/// Options that create a file readable by its owner only; the caller says how it is opened.
+pub fn options() -> std::fs::OpenOptions {
+    let mut options = std::fs::OpenOptions::new();
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::OpenOptionsExt;
+        options.mode(0o600);
+    }
+    options
+}
+
 /// Writes a file readable by its owner only (it may hold a credential), atomically.
 pub fn write_private(path: &Path, contents: &[u8]) -> std::io::Result<()> {
     // A bare file name (`KUBECONFIG=config`) has the empty path as its parent.
@@ -18,14 +29,11 @@ pub fn write_private(path: &Path, contents: &[u8]) -> std::io::Result<()> {
         .unwrap_or_else(|| "file".to_string());
     let tmp = dir.join(format!(".{file_name}.tmp{}", std::process::id()));
     {
-        let mut options = std::fs::OpenOptions::new();
-        options.write(true).create(true).truncate(true);
-        #[cfg(unix)]
-        {
-            use std::os::unix::fs::OpenOptionsExt;
-            options.mode(0o600);
-        }
-        let mut file = options.open(&tmp)?;
+        let mut file = options()
+            .write(true)
+            .create(true)
+            .truncate(true)
+            .open(&tmp)?;
         file.write_all(contents)?;
         file.sync_all()?;
     }

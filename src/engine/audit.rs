@@ -77,14 +77,10 @@ fn append(path: &Path, json: &str) -> std::io::Result<()> {
     if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
         std::fs::create_dir_all(dir)?;
     }
-    let mut options = std::fs::OpenOptions::new();
-    options.append(true).create(true);
-    #[cfg(unix)]
-    {
-        use std::os::unix::fs::OpenOptionsExt;
-        options.mode(0o600);
-    }
-    let mut file = options.open(path)?;
+    let mut file = crate::private_file::options()
+        .append(true)
+        .create(true)
+        .open(path)?;
     let mut line = json.as_bytes().to_vec();
     line.push(b'\n');
     // One write of the whole line: appends from several engines do not interleave.

@@ -140,7 +140,12 @@ impl Files {
     /// wants back. The file is written only when the outbox changed.
     pub fn update<T>(&self, change: impl FnOnce(&mut Outbox) -> T) -> std::io::Result<T> {
         std::fs::create_dir_all(&self.dir)?;
-        let lock = open_private(&self.dir.join(LOCK))?;
+        let lock = crate::private_file::options()
+            .read(true)
+            .write(true)
+            .create(true)
+            .truncate(false)
+            .open(self.dir.join(LOCK))?;
         lock.lock()?;
         let mut outbox = self.read()?;
         let before = outbox.clone();
@@ -174,17 +179,6 @@ impl Files {
             }
         }
     }
-}
-
-fn open_private(path: &Path) -> std::io::Result<std::fs::File> {
-    let mut options = std::fs::OpenOptions::new();
-    options.read(true).write(true).create(true).truncate(false);
-    #[cfg(unix)]
-    {
-        use std::os::unix::fs::OpenOptionsExt;
-        options.mode(0o600);
-    }
-    options.open(path)
 }
 
 #[cfg(test)]

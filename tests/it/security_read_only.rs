@@ -100,30 +100,13 @@ fn the_gate_refuses_every_mutating_command() {
     }
 }
 
+/// The support crate's attempt, running with its one pod.
 fn job(name: &str, attempt: u32, status: gantry::k8s::status::AttemptPhase) -> AttemptSummary {
     AttemptSummary {
-        name: name.into(),
-        namespace: "default".into(),
-        attempt: Some(attempt),
-        status,
-        reason: None,
-        message: None,
         active: 1,
         ready: 1,
-        succeeded: 0,
-        failed: 0,
         completions: Some(1),
-        created: None,
-        start_time: None,
-        completion_time: None,
-        finished_at: None,
-        deleting: false,
-        recorded_ends: Vec::new(),
-        recorded_cost: None,
-        ignores_disruptions: false,
-        deleted_by: None,
-        run: None,
-        node_pool: None,
+        ..common::tui::attempt(name, attempt, status)
     }
 }
 
