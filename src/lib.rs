@@ -22,6 +22,7 @@ pub mod paths;
 pub mod pricing;
 pub mod private_file;
 pub mod sanitize;
+pub mod secret_url;
 pub mod serve;
 pub mod settings;
 #[cfg(feature = "sim")]
@@ -30,4 +31,5 @@ pub mod simulated;
 pub mod tui;
 pub mod ui;
 pub mod viewer;
+pub mod vocabulary;
 pub mod waiting;

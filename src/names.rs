@@ -53,6 +53,25 @@ pub fn is_label_key(s: &str) -> bool {
     prefix.is_none_or(is_rfc1123_subdomain) && !name.is_empty() && is_label_value(name)
 }
 
+/// The prefix of the environment variables Gantry sets in the training container itself
+/// (`GANTRY_RUN_ID`, `GANTRY_ATTEMPT`, `GANTRY_RECOVERY`): `[job.env]` and `--env` may not use it.
+pub const RESERVED_ENV_PREFIX: &str = "GANTRY_";
+/// The run's id, the same in every attempt of a run.
+pub const RUN_ID_ENV: &str = "GANTRY_RUN_ID";
+/// The attempt within the run: 1 for the launch, 2, 3, … for each attempt after it.
+pub const ATTEMPT_ENV: &str = "GANTRY_ATTEMPT";
+/// How many of the run's attempts Gantry started by itself.
+pub const RECOVERY_ENV: &str = "GANTRY_RECOVERY";
+
+/// The error for an environment variable a Job may not set, or None.
+pub fn reserved_env(name: &str, place: &str) -> Option<String> {
+    name.starts_with(RESERVED_ENV_PREFIX).then(|| {
+        format!(
+            "{place}: {name}: the {RESERVED_ENV_PREFIX} prefix is Gantry's (it sets {RUN_ID_ENV}, {ATTEMPT_ENV} and {RECOVERY_ENV} itself): rename the variable"
+        )
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -77,6 +96,16 @@ mod tests {
         assert!(!is_env_name("A B"));
         assert!(is_label_value("ml-training"));
         assert!(!is_label_value("-x"));
+    }
+
+    #[test]
+    fn gantrys_own_variables_are_refused_naming_where_they_were_set() {
+        let said = reserved_env("GANTRY_X", "--env").unwrap_or_default();
+        assert!(
+            said.starts_with("--env: GANTRY_X: the GANTRY_ prefix is Gantry's"),
+            "{said}"
+        );
+        assert_eq!(reserved_env("EPOCHS", "--env"), None);
     }
 
     #[test]

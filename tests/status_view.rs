@@ -7,10 +7,10 @@ use gantry_test_support::tui as common_tui;
 
 use common_tui::*;
 use gantry::commands::status::cost::Nodes;
+use gantry::commands::status::job::{AttemptStatus, JobStatus};
 use gantry::commands::status::{ClusterReport, GkeCluster, StatusReport, render};
 use gantry::gke::ClusterStatus;
 use gantry::k8s::status::PodSummary;
-use gantry::k8s::{AttemptStatus, JobStatus};
 use unicode_width::UnicodeWidthStr;
 
 fn job(attempts: Vec<AttemptStatus>) -> JobStatus {
@@ -172,7 +172,7 @@ fn a_cluster_that_is_not_there_says_how_to_create_it() {
 #[test]
 fn an_attempt_shows_how_its_pods_ended_and_the_preemptions_apart_from_failures() {
     use gantry::ends::attempt::AttemptEnds;
-    use gantry::ends::{Class, PodEnd};
+    use gantry::vocabulary::ends::{Class, PodEnd};
     let end = |pod: &str, class, detail: &str, cost| PodEnd {
         pod: format!("{ATTEMPT_1}-{pod}"),
         index: None,

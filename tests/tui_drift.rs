@@ -9,8 +9,9 @@ use gantry_test_support::tui as common_tui;
 use common_tui::*;
 use crossterm::event::KeyCode;
 use gantry::app::Overlay;
-use gantry::engine::{Command, Report, Severity};
+use gantry::engine::{Command, Report};
 use gantry::gke::{ClusterStatus, OperationKind, ProvisionEvent};
+use gantry::vocabulary::Severity;
 use ratatui::Terminal;
 use ratatui::backend::TestBackend;
 

@@ -256,7 +256,7 @@ fn an_idle_cluster_says_what_it_costs_on_the_status_line() {
 
 #[test]
 fn the_idle_reminder_takes_the_place_of_old_news_but_not_of_a_warning() {
-    use gantry::engine::Severity;
+    use gantry::vocabulary::Severity;
     let mut app = common_tui::running(false);
     app.notify(
         Severity::Info,
@@ -339,7 +339,7 @@ fn a_waiting_pod_says_why_and_what_to_do_in_the_pods_and_job_panes() {
 /// `⟳3` beside its failures, and its newest ends under it, at 80×24 too.
 #[test]
 fn an_attempt_that_absorbed_preemptions_says_so_apart_from_failures() {
-    use gantry::ends::{Class, PodEnd};
+    use gantry::vocabulary::ends::{Class, PodEnd};
     let mut app = with_attempts(false);
     let end = |pod: &str, minutes_ago: i64, ran: u64| PodEnd {
         pod: format!("{ATTEMPT_2}-{pod}"),

@@ -8,26 +8,26 @@ use std::collections::HashMap;
 use std::time::{Duration, Instant};
 
 use crate::config::NotifyTarget;
-use crate::engine::Severity;
-use crate::notify::{Event, EventKind};
+use crate::notify::{Message, filter};
+use crate::vocabulary::{Kind, Severity};
 
 #[derive(Debug, Default)]
 pub struct Bells {
     /// (target, event kind) → when it last rang, and how bad that was.
-    last: HashMap<(usize, EventKind), (Instant, Severity)>,
+    last: HashMap<(usize, Kind), (Instant, Severity)>,
     /// What the terminal is to be sent next.
     pub pending: Vec<u8>,
 }
 
 impl Bells {
     /// Rings for `event` if a terminal target wants it now.
-    pub fn hear(&mut self, targets: &[NotifyTarget], event: &Event, now: Instant) {
+    pub fn hear(&mut self, targets: &[NotifyTarget], event: &Message, now: Instant) {
         let mut ring = false;
         for (i, target) in targets.iter().enumerate() {
-            if target.kind.is_http() || !target.wants(event) {
+            if target.kind.is_http() || !filter::wants(target, event) {
                 continue;
             }
-            if self.allows(i, target.rate_limit(), event, now) {
+            if self.allows(i, filter::window(target), event, now) {
                 ring = true;
             }
         }
@@ -37,14 +37,13 @@ impl Bells {
         }
     }
 
-    fn allows(&mut self, target: usize, window: Duration, event: &Event, now: Instant) -> bool {
+    fn allows(&mut self, target: usize, window: Duration, event: &Message, now: Instant) -> bool {
         let key = (target, event.kind);
-        let allowed = match self.last.get(&key) {
-            Some((at, severity)) => {
-                window.is_zero() || now.duration_since(*at) >= window || event.severity > *severity
-            }
-            None => true,
-        };
+        let last = self
+            .last
+            .get(&key)
+            .map(|(at, severity)| (now.duration_since(*at), *severity));
+        let allowed = filter::passes(window, last, event.severity);
         if allowed {
             self.last.insert(key, (now, event.severity));
         }
@@ -62,8 +61,8 @@ mod tests {
         config.notify
     }
 
-    fn event(kind: EventKind, severity: Severity, text: &str) -> Event {
-        Event::new(kind, severity, "ml-gke-cluster", text, format!("k/{text}"))
+    fn event(kind: Kind, severity: Severity, text: &str) -> Message {
+        Message::new(kind, severity, "ml-gke-cluster", text, format!("k/{text}"))
     }
 
     #[test]
@@ -73,19 +72,15 @@ mod tests {
         );
         let mut bells = Bells::default();
         let t0 = Instant::now();
-        bells.hear(
-            &targets,
-            &event(EventKind::Stalled, Severity::Critical, "a"),
-            t0,
-        );
-        bells.hear(&targets, &event(EventKind::Alert, Severity::Info, "b"), t0);
+        bells.hear(&targets, &event(Kind::Stalled, Severity::Critical, "a"), t0);
+        bells.hear(&targets, &event(Kind::Alert, Severity::Info, "b"), t0);
         assert!(
             bells.pending.is_empty(),
             "not its events, or not bad enough"
         );
         bells.hear(
             &targets,
-            &event(EventKind::Alert, Severity::Warning, "loss jumped"),
+            &event(Kind::Alert, Severity::Warning, "loss jumped"),
             t0,
         );
         let rung = std::mem::take(&mut bells.pending);
@@ -93,21 +88,17 @@ mod tests {
         assert!(String::from_utf8_lossy(&rung).contains("\x1b]9;Gantry: Training alert"));
         bells.hear(
             &targets,
-            &event(EventKind::Alert, Severity::Warning, "again"),
+            &event(Kind::Alert, Severity::Warning, "again"),
             t0,
         );
         assert!(bells.pending.is_empty(), "once in the window");
-        bells.hear(
-            &targets,
-            &event(EventKind::Alert, Severity::Critical, "NaN"),
-            t0,
-        );
+        bells.hear(&targets, &event(Kind::Alert, Severity::Critical, "NaN"), t0);
         assert!(!bells.pending.is_empty(), "worse news passes");
         bells.pending.clear();
         let later = t0 + Duration::from_secs(601);
         bells.hear(
             &targets,
-            &event(EventKind::Alert, Severity::Warning, "later"),
+            &event(Kind::Alert, Severity::Warning, "later"),
             later,
         );
         assert!(!bells.pending.is_empty(), "a new window");
@@ -119,7 +110,7 @@ mod tests {
         let mut bells = Bells::default();
         bells.hear(
             &targets,
-            &event(EventKind::Alert, Severity::Critical, "x"),
+            &event(Kind::Alert, Severity::Critical, "x"),
             Instant::now(),
         );
         assert!(bells.pending.is_empty());

@@ -18,8 +18,9 @@ pub use plan_view::PlanView;
 pub use selection::Selection;
 
 use crate::config::Config;
-use crate::engine::{Approved, Command, Gate, Model, Notice, Principal, Refused, Severity};
+use crate::engine::{Approved, Command, Gate, Model, Notice, Principal, Refused};
 use crate::keys::Keymap;
+use crate::vocabulary::Severity;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Focus {

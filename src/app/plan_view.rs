@@ -5,9 +5,10 @@
 use crossterm::event::{KeyCode, KeyEvent};
 
 use super::{App, Overlay};
-use crate::engine::{Command, Model, Severity};
+use crate::engine::{Command, Model};
 use crate::gke::plan::{Action as PlanAction, Plan};
 use crate::keys::Action;
+use crate::vocabulary::Severity;
 
 #[derive(Debug, Clone, PartialEq)]
 pub struct PlanView {

@@ -4,8 +4,9 @@ use super::confirm::Confirm;
 use super::{App, Focus, Overlay};
 use crate::engine::model::cluster::ClusterPhase;
 use crate::engine::model::log_store::Source;
-use crate::engine::{Command, Model, Severity};
+use crate::engine::{Command, Model};
 use crate::keys::Action;
+use crate::vocabulary::Severity;
 
 impl App {
     pub fn update(&mut self, action: Action, model: &Model) -> Vec<Command> {

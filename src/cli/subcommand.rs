@@ -365,7 +365,7 @@ pub enum DeleteWhat {
 fn parse_env(s: &str) -> Result<(String, String), String> {
     match s.split_once('=') {
         Some((k, v)) if !k.is_empty() && !k.contains(char::is_whitespace) => {
-            match crate::k8s::run::reserved_env(k, "--env") {
+            match crate::names::reserved_env(k, "--env") {
                 Some(refused) => Err(refused),
                 None => Ok((k.to_string(), v.to_string())),
             }

@@ -71,8 +71,10 @@ fn line(notice: &Notice, json: bool, now: jiff::Timestamp) -> String {
         "subject": crate::sanitize::one_line(&notice.subject),
         "text": notice.to_string(),
     });
-    if let (Some(news), Some(map)) = (&notice.news, object.as_object_mut()) {
-        map.insert("event".into(), news.event.name().into());
+    if let (Some(news), Some(sent_as), Some(map)) =
+        (&notice.news, notice.sent_as(), object.as_object_mut())
+    {
+        map.insert("event".into(), sent_as.name().into());
         map.insert("detail".into(), news.detail.clone().into());
     }
     object.to_string()
@@ -82,7 +84,7 @@ fn line(notice: &Notice, json: bool, now: jiff::Timestamp) -> String {
 mod tests {
     #![allow(clippy::unwrap_used)]
     use super::*;
-    use crate::engine::notice::{EventKind, Kind, Severity};
+    use crate::vocabulary::{Kind, Severity};
 
     #[test]
     fn a_notice_is_a_line_of_text_or_one_object_with_its_event_for_scripts() {
@@ -93,7 +95,7 @@ mod tests {
             "job-1",
             "attempt job-1 stalled",
         )
-        .as_news(EventKind::Stalled, "job-1/1")
+        .as_news("job-1/1")
         .with_detail("attempt", "job-1");
         assert_eq!(
             line(&notice, false, now),

@@ -416,7 +416,7 @@ impl Config {
         if let Some(refused) = j
             .env
             .keys()
-            .find_map(|k| crate::k8s::run::reserved_env(k, "job.env"))
+            .find_map(|k| crate::names::reserved_env(k, "job.env"))
         {
             return Err(refused);
         }

@@ -4,12 +4,11 @@
 //! as a [`SecretUrl`] from the moment it is read, and a `url-file` is read when the config is.
 
 use std::path::{Path, PathBuf};
-use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
 
-use crate::engine::notice::Severity;
-use crate::notify::{Event, EventKind, SecretUrl};
+use crate::secret_url::SecretUrl;
+use crate::vocabulary::{Kind, Severity};
 
 /// The rate limit when a target names none.
 pub const DEFAULT_RATE_LIMIT: &str = "10m";
@@ -55,11 +54,11 @@ pub struct NotifyTarget {
     /// file's directory's), read when the config is.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub url_file: Option<PathBuf>,
-    /// The events it is told; all of them unless given.
+    /// The events it is told (kinds that are sent, `Kind::SENT`); all of them unless given.
     #[serde(default = "all_events")]
-    pub events: Vec<EventKind>,
+    pub events: Vec<Kind>,
     /// The least severity it is told.
-    #[serde(default = "least_severity", with = "crate::notify::severity_name")]
+    #[serde(default = "least_severity")]
     pub min_severity: Severity,
     /// At most one message per event kind in this long (`"10m"`), unless a later one is worse.
     #[serde(default = "default_rate_limit")]
@@ -69,8 +68,8 @@ pub struct NotifyTarget {
     pub url_from_file: Option<SecretUrl>,
 }
 
-fn all_events() -> Vec<EventKind> {
-    EventKind::ALL.to_vec()
+fn all_events() -> Vec<Kind> {
+    Kind::SENT.to_vec()
 }
 
 fn least_severity() -> Severity {
@@ -98,16 +97,6 @@ impl NotifyTarget {
     /// Where it sends: the `url`, or what `url-file` held.
     pub fn address(&self) -> Option<&SecretUrl> {
         self.url.as_ref().or(self.url_from_file.as_ref())
-    }
-
-    /// Whether it is told this event at all (its kind listed, severe enough).
-    pub fn wants(&self, event: &Event) -> bool {
-        self.events.contains(&event.kind) && event.severity >= self.min_severity
-    }
-
-    /// The rate limit's window (zero: no limit).
-    pub fn rate_limit(&self) -> Duration {
-        super::parse_duration(&self.rate_limit).unwrap_or(Duration::from_secs(600))
     }
 
     /// How it is shown: `slack https://hooks.slack.com/…`, `terminal`.
@@ -193,11 +182,7 @@ impl NotifyTarget {
 
 /// The event names, for a message.
 pub fn event_names() -> String {
-    EventKind::ALL
-        .iter()
-        .map(|k| k.name())
-        .collect::<Vec<_>>()
-        .join(", ")
+    crate::vocabulary::sent_names()
 }
 
 /// `~/x` under the home directory; a relative path under `base` when there is one; made

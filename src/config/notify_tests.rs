@@ -17,9 +17,9 @@ fn a_target_takes_its_defaults_all_events_from_info_ten_minutes_apart() {
     .unwrap();
     let t = &c.notify[0];
     assert_eq!(t.kind, TargetKind::Slack);
-    assert_eq!(t.events, EventKind::ALL.to_vec());
+    assert_eq!(t.events, crate::vocabulary::Kind::SENT.to_vec());
     assert_eq!(t.min_severity, Severity::Info);
-    assert_eq!(t.rate_limit(), Duration::from_secs(600));
+    assert_eq!(crate::notify::filter::window(t), Duration::from_secs(600));
     assert_eq!(
         t.address().unwrap().expose().as_str(),
         format!("https://hooks.slack.com{SECRET}")
@@ -35,24 +35,18 @@ fn events_severity_and_rate_limit_are_read() {
     .unwrap();
     assert_eq!(
         c.notify[0].events,
-        vec![EventKind::Alert, EventKind::Budget]
+        vec![
+            crate::vocabulary::Kind::Alert,
+            crate::vocabulary::Kind::Budget
+        ]
     );
     assert_eq!(c.notify[0].min_severity, Severity::Warning);
-    assert_eq!(c.notify[0].rate_limit(), Duration::from_secs(3600));
+    assert_eq!(
+        crate::notify::filter::window(&c.notify[0]),
+        Duration::from_secs(3600)
+    );
     assert_eq!(c.notify[1].kind, TargetKind::Terminal);
     assert!(c.notify[1].address().is_none());
-}
-
-#[test]
-fn a_target_wants_its_events_from_its_least_severity() {
-    let mut t = NotifyTarget::new(TargetKind::Terminal, None);
-    t.events = vec![EventKind::Alert];
-    t.min_severity = Severity::Warning;
-    let event = |kind, severity| Event::new(kind, severity, "c", "t", "k");
-    assert!(t.wants(&event(EventKind::Alert, Severity::Warning)));
-    assert!(t.wants(&event(EventKind::Alert, Severity::Critical)));
-    assert!(!t.wants(&event(EventKind::Alert, Severity::Info)));
-    assert!(!t.wants(&event(EventKind::Budget, Severity::Critical)));
 }
 
 #[test]
@@ -73,7 +67,7 @@ fn each_mistake_is_refused_naming_the_key_and_what_to_write() {
         ),
         (
             "[[notify]]\nkind = \"terminal\"\nevents = [\"attempt-end\"]\n",
-            "expected one of `attempt-ended`, `recovered`, `alert`, `stalled`, `waiting`, `idle`, `budget`, `cluster`",
+            "unknown event \"attempt-end\": write one of attempt-ended, recovered, alert, stalled, waiting, idle, budget, cluster",
         ),
         (
             "[[notify]]\nkind = \"terminal\"\nevents = []\n",

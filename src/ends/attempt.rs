@@ -8,8 +8,8 @@ use serde::Serialize;
 
 use super::cost::NodeFacts;
 use super::from_events::{created_pods, infer};
-use super::{PodEnd, preemptions};
 use crate::k8s::status::{AttemptSummary, EventSummary, PodSummary};
+use crate::vocabulary::ends::{PodEnd, preemptions};
 
 #[derive(Debug, Clone, Default, PartialEq, Serialize)]
 #[serde(rename_all = "camelCase")]
@@ -44,7 +44,7 @@ pub fn of_attempt(
             continue;
         }
         let sharing = super::sharing(pods, pod);
-        let mut end = PodEnd::of(pod, fate.clone());
+        let mut end = pod.end(fate.clone());
         end.cost = pod
             .node
             .as_ref()

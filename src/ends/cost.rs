@@ -11,6 +11,7 @@ use k8s_openapi::api::core::v1::Node;
 
 use crate::k8s::usage::milli;
 use crate::pricing::{Catalogue, Provisioning};
+use crate::vocabulary::Requests;
 
 const INSTANCE_TYPE: &str = "node.kubernetes.io/instance-type";
 const REGION: &str = "topology.kubernetes.io/region";
@@ -19,14 +20,6 @@ const SPOT: &str = "cloud.google.com/gke-spot";
 const PREEMPTIBLE: &str = "cloud.google.com/gke-preemptible";
 const ACCELERATOR: &str = "cloud.google.com/gke-accelerator";
 const GPU: &str = "nvidia.com/gpu";
-
-/// What a pod asked of its node.
-#[derive(Debug, Clone, Copy, Default, PartialEq)]
-pub struct Requests {
-    pub cpu_millis: u128,
-    pub memory_bytes: u128,
-    pub gpus: u32,
-}
 
 /// What pricing a pod's time needs to know of its node.
 #[derive(Debug, Clone, PartialEq)]

@@ -6,8 +6,8 @@
 //! Gantry's policy means Kubernetes disrupted it. Such ends are said to be partial: the Events
 //! may have expired, and times and costs are not known.
 
-use super::{Class, PodEnd};
 use crate::k8s::status::{AttemptSummary, EventSummary, PodSummary};
+use crate::vocabulary::ends::{Class, PodEnd};
 
 /// Ends read back for one attempt, and how many gone pods could not be explained.
 #[derive(Debug, Clone, Default, PartialEq)]

@@ -4,9 +4,9 @@
 //! yet, and writes with the Job's `resourceVersion` (optimistic concurrency), reading again
 //! when another engine wrote first. A read-only engine never writes (the gate refuses it).
 
-use super::PodEnd;
+use crate::k8s::labels::POD_ENDS;
+use crate::vocabulary::ends::PodEnd;
 
-pub const ANNOTATION: &str = "gantry.dev/pod-ends";
 /// The most ends one Job keeps (the oldest go first).
 pub const KEPT: usize = 50;
 
@@ -14,8 +14,8 @@ pub const KEPT: usize = 50;
 /// Gantry's list (it is then rewritten whole by the next record).
 pub fn read(job_annotations: Option<&std::collections::BTreeMap<String, String>>) -> Vec<PodEnd> {
     job_annotations
-        .and_then(|a| a.get(ANNOTATION))
-        .and_then(|text| serde_json::from_str(text).ok())
+        .and_then(|a| a.get(POD_ENDS))
+        .map(|text| PodEnd::parse_recorded(text))
         .unwrap_or_default()
 }
 
@@ -49,7 +49,7 @@ pub async fn record(
         client,
         namespace,
         job,
-        ANNOTATION,
+        POD_ENDS,
         "recording pod ends",
         |annotations| {
             let recorded = read(annotations);
@@ -71,7 +71,7 @@ pub struct Entry {
     pub job: String,
     pub end: PodEnd,
     /// What the pod asked of its node.
-    pub requests: super::cost::Requests,
+    pub requests: crate::vocabulary::Requests,
     /// Pods of the same attempt on that node (those that asked for nothing share it evenly).
     pub sharing: usize,
 }

@@ -6,7 +6,10 @@ use k8s_openapi::api::core::v1::Pod;
 use serde_json::{Value, json};
 
 use super::*;
+use crate::k8s::fate::fate_of;
 use crate::k8s::status::PodSummary;
+use crate::vocabulary::Requests;
+use crate::vocabulary::ends::{Class, PodEnd};
 
 fn pod(status: Value) -> Pod {
     serde_json::from_value(json!({
@@ -226,19 +229,19 @@ fn the_ledger_adds_only_pods_it_lacks_and_keeps_the_newest_fifty() {
 fn a_pods_share_is_the_largest_fraction_it_asked_for() {
     let node = cost::NodeFacts {
         per_hour: Some(0.36),
-        allocatable: cost::Requests {
+        allocatable: Requests {
             cpu_millis: 4000,
             memory_bytes: 16 << 30,
             gpus: 0,
         },
     };
-    let asked = cost::Requests {
+    let asked = Requests {
         cpu_millis: 1000,
         memory_bytes: 8 << 30,
         gpus: 0,
     };
     assert_eq!(node.share(&asked, 1), 0.5);
-    assert_eq!(node.share(&cost::Requests::default(), 2), 0.5);
+    assert_eq!(node.share(&Requests::default(), 2), 0.5);
     let cost = node.cost(node.share(&asked, 1), 3600).unwrap();
     assert!((cost - 0.18).abs() < 1e-9);
     let unpriced = cost::NodeFacts {

@@ -128,7 +128,8 @@ impl Command {
     /// How the recoverer's acts are told to every viewer and listener: as what happens to the
     /// run (kind `recovery`), not as a command someone asked for; None for other commands.
     pub fn told_as_recovery(&self) -> Option<super::notice::Notice> {
-        use super::notice::{Kind, Notice, Severity};
+        use super::notice::Notice;
+        use crate::vocabulary::{Kind, Severity};
         let (Command::Recover { attempt, .. }
         | Command::FallBack { attempt, .. }
         | Command::EndRun { attempt, .. }) = self
@@ -146,11 +147,8 @@ impl Command {
             _ => "run-ended",
         };
         Some(
-            Notice::new(Kind::Recovery, severity, attempt, text)
-                .as_news(
-                    super::notice::EventKind::Recovered,
-                    format!("{attempt}/{what}"),
-                )
+            Notice::new(Kind::Recovered, severity, attempt, text)
+                .as_news(format!("{attempt}/{what}"))
                 .with_detail("attempt", attempt.as_str())
                 .with_detail("action", what),
         )

@@ -196,7 +196,7 @@ mod tests {
             Command::RecordEnds(Vec::new()),
             Command::RecordCost(crate::meter::ledger::Entry {
                 job: "ml-training-job-3".into(),
-                cost: crate::meter::ledger::Recorded {
+                cost: crate::vocabulary::cost::Recorded {
                     version: 1,
                     usd: Some(1.25),
                     as_of: jiff::Timestamp::UNIX_EPOCH,

@@ -25,7 +25,7 @@ use tokio_util::sync::{CancellationToken, DropGuard};
 pub use command::Command;
 pub use gate::{Approved, Gate, Principal, Refused};
 pub use model::Model;
-pub use notice::{Kind, Notice, Severity};
+pub use notice::Notice;
 pub use report::{Report, TargetInfo};
 pub use session::{Session, SessionOptions};
 

@@ -11,7 +11,8 @@ use std::collections::BTreeMap;
 use super::Model;
 use super::notice::Notice;
 use crate::k8s::status::AttemptSummary;
-use crate::notify::{Event, EventKind};
+use crate::notify::Message as Event;
+use crate::vocabulary::Kind;
 
 /// How long an attempt's end waits for its pods' ends (the Job and its pods are watched apart,
 /// so the Job's end may come first).
@@ -37,12 +38,7 @@ impl Sender {
     /// Sends `notice` if it is news and this engine is the one to send it; an attempt's end
     /// once its pods' ends are known (or after [`ENDS_WAIT_SECONDS`]).
     pub fn send(&self, notice: &Notice, model: &Model, now: jiff::Timestamp) {
-        if notice
-            .news
-            .as_ref()
-            .is_some_and(|n| n.event == EventKind::AttemptEnded)
-            && !ends_known(notice, model)
-        {
+        if notice.sent_as() == Some(Kind::AttemptEnded) && !ends_known(notice, model) {
             self.lock().push((notice.clone(), now));
             return;
         }
@@ -95,6 +91,7 @@ pub fn message(notice: &Notice, model: &Model, job: &str, now: jiff::Timestamp) 
 /// The message `notice` is, if it is news, whoever sends it (a viewer rings its own terminal).
 pub fn event_for(notice: &Notice, model: &Model, job: &str, now: jiff::Timestamp) -> Option<Event> {
     let news = notice.news.as_ref()?;
+    let sent_as = notice.sent_as()?;
     let cluster = model
         .target()
         .map(|t| t.cluster.clone())
@@ -117,24 +114,22 @@ pub fn event_for(notice: &Notice, model: &Model, job: &str, now: jiff::Timestamp
         Some(run) if !run.id.is_empty() => run.id.clone(),
         _ => cluster.clone(),
     };
-    let key = format!("{scope}/{}/{}", news.event.name(), news.occurrence);
-    let mut event = Event::new(
-        news.event,
-        notice.severity,
-        cluster,
-        notice.to_string(),
-        key,
-    );
+    let key = format!("{scope}/{}/{}", sent_as.name(), news.occurrence);
+    let mut event = Event::new(sent_as, notice.severity, cluster, notice.to_string(), key);
     event.job = Some(job.to_string());
     event.run = run.map(|r| r.id.clone()).filter(|id| !id.is_empty());
-    event.attempt = run.map(|r| r.attempt).or(attempt.and_then(|a| a.attempt));
+    // The number every screen shows (`#3`); the attempt within the run beside it.
+    event.attempt = attempt.map(|a| a.number());
     event.detail = news.detail.clone();
+    if let Some(run) = run {
+        event.detail.insert("runAttempt".into(), run.attempt.into());
+    }
     event.at = now;
     if let Some((usd, partial)) = model.run_cost_so_far(now) {
         event.cost_so_far = Some(crate::meter::round_usd(usd));
         event.detail.insert("costPartial".into(), partial.into());
     }
-    if let Some(attempt) = attempt.filter(|_| news.event == EventKind::AttemptEnded) {
+    if let Some(attempt) = attempt.filter(|_| sent_as == Kind::AttemptEnded) {
         ends(&mut event, model, attempt);
     }
     Some(event)
@@ -169,7 +164,7 @@ mod tests {
     use serde_json::json;
 
     use super::*;
-    use crate::engine::notice::{Kind, Severity};
+    use crate::vocabulary::Severity;
 
     const RUN: &str = "20261205-100000-abcdef";
 
@@ -194,7 +189,7 @@ mod tests {
             "ml-training-job-2",
             "attempt ml-training-job-2 stalled",
         )
-        .as_news(EventKind::Stalled, "ml-training-job-2/1764950000")
+        .as_news("ml-training-job-2/1764950000")
     }
 
     #[test]
@@ -210,7 +205,7 @@ mod tests {
     fn a_message_names_its_run_and_attempt_and_its_key_is_the_run_the_event_and_the_occurrence() {
         let now = jiff::Timestamp::now();
         let event = message(&stalled(), &model(true), "ml-training-job", now).unwrap();
-        assert_eq!(event.kind, EventKind::Stalled);
+        assert_eq!(event.kind, Kind::Stalled);
         assert_eq!(event.run.as_deref(), Some(RUN));
         assert_eq!(event.attempt, Some(2));
         assert_eq!(event.job.as_deref(), Some("ml-training-job"));

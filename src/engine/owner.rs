@@ -8,11 +8,12 @@ use std::sync::{Arc, RwLock};
 use tokio::sync::{broadcast, mpsc, watch};
 use tokio_util::sync::CancellationToken;
 
-use super::notice::{Kind, Notice, Severity};
+use super::notice::Notice;
 use super::workers::Workers;
 use super::{Approved, Command, EVENTS_PER_BATCH, Gate, Model, Principal, Report};
 use super::{Request, audit, model};
 use crate::k8s::logs::TailEvent;
+use crate::vocabulary::{Kind, Severity};
 
 /// Whether a command's end is a `Done` whose `what` is its `describe()` (a create or delete of
 /// the cluster ends as the operation it followed).

@@ -14,12 +14,6 @@ use crate::pricing::{Catalogue, format};
 /// The node label that names the spot pool a fallback pool stands in for.
 pub const FALLBACK_LABEL: &str = "gantry.dev/fallback-for";
 
-/// The node label GKE puts on every node with its pool's name: what an attempt selects.
-pub const POOL_LABEL: &str = "cloud.google.com/gke-nodepool";
-
-/// The node label GKE puts on spot nodes, which a Job may select.
-pub const SPOT_LABEL: &str = "cloud.google.com/gke-spot";
-
 /// The fallback's name: `default-pool-on-demand`.
 pub fn name_for(pool: &str) -> String {
     format!("{pool}-on-demand")

@@ -1,5 +1,6 @@
-//! Names and labels of what Gantry creates: attempt names and the labels that let Gantry find
-//! (and only ever touch) its own objects. (What names the API server accepts is `crate::names`.)
+//! Names, labels and annotations of what Gantry creates and reads: attempt names, the labels
+//! that let Gantry find (and only ever touch) its own objects, what it records on its Jobs, and
+//! GKE's node labels a Job selects. (What names the API server accepts is `crate::names`.)
 
 /// Every object Gantry creates carries `app.kubernetes.io/managed-by=gantry`.
 pub const MANAGED_BY: &str = "app.kubernetes.io/managed-by";
@@ -10,6 +11,16 @@ pub const JOB_LABEL: &str = "gantry.dev/job";
 pub const ATTEMPT_LABEL: &str = "gantry.dev/attempt";
 /// Written on a pod or an attempt just before Gantry deletes it: who asked (a principal's name).
 pub const DELETED_BY: &str = "gantry.dev/deleted-by";
+/// The ends of an attempt's pods, recorded on its Job (`vocabulary::ends::PodEnd`, a JSON list).
+pub const POD_ENDS: &str = "gantry.dev/pod-ends";
+/// The run's cost, recorded on its newest attempt (`vocabulary::cost::Recorded`).
+pub const COST: &str = "gantry.dev/cost";
+/// Written on an attempt whose run Gantry ended: why.
+pub const RUN_ENDED: &str = "gantry.dev/run-ended";
+/// The node label GKE puts on every node with its pool's name: what an attempt selects.
+pub const POOL_LABEL: &str = "cloud.google.com/gke-nodepool";
+/// The node label GKE puts on spot nodes, which a Job may select.
+pub const SPOT_LABEL: &str = "cloud.google.com/gke-spot";
 /// Set by the Job controller on every pod of a Job.
 pub const POD_JOB_NAME_LABEL: &str = "job-name";
 /// Set by the Job controller on every pod of an Indexed Job.
@@ -37,6 +48,19 @@ pub fn attempt_selector(job: &str, attempt: u32) -> String {
 /// The pods of one attempt's Job, as the Job controller labels them.
 pub fn pods_of_job_selector(job_name: &str) -> String {
     format!("{POD_JOB_NAME_LABEL}={job_name}")
+}
+
+/// Who deleted an object through Gantry (the `gantry.dev/deleted-by` annotation it wrote first).
+pub fn deleted_by(meta: &kube::api::ObjectMeta) -> Option<String> {
+    meta.annotations
+        .as_ref()?
+        .get(DELETED_BY)
+        .map(|by| crate::sanitize::one_line(by))
+}
+
+/// Gantry's attempt number on an object (`gantry.dev/attempt`).
+pub fn attempt_of(meta: &kube::api::ObjectMeta) -> Option<u32> {
+    meta.labels.as_ref()?.get(ATTEMPT_LABEL)?.parse().ok()
 }
 
 #[cfg(test)]

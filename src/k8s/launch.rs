@@ -7,10 +7,11 @@ use k8s_openapi::api::batch::v1::Job;
 use k8s_openapi::api::core::v1::Service;
 use kube::api::{Api, PostParams};
 
+use super::labels::attempt_of;
 use super::labels::{JOB_LABEL, MANAGED_BY, MANAGER};
 use super::manifest;
 use super::run::{Next, Run};
-use super::status::{AttemptPhase, AttemptSummary, attempt_of};
+use super::status::{AttemptPhase, AttemptSummary};
 use super::{K8sError, attempts, status_code};
 use crate::config::JobConfig;
 

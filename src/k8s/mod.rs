@@ -12,6 +12,7 @@ pub mod attempts;
 pub mod client;
 pub mod cluster_info;
 pub mod delete;
+pub mod fate;
 pub mod labels;
 pub mod launch;
 pub mod lease;
@@ -24,9 +25,7 @@ pub mod status;
 pub mod usage;
 pub mod watch;
 
-pub use attempts::{
-    AttemptStatus, JobStatus, current_attempt, job_events, job_status, list_attempts,
-};
+pub use attempts::{current_attempt, list_attempts};
 pub use delete::{Deleted, delete};
 pub use launch::{Launched, launch, retry};
 

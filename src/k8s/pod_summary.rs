@@ -6,7 +6,7 @@ use k8s_openapi::api::core::v1::Pod;
 use serde::Serialize;
 
 use super::labels::{COMPLETION_INDEX, POD_JOB_NAME_LABEL};
-use super::status::{attempt_of, deleted_by};
+use super::labels::{attempt_of, deleted_by};
 
 /// One pod of an attempt.
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -48,10 +48,10 @@ pub struct PodSummary {
     pub node_selector: Vec<(String, String)>,
     /// How it ended, as its object says; None while it runs or waits.
     #[serde(skip)]
-    pub fate: Option<crate::ends::Fate>,
+    pub fate: Option<crate::vocabulary::ends::Fate>,
     /// What its containers asked of the node (for its share of the node's price).
     #[serde(skip)]
-    pub requests: crate::ends::cost::Requests,
+    pub requests: crate::vocabulary::Requests,
     /// Who deleted it through Gantry.
     #[serde(skip)]
     pub deleted_by: Option<String>,
@@ -62,8 +62,8 @@ const GPU_RESOURCES: [&str; 2] = ["nvidia.com/gpu", "amd.com/gpu"];
 
 /// CPU and memory its containers request (their limits where a request is left out, as the API
 /// server defaults it), and GPUs.
-fn requests_of(pod: &Pod) -> crate::ends::cost::Requests {
-    let mut asked = crate::ends::cost::Requests {
+fn requests_of(pod: &Pod) -> crate::vocabulary::Requests {
+    let mut asked = crate::vocabulary::Requests {
         gpus: gpus_of(pod),
         ..Default::default()
     };
@@ -102,6 +102,20 @@ fn gpus_of(pod: &Pod) -> u32 {
 }
 
 impl PodSummary {
+    /// Its end as `fate` says, not priced yet.
+    pub fn end(&self, fate: crate::vocabulary::ends::Fate) -> crate::vocabulary::ends::PodEnd {
+        crate::vocabulary::ends::PodEnd {
+            pod: self.name.clone(),
+            index: self.index,
+            class: fate.class,
+            detail: fate.detail,
+            at: fate.at,
+            node: self.node.clone(),
+            ran_seconds: fate.ran_seconds,
+            cost: None,
+        }
+    }
+
     /// What a STATUS column says: the reason when there is one, as kubectl does.
     pub fn status_word(&self) -> String {
         if self.deleting {
@@ -111,7 +125,7 @@ impl PodSummary {
         if self
             .fate
             .as_ref()
-            .is_some_and(|f| f.class == crate::ends::Class::Preempted)
+            .is_some_and(|f| f.class == crate::vocabulary::ends::Class::Preempted)
         {
             return "Preempted".into();
         }
@@ -206,7 +220,7 @@ impl PodSummary {
                 .and_then(|s| s.node_selector.clone())
                 .map(|m| m.into_iter().collect())
                 .unwrap_or_default(),
-            fate: crate::ends::fate_of(pod),
+            fate: super::fate::fate_of(pod),
             requests: requests_of(pod),
             deleted_by: deleted_by(meta),
         }

@@ -8,15 +8,11 @@ use k8s_openapi::api::batch::v1::Job;
 use kube::api::{Api, DeleteParams, Patch, PatchParams};
 
 use super::delete::mark_deleted_by;
-use super::labels::{JOB_LABEL, MANAGED_BY, MANAGER};
+use super::labels::{JOB_LABEL, MANAGED_BY, MANAGER, POOL_LABEL, RUN_ENDED, SPOT_LABEL};
 use super::launch::{Launched, next_from};
 use super::run::Next;
 use super::{K8sError, status_code};
 use crate::config::JobConfig;
-use crate::gke::fallback::{POOL_LABEL, SPOT_LABEL};
-
-/// Written on an attempt whose run Gantry ended: why.
-pub const RUN_ENDED: &str = "gantry.dev/run-ended";
 
 async fn managed(jobs: &Api<Job>, cfg: &JobConfig, attempt: &str) -> Result<Job, K8sError> {
     let job = jobs

@@ -17,14 +17,12 @@ use k8s_openapi::api::batch::v1::Job;
 use k8s_openapi::api::core::v1::EnvVar;
 use kube::api::ObjectMeta;
 
+use crate::names::{ATTEMPT_ENV, RECOVERY_ENV, RESERVED_ENV_PREFIX, RUN_ID_ENV};
+
 pub const RUN_LABEL: &str = "gantry.dev/run";
 pub const RUN_ATTEMPT: &str = "gantry.dev/run-attempt";
 pub const RECOVERIES: &str = "gantry.dev/recoveries";
 /// Environment variables Gantry sets; a Job's own may not start so.
-pub const RESERVED_ENV_PREFIX: &str = "GANTRY_";
-const RUN_ID_ENV: &str = "GANTRY_RUN_ID";
-const ATTEMPT_ENV: &str = "GANTRY_ATTEMPT";
-const RECOVERY_ENV: &str = "GANTRY_RECOVERY";
 
 /// One attempt's place in its run.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -153,15 +151,6 @@ impl Run {
     }
 }
 
-/// The error for an environment variable a Job may not set, or None.
-pub fn reserved_env(name: &str, place: &str) -> Option<String> {
-    name.starts_with(RESERVED_ENV_PREFIX).then(|| {
-        format!(
-            "{place}: {name}: the {RESERVED_ENV_PREFIX} prefix is Gantry's (it sets GANTRY_RUN_ID, GANTRY_ATTEMPT and GANTRY_RECOVERY itself): rename the variable"
-        )
-    })
-}
-
 #[cfg(test)]
 mod tests {
     #![allow(clippy::unwrap_used)]
@@ -217,15 +206,5 @@ mod tests {
             ]
             .map(|(k, v)| (k.to_string(), v.to_string()))
         );
-    }
-
-    #[test]
-    fn the_gantry_prefix_is_refused_with_why() {
-        assert!(
-            reserved_env("GANTRY_X", "--env")
-                .unwrap()
-                .contains("prefix is Gantry's")
-        );
-        assert_eq!(reserved_env("EPOCHS", "--env"), None);
     }
 }

@@ -5,7 +5,7 @@ use k8s_openapi::api::batch::v1::Job;
 use k8s_openapi::api::core::v1::Event;
 use serde::Serialize;
 
-use super::labels::ATTEMPT_LABEL;
+use super::labels::{attempt_of, deleted_by};
 pub use super::pod_summary::PodSummary;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
@@ -49,10 +49,10 @@ pub struct AttemptSummary {
     pub deleting: bool,
     /// The ends of its pods recorded on it by an engine (`ends::ledger`), oldest first.
     #[serde(skip)]
-    pub recorded_ends: Vec<crate::ends::PodEnd>,
+    pub recorded_ends: Vec<crate::vocabulary::ends::PodEnd>,
     /// Its run's cost as an engine recorded it on it (`meter::ledger`).
     #[serde(skip)]
-    pub recorded_cost: Option<crate::meter::ledger::Recorded>,
+    pub recorded_cost: Option<crate::vocabulary::cost::Recorded>,
     /// Its `podFailurePolicy` ignores pods Kubernetes disrupted: a preemption is not a failure.
     #[serde(skip)]
     pub ignores_disruptions: bool,
@@ -95,7 +95,7 @@ impl AttemptSummary {
             .metadata
             .annotations
             .as_ref()
-            .and_then(|a| a.get(super::recover::RUN_ENDED))
+            .and_then(|a| a.get(super::labels::RUN_ENDED))
             .map(|why| crate::sanitize::one_line(why));
         let phase = if run_ended.is_some() {
             AttemptPhase::Failed
@@ -126,8 +126,11 @@ impl AttemptSummary {
                 .map(|t| t.0)
                 .or_else(|| finished.and_then(|c| c.last_transition_time.as_ref().map(|t| t.0))),
             deleting: job.metadata.deletion_timestamp.is_some(),
-            recorded_ends: crate::ends::ledger::read(job.metadata.annotations.as_ref()),
-            recorded_cost: crate::meter::ledger::read(job.metadata.annotations.as_ref()),
+            recorded_ends: annotation(job, super::labels::POD_ENDS)
+                .map(crate::vocabulary::ends::PodEnd::parse_recorded)
+                .unwrap_or_default(),
+            recorded_cost: annotation(job, super::labels::COST)
+                .and_then(crate::vocabulary::cost::Recorded::parse),
             ignores_disruptions: crate::k8s::manifest::ignores_disruptions(
                 job.spec
                     .as_ref()
@@ -140,7 +143,7 @@ impl AttemptSummary {
                 .as_ref()
                 .and_then(|s| s.template.spec.as_ref())
                 .and_then(|p| p.node_selector.as_ref())
-                .and_then(|s| s.get(crate::gke::fallback::POOL_LABEL))
+                .and_then(|s| s.get(super::labels::POOL_LABEL))
                 .cloned(),
         }
     }
@@ -159,16 +162,13 @@ impl AttemptSummary {
     }
 }
 
-/// Who deleted an object through Gantry (the `gantry.dev/deleted-by` annotation it wrote first).
-pub fn deleted_by(meta: &kube::api::ObjectMeta) -> Option<String> {
-    meta.annotations
+/// The text of one of a Job's annotations.
+fn annotation<'a>(job: &'a Job, name: &str) -> Option<&'a str> {
+    job.metadata
+        .annotations
         .as_ref()?
-        .get(super::labels::DELETED_BY)
-        .map(|by| crate::sanitize::one_line(by))
-}
-
-pub fn attempt_of(meta: &kube::api::ObjectMeta) -> Option<u32> {
-    meta.labels.as_ref()?.get(ATTEMPT_LABEL)?.parse().ok()
+        .get(name)
+        .map(String::as_str)
 }
 
 /// A Kubernetes Event about an attempt or one of its pods.

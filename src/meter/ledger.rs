@@ -9,12 +9,8 @@
 
 use std::time::Duration;
 
-use jiff::Timestamp;
-use serde::{Deserialize, Serialize};
-
-pub const ANNOTATION: &str = "gantry.dev/cost";
-/// The version of the annotation's format this Gantry reads and writes.
-pub const VERSION: u32 = 1;
+use crate::k8s::labels::COST;
+use crate::vocabulary::cost::Recorded;
 /// How often the recording engine writes the figure while a run goes on.
 pub const RECORD_EVERY: Duration = Duration::from_secs(120);
 /// How soon after a node came or went (a resize, the autoscaler, a scale to zero) the figure is
@@ -22,31 +18,11 @@ pub const RECORD_EVERY: Duration = Duration::from_secs(120);
 /// status`) is then right again.
 pub const RECORD_AFTER_A_CHANGE: Duration = Duration::from_secs(10);
 
-/// What a run cost from `since` (its start) to `as_of`, as an engine recorded it.
-#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-pub struct Recorded {
-    pub version: u32,
-    /// US dollars; `null` when a price was unknown.
-    pub usd: Option<f64>,
-    pub as_of: Timestamp,
-    pub since: Timestamp,
-    /// A lower bound: some of the time, nobody watched the nodes.
-    pub partial: bool,
-    /// The nodes alive at `asOf`, as the recording engine saw them: a reader that finds others
-    /// alive now knows a node came or went since (not recorded yet).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub nodes: Option<u32>,
-}
-
 /// The figure recorded on a Job, if any in a format this Gantry reads.
 pub fn read(
     job_annotations: Option<&std::collections::BTreeMap<String, String>>,
 ) -> Option<Recorded> {
-    let text = job_annotations?.get(ANNOTATION)?;
-    serde_json::from_str::<Recorded>(text)
-        .ok()
-        .filter(|r| r.version == VERSION)
+    Recorded::parse(job_annotations?.get(COST)?)
 }
 
 /// A figure to record on an attempt.
@@ -70,7 +46,7 @@ pub async fn record(
         client,
         namespace,
         job,
-        ANNOTATION,
+        COST,
         "recording the run's cost",
         |annotations| {
             let newer = read(annotations).is_some_and(|r| r.as_of >= cost.as_of);

@@ -10,7 +10,7 @@ use k8s_openapi::api::core::v1::Node;
 use super::PerHour;
 use crate::ends::cost::NodeFacts;
 use crate::gke::ClusterSummary;
-use crate::gke::fallback::POOL_LABEL;
+use crate::k8s::labels::POOL_LABEL;
 use crate::pricing::Catalogue;
 
 /// What the meter knows of one node from its object.

@@ -6,9 +6,9 @@
 use jiff::Timestamp;
 use serde::Serialize;
 
-use super::ledger::{Recorded, VERSION};
 use super::{Figure, Meter};
 use crate::k8s::status::AttemptSummary;
+use crate::vocabulary::cost::{Recorded, VERSION};
 
 /// A run as far as its cost goes.
 #[derive(Debug, Clone, PartialEq)]

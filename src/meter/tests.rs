@@ -3,10 +3,11 @@
 use jiff::{SignedDuration, Timestamp};
 use proptest::prelude::*;
 
-use super::ledger::{self, Recorded};
+use super::ledger;
 use super::*;
 use crate::k8s::run::Run;
 use crate::k8s::status::{AttemptPhase, AttemptSummary};
+use crate::vocabulary::cost::Recorded;
 
 const FEE: f64 = 0.10;
 /// An n1-standard-1 with its 100 GB pd-balanced boot disk in us-central1.
@@ -302,7 +303,7 @@ fn a_run_carries_on_from_what_was_recorded() {
     let m = meter(&spans, &watched);
     let mut newest = attempt("job-2", 2, 600);
     newest.recorded_cost = Some(Recorded {
-        version: ledger::VERSION,
+        version: crate::vocabulary::cost::VERSION,
         usd: Some(5.0),
         as_of: at(HOUR),
         since: at(0),
@@ -343,7 +344,7 @@ fn another_runs_attempts_are_not_counted() {
 #[test]
 fn the_annotation_is_versioned_json_and_another_version_is_not_read() {
     let recorded = Recorded {
-        version: ledger::VERSION,
+        version: crate::vocabulary::cost::VERSION,
         usd: Some(1.25),
         as_of: at(HOUR),
         since: at(0),
@@ -356,10 +357,13 @@ fn the_annotation_is_versioned_json_and_another_version_is_not_read() {
         r#"{"version":1,"usd":1.25,"asOf":"2026-12-05T11:00:00Z","since":"2026-12-05T10:00:00Z","partial":true,"nodes":3}"#
     );
     let mut annotations = std::collections::BTreeMap::new();
-    annotations.insert(ledger::ANNOTATION.to_string(), text.clone());
+    annotations.insert(crate::k8s::labels::COST.to_string(), text.clone());
     assert_eq!(ledger::read(Some(&annotations)), Some(recorded));
     // Written without the nodes (they are optional), it reads all the same.
-    annotations.insert(ledger::ANNOTATION.into(), text.replace(r#","nodes":3"#, ""));
+    annotations.insert(
+        crate::k8s::labels::COST.into(),
+        text.replace(r#","nodes":3"#, ""),
+    );
     assert_eq!(
         ledger::read(Some(&annotations)),
         Some(Recorded {
@@ -367,9 +371,9 @@ fn the_annotation_is_versioned_json_and_another_version_is_not_read() {
             ..recorded
         })
     );
-    annotations.insert(ledger::ANNOTATION.into(), text.replace(":1,", ":2,"));
+    annotations.insert(crate::k8s::labels::COST.into(), text.replace(":1,", ":2,"));
     assert_eq!(ledger::read(Some(&annotations)), None);
-    annotations.insert(ledger::ANNOTATION.into(), "not json".into());
+    annotations.insert(crate::k8s::labels::COST.into(), "not json".into());
     assert_eq!(ledger::read(Some(&annotations)), None);
 }
 

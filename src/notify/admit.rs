@@ -10,7 +10,7 @@ use std::time::Duration;
 
 use jiff::Timestamp;
 
-use super::event::{Event, bounded};
+use super::message::{Message, bounded};
 use super::outbox::{Accepted, Outbox, Pending, target_id};
 use crate::config::NotifyTarget;
 
@@ -35,14 +35,14 @@ pub(crate) struct Admitted {
 pub(crate) fn admit(
     outbox: &mut Outbox,
     targets: &[NotifyTarget],
-    events: &[Event],
+    events: &[Message],
     now: Timestamp,
     max_pending: usize,
 ) -> Admitted {
     let mut admitted = Admitted::default();
     for event in events {
         for target in targets.iter().filter(|t| t.kind.is_http()) {
-            if !target.wants(event) {
+            if !super::filter::wants(target, event) {
                 continue;
             }
             let id = target_id(target);
@@ -52,11 +52,12 @@ pub(crate) fn admit(
                 admitted.repeated += 1;
                 continue;
             }
-            let window = target.rate_limit();
-            if let Some(last) = record.sent.get(&event.kind)
-                && since(last.at, now) < window
-                && event.severity <= last.severity
-            {
+            let window = super::filter::window(target);
+            let last = record
+                .sent
+                .get(&event.kind)
+                .map(|last| (since(last.at, now), last.severity));
+            if !super::filter::passes(window, last, event.severity) {
                 record.rate_limited += 1;
                 admitted.rate_limited += 1;
                 continue;
@@ -128,8 +129,9 @@ pub(crate) fn since(then: Timestamp, now: Timestamp) -> Duration {
 mod tests {
     use super::*;
     use crate::config::TargetKind;
-    use crate::engine::notice::Severity;
-    use crate::notify::{EventKind, SecretUrl};
+    use crate::secret_url::SecretUrl;
+    use crate::vocabulary::Kind;
+    use crate::vocabulary::Severity;
 
     fn webhook() -> NotifyTarget {
         NotifyTarget::new(
@@ -138,9 +140,9 @@ mod tests {
         )
     }
 
-    fn alert(n: usize, severity: Severity) -> Event {
-        Event::new(
-            EventKind::Alert,
+    fn alert(n: usize, severity: Severity) -> Message {
+        Message::new(
+            Kind::Alert,
             severity,
             "c",
             "loss NaN",
@@ -192,13 +194,7 @@ mod tests {
     fn a_rate_limit_is_per_event_kind_and_zero_is_none() {
         let mut outbox = Outbox::default();
         let mut target = webhook();
-        let budget = Event::new(
-            EventKind::Budget,
-            Severity::Warning,
-            "c",
-            "80%",
-            "r/budget/80",
-        );
+        let budget = Message::new(Kind::Budget, Severity::Warning, "c", "80%", "r/budget/80");
         let admitted = admit(
             &mut outbox,
             std::slice::from_ref(&target),

@@ -19,7 +19,7 @@ use super::admit::admit;
 use super::outbox::{Files, target_id};
 use super::schedule::{self, Claim, Tried};
 use super::send::{Outcome, Sender};
-use super::{Delivery, Event, TargetStatus};
+use super::{Delivery, Message, TargetStatus};
 use crate::config::NotifyTarget;
 
 /// The longest the task sleeps with nothing due: another process may have left messages for
@@ -42,7 +42,7 @@ pub struct Notifier {
 
 #[derive(Debug)]
 struct Shared {
-    queue: Mutex<Vec<Event>>,
+    queue: Mutex<Vec<Message>>,
     wake: Notify,
     /// Events given to `send` so far.
     sent: AtomicU64,
@@ -113,7 +113,7 @@ impl Notifier {
     }
 
     /// Hands `event` over for delivery and returns at once.
-    pub fn send(&self, event: Event) {
+    pub fn send(&self, event: Message) {
         self.shared
             .queue
             .lock()
@@ -246,8 +246,8 @@ impl Worker {
     /// message is due. On a file error, the events not written come back.
     async fn round(
         &mut self,
-        events: Vec<Event>,
-    ) -> Result<Option<Timestamp>, (std::io::Error, Vec<Event>)> {
+        events: Vec<Message>,
+    ) -> Result<Option<Timestamp>, (std::io::Error, Vec<Message>)> {
         let ids: Vec<String> = self.targets.keys().cloned().collect();
         let (files, all, delivery, token) = (
             self.files.clone(),

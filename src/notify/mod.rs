@@ -3,8 +3,8 @@
 //! people as messages to the `[[notify]]` targets — Slack, a webhook, ntfy, the terminals
 //! watching Gantry.
 //!
-//! - [`Event`]: one message, the same for every target.
-//! - [`Notifier`]: takes events without ever blocking its caller ([`Notifier::send`]) and
+//! - [`Message`]: one message, the same for every target.
+//! - [`Notifier`]: takes messages without ever blocking its caller ([`Notifier::send`]) and
 //!   delivers them in the background, at least once, through an outbox that outlives the
 //!   process; each target's filters and rate limit decide what it is sent.
 //! - [`terminal_bytes`]: what a viewer writes to its terminal for a `terminal` target.
@@ -12,12 +12,12 @@
 
 mod admit;
 mod deliverer;
-mod event;
+pub mod filter;
+mod message;
 mod ntfy;
 mod outbox;
 mod probe;
 mod schedule;
-mod secret;
 mod send;
 mod slack;
 mod status;
@@ -27,11 +27,9 @@ mod webhook;
 use std::time::Duration;
 
 pub use deliverer::Notifier;
-pub(crate) use event::severity_name;
-pub use event::{Event, EventKind};
+pub use message::Message;
 pub use outbox::LastTry;
 pub use probe::{TestResult, send_test, test_event};
-pub use secret::SecretUrl;
 pub use send::{Outcome, idempotency_key};
 pub use status::{TargetStatus, status};
 pub use terminal::terminal_bytes;

@@ -6,15 +6,15 @@
 
 use base64::Engine;
 
-use super::event::{Event, bounded, plain};
-use crate::engine::notice::Severity;
+use super::message::{Message, bounded, plain};
+use crate::vocabulary::Severity;
 
 /// ntfy turns a longer body into an attachment.
 const BODY_MAX_BYTES: usize = 4000;
 const TITLE_MAX: usize = 200;
 
 /// The request's headers and body.
-pub fn request(event: &Event) -> (Vec<(&'static str, String)>, Vec<u8>) {
+pub fn request(event: &Message) -> (Vec<(&'static str, String)>, Vec<u8>) {
     let mut headers = vec![
         (
             "Title",
@@ -53,7 +53,7 @@ fn severity_tag(severity: Severity) -> &'static str {
     }
 }
 
-fn body(event: &Event) -> String {
+fn body(event: &Message) -> String {
     let mut body = event.plain_text();
     if let Some(cost) = event.cost_so_far.filter(|c| c.is_finite()) {
         body.push_str(&format!("\nCost so far: ${cost:.2}"));
@@ -91,7 +91,7 @@ fn is_http_url(link: &str) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::notify::EventKind;
+    use crate::vocabulary::Kind;
 
     fn header<'a>(headers: &'a [(&str, String)], name: &str) -> Option<&'a str> {
         headers
@@ -102,8 +102,8 @@ mod tests {
 
     #[test]
     fn the_text_is_the_body_and_title_priority_tags_and_click_are_headers() {
-        let mut e = Event::new(
-            EventKind::Alert,
+        let mut e = Message::new(
+            Kind::Alert,
             Severity::Critical,
             "ml-gke-cluster",
             "loss is NaN at step 1200",
@@ -137,7 +137,7 @@ mod tests {
             (Severity::Warning, "4", "warning,idle"),
             (Severity::Critical, "5", "rotating_light,idle"),
         ] {
-            let (headers, _) = request(&Event::new(EventKind::Idle, severity, "c", "t", "k"));
+            let (headers, _) = request(&Message::new(Kind::Idle, severity, "c", "t", "k"));
             assert_eq!(header(&headers, "Priority"), Some(priority));
             assert_eq!(header(&headers, "Tags"), Some(tag));
             assert_eq!(header(&headers, "Click"), None, "no link, no click");
@@ -146,8 +146,8 @@ mod tests {
 
     #[test]
     fn a_title_that_is_not_ascii_is_an_encoded_word_and_the_body_is_bounded() {
-        let mut e = Event::new(
-            EventKind::Budget,
+        let mut e = Message::new(
+            Kind::Budget,
             Severity::Warning,
             "clüster",
             "€".repeat(3000),

@@ -12,9 +12,10 @@ use std::path::{Path, PathBuf};
 use jiff::Timestamp;
 use serde::{Deserialize, Serialize};
 
-use super::event::{Event, EventKind};
+use super::message::Message;
 use crate::config::NotifyTarget;
-use crate::engine::notice::Severity;
+use crate::vocabulary::Kind;
+use crate::vocabulary::Severity;
 
 const FILE: &str = "outbox.json";
 const LOCK: &str = "outbox.lock";
@@ -39,7 +40,7 @@ pub(crate) struct Outbox {
 pub(crate) struct Pending {
     pub id: u64,
     pub target: String,
-    pub event: Event,
+    pub event: Message,
     pub enqueued: Timestamp,
     /// Tries made so far.
     pub tries: u32,
@@ -58,7 +59,7 @@ pub struct TargetRecord {
     pub last: Option<LastTry>,
     /// The last message accepted for it, per event kind (the rate limit's window starts there).
     #[serde(default)]
-    pub sent: BTreeMap<EventKind, Accepted>,
+    pub sent: BTreeMap<Kind, Accepted>,
     /// Keys accepted in the last day: a key is sent once.
     #[serde(default)]
     pub keys: BTreeMap<String, Timestamp>,
@@ -79,7 +80,6 @@ pub struct TargetRecord {
 #[serde(rename_all = "camelCase")]
 pub struct Accepted {
     pub at: Timestamp,
-    #[serde(with = "super::event::severity_name")]
     pub severity: Severity,
 }
 
@@ -185,7 +185,7 @@ impl Files {
 mod tests {
     use super::*;
     use crate::config::TargetKind;
-    use crate::notify::SecretUrl;
+    use crate::secret_url::SecretUrl;
 
     fn target(url: &str) -> NotifyTarget {
         NotifyTarget::new(TargetKind::Webhook, Some(SecretUrl::parse(url).unwrap()))

@@ -7,11 +7,12 @@ use std::time::{Duration, Instant};
 
 use jiff::Timestamp;
 
-use super::event::{Event, EventKind};
+use super::message::Message;
 use super::outbox::{Files, LastTry, target_id};
 use super::send::{Outcome, Sender};
 use crate::config::NotifyTarget;
-use crate::engine::notice::Severity;
+use crate::vocabulary::Kind;
+use crate::vocabulary::Severity;
 
 /// How one target took the test message.
 #[derive(Debug, Clone, PartialEq)]
@@ -26,10 +27,10 @@ pub struct TestResult {
 }
 
 /// The test message: a `cluster` event at info severity, its key new every time.
-pub fn test_event(cluster: &str) -> Event {
+pub fn test_event(cluster: &str) -> Message {
     let now = Timestamp::now();
-    let mut event = Event::new(
-        EventKind::Cluster,
+    let mut event = Message::new(
+        Kind::Cluster,
         Severity::Info,
         cluster,
         "Gantry test message: this target is told what happens to runs on this cluster",
@@ -43,7 +44,7 @@ pub fn test_event(cluster: &str) -> Event {
 /// outcome in the outbox in `dir` when there is one.
 pub async fn send_test(
     targets: &[NotifyTarget],
-    event: &Event,
+    event: &Message,
     timeout: Duration,
     dir: Option<&Path>,
 ) -> Result<Vec<TestResult>, String> {

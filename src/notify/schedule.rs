@@ -10,7 +10,7 @@ use jiff::{SignedDuration, Timestamp};
 
 use super::Delivery;
 use super::admit::since;
-use super::event::Event;
+use super::message::Message;
 use super::outbox::{LastTry, Outbox};
 use super::send::Outcome;
 
@@ -19,7 +19,7 @@ use super::send::Outcome;
 pub(crate) struct Claim {
     pub id: u64,
     pub target: String,
-    pub event: Event,
+    pub event: Message,
 }
 
 /// A message given up on, for the log.

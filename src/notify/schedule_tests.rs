@@ -1,9 +1,10 @@
 use super::*;
 use crate::config::{NotifyTarget, TargetKind};
-use crate::engine::notice::Severity;
 use crate::notify::admit::admit;
 use crate::notify::outbox::target_id;
-use crate::notify::{EventKind, SecretUrl};
+use crate::secret_url::SecretUrl;
+use crate::vocabulary::Kind;
+use crate::vocabulary::Severity;
 
 fn at(seconds: i64) -> Timestamp {
     Timestamp::from_second(1_700_000_000 + seconds).unwrap()
@@ -26,15 +27,7 @@ fn outbox_with(n: usize) -> (Outbox, String) {
     target.rate_limit = "0s".into();
     let mut outbox = Outbox::default();
     let events: Vec<_> = (0..n)
-        .map(|i| {
-            Event::new(
-                EventKind::Alert,
-                Severity::Warning,
-                "c",
-                "t",
-                format!("k{i}"),
-            )
-        })
+        .map(|i| Message::new(Kind::Alert, Severity::Warning, "c", "t", format!("k{i}")))
         .collect();
     admit(
         &mut outbox,

@@ -11,7 +11,7 @@ use std::time::Duration;
 use reqwest::StatusCode;
 use reqwest::header::{CONTENT_TYPE, RETRY_AFTER};
 
-use super::event::{Event, bounded, plain};
+use super::message::{Message, bounded, plain};
 use crate::config::{NotifyTarget, TargetKind};
 
 /// How much of a refusal's body is kept, to say why.
@@ -68,7 +68,7 @@ impl Sender {
     }
 
     /// One try of `event` at `target` (a terminal target is never sent: its viewers tell it).
-    pub async fn send(&self, target: &NotifyTarget, event: &Event) -> Outcome {
+    pub async fn send(&self, target: &NotifyTarget, event: &Message) -> Outcome {
         let Some(url) = target.address() else {
             return Outcome::Refused {
                 why: format!("{} targets are not sent over HTTP", target.kind.name()),

@@ -8,8 +8,8 @@
 
 use serde_json::{Value, json};
 
-use super::event::{Event, bounded};
-use crate::engine::notice::Severity;
+use super::message::{Message, bounded};
+use crate::vocabulary::Severity;
 
 /// Slack's limits.
 const HEADER_MAX: usize = 150;
@@ -57,11 +57,11 @@ fn marker(severity: Severity) -> &'static str {
 }
 
 /// The body for `event`, as JSON.
-pub fn body(event: &Event) -> Vec<u8> {
+pub fn body(event: &Message) -> Vec<u8> {
     serde_json::to_vec(&message(event)).unwrap_or_default()
 }
 
-fn message(event: &Event) -> Value {
+fn message(event: &Message) -> Value {
     let text = event.plain_text();
     let heading = format!(
         "{} {}: {}",
@@ -83,7 +83,7 @@ fn message(event: &Event) -> Value {
     let mut context = Vec::new();
     if let Some(watch) = &event.watch {
         // In code, so that nothing in it formats; a backtick would end the code early.
-        let watch = super::event::plain(watch).replace('`', "'");
+        let watch = super::message::plain(watch).replace('`', "'");
         context.push(json!({
             "type": "mrkdwn",
             "text": format!("Watch it: `{}`", escaped_within(&watch, FIELD_MAX - 20)),
@@ -101,7 +101,7 @@ fn message(event: &Event) -> Value {
 }
 
 /// `*Label*\nvalue` fields for what is known, at most Slack's ten.
-fn fields(event: &Event) -> Vec<Value> {
+fn fields(event: &Message) -> Vec<Value> {
     let mut pairs: Vec<(String, String)> = vec![("Cluster".into(), event.cluster.clone())];
     if let Some(job) = &event.job {
         pairs.push(("Job".into(), job.clone()));
@@ -132,8 +132,8 @@ fn fields(event: &Event) -> Vec<Value> {
         .into_iter()
         .take(FIELDS_MAX)
         .map(|(label, value)| {
-            let label = escaped_within(&super::event::plain(&label), 50);
-            let value = escaped_within(&super::event::plain(&value), VALUE_MAX);
+            let label = escaped_within(&super::message::plain(&label), 50);
+            let value = escaped_within(&super::message::plain(&value), VALUE_MAX);
             let text = format!("*{label}*\n{value}");
             json!({"type": "mrkdwn", "text": bounded(&text, FIELD_MAX)})
         })
@@ -143,11 +143,11 @@ fn fields(event: &Event) -> Vec<Value> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::notify::EventKind;
+    use crate::vocabulary::Kind;
 
-    fn event() -> Event {
-        let mut e = Event::new(
-            EventKind::AttemptEnded,
+    fn event() -> Message {
+        let mut e = Message::new(
+            Kind::AttemptEnded,
             Severity::Critical,
             "ml-gke-cluster",
             "attempt #3 failed: <!channel> OOM & more",

@@ -6,13 +6,13 @@
 //! is removed, so nothing in it can end the sequence early or start another; the title has no
 //! `;` (OSC 777's separator); both are bounded.
 
-use super::event::{Event, bounded, plain};
+use super::message::{Message, bounded, plain};
 
 const TITLE_MAX: usize = 80;
 const BODY_MAX: usize = 200;
 
 /// BEL, OSC 9 and OSC 777 for `event`.
-pub fn terminal_bytes(event: &Event) -> Vec<u8> {
+pub fn terminal_bytes(event: &Message) -> Vec<u8> {
     let title = bounded(
         &inert(&format!("Gantry: {}", event.kind.title())).replace(';', ","),
         TITLE_MAX,
@@ -41,13 +41,13 @@ fn inert(text: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::engine::notice::Severity;
-    use crate::notify::EventKind;
+    use crate::vocabulary::Kind;
+    use crate::vocabulary::Severity;
 
     #[test]
     fn a_bell_and_both_notifications_carry_the_text() {
-        let mut e = Event::new(
-            EventKind::AttemptEnded,
+        let mut e = Message::new(
+            Kind::AttemptEnded,
             Severity::Critical,
             "c",
             "attempt failed",
@@ -65,7 +65,7 @@ mod tests {
     #[test]
     fn hostile_text_cannot_end_the_sequence_early_or_start_another() {
         let hostile = "a\x07b\x1b\\c\x1b]52;c;cHduZWQ=\x07d\u{9c}e\u{9d}f\r\ng\u{7f}h\u{202e}i";
-        let mut e = Event::new(EventKind::Alert, Severity::Critical, hostile, hostile, "k");
+        let mut e = Message::new(Kind::Alert, Severity::Critical, hostile, hostile, "k");
         e.job = Some(hostile.into());
         let bytes = terminal_bytes(&e);
         // Exactly the three BELs Gantry writes, two ESCs (the OSC starts), nothing else below
@@ -84,13 +84,7 @@ mod tests {
 
     #[test]
     fn the_sequences_are_bounded_however_long_the_text() {
-        let e = Event::new(
-            EventKind::Alert,
-            Severity::Info,
-            "c",
-            "x".repeat(100_000),
-            "k",
-        );
+        let e = Message::new(Kind::Alert, Severity::Info, "c", "x".repeat(100_000), "k");
         assert!(terminal_bytes(&e).len() < 2 * (TITLE_MAX + BODY_MAX) * 4 + 32);
     }
 }

@@ -12,7 +12,7 @@
 
 use serde::Serialize;
 
-use super::event::{Event, plain};
+use super::message::{Message, plain};
 
 /// The schema's version, the body's `version`.
 pub const SCHEMA_VERSION: u32 = 1;
@@ -37,7 +37,7 @@ struct Body<'a> {
 }
 
 /// The body for `event`, as JSON.
-pub fn body(event: &Event) -> Vec<u8> {
+pub fn body(event: &Message) -> Vec<u8> {
     let body = Body {
         version: SCHEMA_VERSION,
         event: event.kind.name(),
@@ -61,14 +61,14 @@ pub fn body(event: &Event) -> Vec<u8> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::engine::notice::Severity;
-    use crate::notify::EventKind;
+    use crate::vocabulary::Kind;
+    use crate::vocabulary::Severity;
     use serde_json::json;
 
     #[test]
     fn the_body_is_schema_version_one_field_by_field() {
-        let mut e = Event::new(
-            EventKind::AttemptEnded,
+        let mut e = Message::new(
+            Kind::AttemptEnded,
             Severity::Critical,
             "ml-gke-cluster",
             "attempt #3 failed:\nOOMKilled",
@@ -105,7 +105,7 @@ mod tests {
 
     #[test]
     fn what_is_unknown_is_null() {
-        let e = Event::new(EventKind::Idle, Severity::Info, "c", "idle", "k");
+        let e = Message::new(Kind::Idle, Severity::Info, "c", "idle", "k");
         let body: serde_json::Value = serde_json::from_slice(&body(&e)).unwrap();
         for field in ["job", "run", "attempt", "costSoFar", "watch", "link"] {
             assert_eq!(body[field], serde_json::Value::Null, "{field}");

@@ -65,7 +65,7 @@ pub async fn run(
     let gate = Gate::new(start.principal.clone(), read_only);
     let mut app = App::with_gate(shared.config.clone(), shared.keymap.clone(), gate);
     if let Some(told) = too_large(&size) {
-        app.notify(crate::engine::Severity::Warning, told);
+        app.notify(crate::vocabulary::Severity::Warning, told);
     }
     let theme = if start.no_color || start.term == "dumb" {
         Theme::plain()

@@ -60,9 +60,13 @@ pub fn draw(
     // (narrow) `1/2` would read as kubectl's completions: failures are said in words, and
     // only when there are any.
     let headed = area.width >= 46;
-    let ends: Vec<Vec<crate::ends::PodEnd>> = attempts.iter().map(|a| model.ends_of(a)).collect();
+    let ends: Vec<Vec<crate::vocabulary::ends::PodEnd>> =
+        attempts.iter().map(|a| model.ends_of(a)).collect();
     // A preemption is not a failure: the Job absorbed it (`0/2⟳3`).
-    let preempted: Vec<usize> = ends.iter().map(crate::ends::preemptions).collect();
+    let preempted: Vec<usize> = ends
+        .iter()
+        .map(crate::vocabulary::ends::preemptions)
+        .collect();
     // Failures of backoffLimit (`1/2`) headed, in words (`1 fail`) narrow; `⟳3` after them.
     let fails_text = |failed: i32, preempted: usize| {
         let fails = match failed {
@@ -192,7 +196,7 @@ const MAX_END_LINES: usize = 3;
 /// The selected attempt's pod ends, newest last, at most `room` lines: when there are more, the
 /// first says how many of each class there were.
 fn end_lines<'a>(
-    ends: &[crate::ends::PodEnd],
+    ends: &[crate::vocabulary::ends::PodEnd],
     room: usize,
     theme: &Theme,
     width: usize,
@@ -202,7 +206,7 @@ fn end_lines<'a>(
     }
     let mut lines = Vec::new();
     let shown = if ends.len() > room {
-        let mut counts: Vec<(crate::ends::Class, usize)> = Vec::new();
+        let mut counts: Vec<(crate::vocabulary::ends::Class, usize)> = Vec::new();
         for e in ends {
             match counts.iter_mut().find(|(c, _)| *c == e.class) {
                 Some((_, n)) => *n += 1,

@@ -9,10 +9,11 @@ use ratatui::widgets::Paragraph;
 use super::theme::Theme;
 use super::widgets::fit;
 use crate::app::App;
+use crate::engine::Model;
 use crate::engine::model::idle::{self, IdleSettings};
-use crate::engine::{Model, Severity};
 use crate::keys::Action;
 use crate::sanitize::one_line;
+use crate::vocabulary::Severity;
 
 const HINTS: [(Action, &str); 7] = [
     (Action::CreateCluster, "create"),

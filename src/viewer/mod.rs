@@ -173,7 +173,7 @@ pub async fn run<W: std::io::Write>(
                     app.dirty = true;
                 }
                 Some(Input::Notice(text)) => {
-                    app.notify(crate::engine::Severity::Warning, text);
+                    app.notify(crate::vocabulary::Severity::Warning, text);
                     urgent = true;
                 }
                 Some(Input::Restrict(why)) => {

@@ -10,8 +10,9 @@ use std::time::Duration;
 use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 use gantry::app::App;
 use gantry::config::Config;
-use gantry::engine::{Command, Engine, Severity, open_session};
+use gantry::engine::{Command, Engine, open_session};
 use gantry::keys::Keymap;
+use gantry::vocabulary::Severity;
 use k8s_openapi::api::core::v1::Node;
 use kube::api::{Api, ListParams};
 

@@ -169,7 +169,9 @@ async fn a_successful_run_is_watched_to_the_end() {
     assert!(lines[0].1.starts_with(b"[rank 0/1] starting training"));
 
     // A second launch while nothing runs is the next attempt; status lists both, oldest first.
-    let status = serde_json::to_value(k8s::job_status(&client, &cfg).await).unwrap();
+    let status =
+        serde_json::to_value(gantry::commands::status::job::job_status(&client, &cfg).await)
+            .unwrap();
     assert_eq!(status["attempts"][0]["status"], "Succeeded");
     assert_eq!(status["attempts"][0]["pods"][0]["exitCode"], 0);
     assert!(
@@ -228,7 +230,9 @@ async fn backoff_limit_exhausted_then_retry_with_an_override_succeeds() {
             .any(|(_, l)| l.starts_with(b"RuntimeError: simulated failure"))
     );
 
-    let status = serde_json::to_value(k8s::job_status(&client, &cfg).await).unwrap();
+    let status =
+        serde_json::to_value(gantry::commands::status::job::job_status(&client, &cfg).await)
+            .unwrap();
     let attempts = status["attempts"].as_array().unwrap();
     assert_eq!(attempts.len(), 2);
     assert_eq!(attempts[0]["status"], "Failed");

@@ -34,6 +34,7 @@ mod k8s_manifest;
 mod k8s_sink;
 mod kubectl;
 mod kubectl_top;
+mod layers;
 mod metrics_cli;
 mod metrics_frameworks;
 mod notify;

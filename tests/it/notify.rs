@@ -5,8 +5,10 @@
 use std::time::Duration;
 
 use gantry::config::{NotifyTarget, TargetKind};
-use gantry::engine::notice::Severity;
-use gantry::notify::{Delivery, Event, EventKind, Notifier, SecretUrl};
+use gantry::notify::{Delivery, Message as Event, Notifier};
+use gantry::secret_url::SecretUrl;
+use gantry::vocabulary::Kind;
+use gantry::vocabulary::Severity;
 use gantry_test_support as common;
 
 use super::notify_receiver::{PATIENCE, Receiver, Reply, SECRET_PATH};
@@ -25,7 +27,7 @@ pub fn target(kind: TargetKind, url: &str) -> NotifyTarget {
     NotifyTarget::new(kind, Some(SecretUrl::parse(url).unwrap()))
 }
 
-pub fn event(kind: EventKind, severity: Severity, key: &str) -> Event {
+pub fn event(kind: Kind, severity: Severity, key: &str) -> Event {
     let mut e = Event::new(
         kind,
         severity,
@@ -66,7 +68,7 @@ async fn a_webhook_gets_schema_version_one_with_its_headers() {
     let mut receiver = Receiver::start(vec![]).await;
     let (notifier, _dir) = one_target(TargetKind::Webhook, &receiver);
     notifier.send(event(
-        EventKind::AttemptEnded,
+        Kind::AttemptEnded,
         Severity::Critical,
         "run-abc/attempt-ended/3",
     ));
@@ -115,7 +117,7 @@ async fn slack_gets_a_fallback_text_and_blocks() {
     common::init();
     let mut receiver = Receiver::start(vec![]).await;
     let (notifier, _dir) = one_target(TargetKind::Slack, &receiver);
-    notifier.send(event(EventKind::AttemptEnded, Severity::Critical, "k1"));
+    notifier.send(event(Kind::AttemptEnded, Severity::Critical, "k1"));
     let got = receiver.next().await;
     assert_eq!(got.header("content-type"), Some("application/json"));
     let body = got.json();
@@ -148,7 +150,7 @@ async fn ntfy_gets_the_text_with_title_priority_tags_and_click() {
     common::init();
     let mut receiver = Receiver::start(vec![]).await;
     let (notifier, _dir) = one_target(TargetKind::Ntfy, &receiver);
-    notifier.send(event(EventKind::Alert, Severity::Warning, "k1"));
+    notifier.send(event(Kind::Alert, Severity::Warning, "k1"));
     let got = receiver.next().await;
     assert_eq!(got.method, "POST");
     assert_eq!(got.path, SECRET_PATH);
@@ -173,11 +175,7 @@ async fn two_server_errors_then_success_deliver_once_after_three_tries_with_one_
     common::init();
     let mut receiver = Receiver::start(vec![Reply::status(500), Reply::status(500)]).await;
     let (notifier, _dir) = one_target(TargetKind::Webhook, &receiver);
-    notifier.send(event(
-        EventKind::Budget,
-        Severity::Warning,
-        "run-abc/budget/80",
-    ));
+    notifier.send(event(Kind::Budget, Severity::Warning, "run-abc/budget/80"));
     let tries = [
         receiver.next().await,
         receiver.next().await,
@@ -215,7 +213,7 @@ async fn a_message_sent_while_the_receiver_is_down_arrives_after_a_restart() {
     };
     let notifier = Notifier::start_with(&targets, dir.path(), slow.clone()).unwrap();
     notifier.send(event(
-        EventKind::AttemptEnded,
+        Kind::AttemptEnded,
         Severity::Critical,
         "run-abc/ended",
     ));
@@ -243,7 +241,7 @@ async fn a_message_sent_just_before_a_drop_is_kept_for_the_next_notifier() {
     let dir = tempfile::tempdir().unwrap();
     let notifier = Notifier::start_with(&targets, dir.path(), quick()).unwrap();
     notifier.send(event(
-        EventKind::Recovered,
+        Kind::Recovered,
         Severity::Info,
         "run-abc/recovered/1",
     ));
@@ -263,11 +261,7 @@ async fn too_many_requests_is_retried_no_earlier_than_its_retry_after() {
     };
     let mut receiver = Receiver::start(vec![told]).await;
     let (notifier, _dir) = one_target(TargetKind::Ntfy, &receiver);
-    notifier.send(event(
-        EventKind::Stalled,
-        Severity::Warning,
-        "run-abc/stalled",
-    ));
+    notifier.send(event(Kind::Stalled, Severity::Warning, "run-abc/stalled"));
     let first = receiver.next().await;
     let second = receiver.next().await;
     let gap = second.at - first.at;
@@ -282,16 +276,12 @@ async fn a_flood_of_alerts_sends_one_per_window_and_a_critical_one_still_passes(
     let (notifier, _dir) = one_target(TargetKind::Webhook, &receiver);
     for n in 0..1000 {
         notifier.send(event(
-            EventKind::Alert,
+            Kind::Alert,
             Severity::Warning,
             &format!("run-abc/alert/{n}"),
         ));
     }
-    notifier.send(event(
-        EventKind::Alert,
-        Severity::Critical,
-        "run-abc/alert/nan",
-    ));
+    notifier.send(event(Kind::Alert, Severity::Critical, "run-abc/alert/nan"));
     let mut got = vec![receiver.next().await, receiver.next().await];
     idle(&notifier).await;
     got.extend(std::iter::from_fn(|| receiver.more()));
@@ -311,7 +301,7 @@ async fn a_bad_request_is_not_retried_and_the_message_is_marked_failed() {
     };
     let mut receiver = Receiver::start(vec![refused]).await;
     let (notifier, _dir) = one_target(TargetKind::Slack, &receiver);
-    notifier.send(event(EventKind::Idle, Severity::Info, "idle/1"));
+    notifier.send(event(Kind::Idle, Severity::Info, "idle/1"));
     receiver.next().await;
     idle(&notifier).await;
     assert!(receiver.more().is_none(), "not tried again");

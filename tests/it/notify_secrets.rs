@@ -6,8 +6,9 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use gantry::config::TargetKind;
-use gantry::engine::notice::Severity;
-use gantry::notify::{EventKind, Notifier};
+use gantry::notify::Notifier;
+use gantry::vocabulary::Kind;
+use gantry::vocabulary::Severity;
 use gantry_test_support as common;
 
 use super::notify::{event, idle, quick, target};
@@ -61,7 +62,7 @@ async fn the_urls_secret_path_is_in_no_file_status_error_or_log() {
     ];
     let dir = tempfile::tempdir().unwrap();
     let notifier = Notifier::start_with(&targets, dir.path(), quick()).unwrap();
-    notifier.send(event(EventKind::AttemptEnded, Severity::Critical, "k"));
+    notifier.send(event(Kind::AttemptEnded, Severity::Critical, "k"));
     refusing.next().await;
     failing.next().await;
     failing.next().await;

@@ -36,7 +36,7 @@ fn every_command() -> Vec<Command> {
         Command::RecordEnds(Vec::new()),
         Command::RecordCost(gantry::meter::ledger::Entry {
             job: "ml-training-job-3".into(),
-            cost: gantry::meter::ledger::Recorded {
+            cost: gantry::vocabulary::cost::Recorded {
                 version: 1,
                 usd: Some(1.25),
                 as_of: jiff::Timestamp::UNIX_EPOCH,

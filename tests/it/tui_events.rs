@@ -10,12 +10,13 @@ use common_tui::*;
 use crossterm::event::KeyCode;
 use gantry::engine::model::cluster::ClusterPhase;
 use gantry::engine::model::trouble::TroubleSource;
-use gantry::engine::{Command, Report, Severity};
+use gantry::engine::{Command, Report};
 use gantry::gke::{ClusterStatus, OperationKind, ProvisionEvent};
 use gantry::k8s::logs::{StreamEnd, TailEvent};
 use gantry::k8s::status::AttemptPhase;
 use gantry::k8s::watch::{Change, JobWatchEvent};
 use gantry::keys::Action;
+use gantry::vocabulary::Severity;
 
 // ---------------------------------------------------------------------------------------------
 // Worker events

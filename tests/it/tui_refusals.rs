@@ -11,11 +11,12 @@ use crossterm::event::{KeyCode, KeyEvent};
 use gantry::app::confirm::Answer;
 use gantry::app::{Focus, Overlay};
 use gantry::engine::model::cluster::ClusterPhase;
-use gantry::engine::{Command, Report, Severity};
+use gantry::engine::{Command, Report};
 use gantry::gke::{ClusterStatus, OperationKind, ProvisionEvent};
 use gantry::k8s::status::AttemptPhase;
 use gantry::k8s::watch::Change;
 use gantry::keys::Action;
+use gantry::vocabulary::Severity;
 
 // ---------------------------------------------------------------------------------------------
 // What cannot act now says why, and asks for nothing

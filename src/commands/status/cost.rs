@@ -9,7 +9,7 @@
 use jiff::{SignedDuration, Timestamp};
 use serde::Serialize;
 
-use crate::k8s::JobStatus;
+use super::job::JobStatus;
 use crate::meter::ledger::RECORD_EVERY;
 use crate::meter::{Figure, Meter, NodeSeen, NodeSpan, PoolDisks, RunCost, RunSpan, Stretch};
 use crate::pricing::Catalogue;

@@ -3,10 +3,10 @@
 use jiff::{SignedDuration, Timestamp};
 use serde_json::json;
 
+use super::job::AttemptStatus;
 use super::*;
 use crate::gke::ClusterRef;
 use crate::gke::summary::PoolSummary;
-use crate::k8s::AttemptStatus;
 use crate::meter::NodeSeen;
 
 fn now() -> Timestamp {

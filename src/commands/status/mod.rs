@@ -2,6 +2,7 @@
 //! cluster can answer. `view` lays it out for a person; `--json` is one document for scripts.
 
 pub mod cost;
+pub mod job;
 pub mod nodes;
 mod usage;
 mod view;
@@ -18,12 +19,12 @@ use crate::cli::StatusArgs;
 use crate::config::Config;
 use crate::gke::cost::RunningCost;
 use crate::gke::{ClusterStatus, ClusterSummary};
-use crate::k8s::JobStatus;
 use crate::k8s::cluster_info::{ContextStatus, ContextSummary, describe};
 use crate::k8s::logs::logs_dir;
 use crate::pricing::Estimate;
 use crate::settings::Settings;
 use crate::waiting::{Waiting, attempt_time_to_running, diagnose, time_to_running};
+use job::JobStatus;
 
 /// `gantry status --json`: one object.
 #[derive(Debug, Serialize)]
@@ -173,8 +174,8 @@ pub async fn run(args: StatusArgs, settings: &Settings) -> i32 {
     };
     let (mut job, events, nodes) = match client {
         Some(Ok(client)) => {
-            let job = crate::k8s::job_status(&client, &config.job).await;
-            let events = crate::k8s::job_events(&client, &config.job).await;
+            let job = job::job_status(&client, &config.job).await;
+            let events = job::job_events(&client, &config.job).await;
             let listed = list_nodes(&client).await;
             if let (ClusterReport::Gke(gke), Ok(listed)) = (&mut cluster, &listed) {
                 gke.count_nodes(listed);

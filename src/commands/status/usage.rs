@@ -4,8 +4,8 @@
 
 use jiff::Timestamp;
 
+use super::job::AttemptStatus;
 use crate::gke::cost::Used;
-use crate::k8s::AttemptStatus;
 use crate::pricing::Estimate;
 use crate::pricing::format::usd;
 use crate::ui::widgets::col;

@@ -8,12 +8,12 @@ use std::path::Path;
 
 use jiff::Timestamp;
 
+use super::job::{AttemptStatus, JobStatus};
 use super::{ClusterReport, GkeCluster, StatusReport};
 use crate::gke::ClusterStatus;
 use crate::gke::cost::RunningCost;
 use crate::k8s::cluster_info::{ContextStatus, ContextSummary};
 use crate::k8s::status::{AttemptPhase, PodSummary};
-use crate::k8s::{AttemptStatus, JobStatus};
 use crate::sanitize::one_line;
 use crate::ui::widgets::{age, col, fit, short_name, short_node};
 

@@ -7,10 +7,12 @@ use std::collections::{BTreeMap, HashSet};
 
 use super::Model;
 use crate::ends::ledger::Entry;
-use crate::ends::{Class, Fate, GoneContext, PodEnd, fate_of_summary, gone};
-use crate::engine::notice::{EventKind, Kind, Notice, Severity};
+use crate::ends::{GoneContext, gone};
+use crate::engine::notice::Notice;
 use crate::k8s::status::{AttemptPhase, AttemptSummary, PodSummary};
 use crate::k8s::watch::{Change, JobWatchEvent};
+use crate::vocabulary::ends::{Class, Fate, PodEnd};
+use crate::vocabulary::{Kind, Severity};
 
 #[derive(Debug, Default)]
 pub struct SeenEnds {
@@ -87,7 +89,7 @@ impl Model {
                 self.ends.pods.insert(pod.name.clone());
                 continue;
             }
-            let end = PodEnd::of(&pod, fate);
+            let end = pod.end(fate);
             if let Some(n) = notice(&pod, &end) {
                 told.push(n);
             }
@@ -155,10 +157,10 @@ impl Model {
             }
         }
         for pod in self.jobs.pods_of(&attempt.name) {
-            if let Some(fate) = fate_of_summary(pod)
+            if let Some(fate) = pod.fate.clone()
                 && !known(&ends, &pod.name)
             {
-                ends.push(PodEnd::of(pod, fate));
+                ends.push(pod.end(fate));
             }
         }
         ends.sort_by_key(|e| e.at);
@@ -186,7 +188,7 @@ fn notice(pod: &PodSummary, end: &PodEnd) -> Option<Notice> {
     Some(match end.class {
         // The cloud replaces the pod: a recovery nobody had to start.
         Class::Preempted => notice
-            .as_news(EventKind::Recovered, format!("preempted/{}", pod.name))
+            .as_news(format!("preempted/{}", pod.name))
             .with_detail("class", "preempted")
             .with_detail("pod", pod.name.as_str()),
         _ => notice,

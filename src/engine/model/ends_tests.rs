@@ -3,12 +3,12 @@
 use k8s_openapi::api::core::v1::Pod;
 use serde_json::{Value, json};
 
-use crate::ends::Class;
 use crate::engine::Report;
 use crate::engine::model::Model;
-use crate::engine::notice::Kind;
 use crate::k8s::status::PodSummary;
 use crate::k8s::watch::{Change, JobWatchEvent};
+use crate::vocabulary::Kind;
+use crate::vocabulary::ends::Class;
 
 fn pod(name: &str, status: Value) -> PodSummary {
     let pod: Pod = serde_json::from_value(json!({

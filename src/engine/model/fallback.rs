@@ -9,11 +9,11 @@ use std::time::Duration;
 
 use super::Model;
 use crate::config::ClusterConfig;
-use crate::ends::Class;
 use crate::engine::Command;
 use crate::k8s::age::human_duration;
 use crate::k8s::run::Run;
 use crate::k8s::status::AttemptSummary;
+use crate::vocabulary::ends::Class;
 use crate::waiting::Cause;
 
 /// A preemption counts against the pool for this long.

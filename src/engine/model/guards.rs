@@ -12,9 +12,10 @@ use jiff::Timestamp;
 use super::Model;
 use crate::config::{BUDGET_THRESHOLDS, BudgetAction, Guards, StallAction};
 use crate::engine::Command;
-use crate::engine::notice::{EventKind, Kind, Notice, Severity};
+use crate::engine::notice::Notice;
 use crate::k8s::run::Run;
 use crate::pricing::format::usd;
+use crate::vocabulary::{Kind, Severity};
 
 /// What the guards told and did, so that each is once per run (or attempt).
 #[derive(Debug, Default)]
@@ -70,7 +71,7 @@ impl Model {
         if guards.budget.is_some() && !self.cluster.managed() && !self.guarded.unpriced_told {
             self.guarded.unpriced_told = true;
             calls.told.push(Notice::new(
-                Kind::Budget,
+                Kind::Guard,
                 Severity::Warning,
                 run_name(&run, &attempt.name),
                 format!(
@@ -106,7 +107,7 @@ impl Model {
                 );
                 calls.told.push(
                     Notice::new(Kind::Budget, severity, run_name(&run, &attempt.name), text)
-                        .as_news(EventKind::Budget, format!("budget/{share}"))
+                        .as_news(format!("budget/{share}"))
                         .with_detail("budget", budget)
                         .with_detail("share", share)
                         .with_detail("action", guards.budget_action.name()),

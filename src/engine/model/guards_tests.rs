@@ -69,8 +69,8 @@ fn a_budget_is_told_at_80_and_100_percent_once_each_and_notify_does_nothing_more
     );
     let news = calls.told[0].news.as_ref().unwrap();
     assert_eq!(
-        (news.event, news.occurrence.as_str()),
-        (EventKind::Budget, "budget/80")
+        (calls.told[0].sent_as(), news.occurrence.as_str()),
+        (Some(Kind::Budget), "budget/80")
     );
     assert!(calls.commands.is_empty());
     assert!(

@@ -231,7 +231,7 @@ fn nothing_is_recorded_while_the_node_watch_is_away() {
 fn a_started_engine_carries_on_from_the_recorded_figure() {
     let mut model = watched_from(HOUR);
     let mut newest = attempt("train-1", 1, 60, None);
-    newest.recorded_cost = Some(crate::meter::ledger::Recorded {
+    newest.recorded_cost = Some(crate::vocabulary::cost::Recorded {
         version: 1,
         usd: Some(10.0),
         as_of: at(HOUR - 600),

@@ -32,11 +32,12 @@ use self::jobs::JobsModel;
 use self::log_store::{LogStore, Source};
 use self::training::Training;
 use self::trouble::{TroubleSource, Troubles};
-use super::notice::{Kind, Notice, Severity};
+use super::notice::Notice;
 use super::report::{Report, TargetInfo};
 use crate::gke::ProvisionEvent;
 use crate::k8s::logs::{StreamEnd, TailEvent};
 use crate::k8s::watch::{Change, JobWatchEvent};
+use crate::vocabulary::{Kind, Severity};
 
 /// What the pods and nodes use: not read yet, not served (no metrics-server), or as last read.
 #[derive(Debug, Clone, Default, PartialEq)]
@@ -255,7 +256,7 @@ impl Model {
                 applied.preempted.extend(
                     record
                         .iter()
-                        .filter(|r| r.end.class == crate::ends::Class::Preempted)
+                        .filter(|r| r.end.class == crate::vocabulary::ends::Class::Preempted)
                         .map(|r| recovery::Preempted {
                             attempt: r.job.clone(),
                             index: r.end.index,
@@ -384,10 +385,7 @@ impl Model {
                 crate::metrics::alerts::AlertKind::Jump { .. } => Severity::Warning,
             };
             let notice = Notice::new(Kind::Alert, severity, &alert.metric, text)
-                .as_news(
-                    super::notice::EventKind::Alert,
-                    format!("{}/{}/{}", alert.metric, alert.pod, alert.step),
-                )
+                .as_news(format!("{}/{}/{}", alert.metric, alert.pod, alert.step))
                 .with_detail("metric", alert.metric.as_str())
                 .with_detail("pod", alert.pod.as_str())
                 .with_detail("step", alert.step);

@@ -3,11 +3,12 @@
 //! and the event, so nothing is said twice.
 
 use super::jobs::JobsModel;
-use crate::engine::notice::{EventKind, Kind, Notice, Severity};
+use crate::engine::notice::Notice;
 use crate::gke::{ClusterStatus, ClusterSummary};
 use crate::k8s::status::{AttemptPhase, AttemptSummary, PodSummary};
 use crate::k8s::watch::{Change, JobWatchEvent};
 use crate::sanitize::one_line;
+use crate::vocabulary::{Kind, Severity};
 
 /// The cluster's status, when it changed.
 pub fn of_cluster(before: Option<&ClusterSummary>, now: &ClusterSummary) -> Option<Notice> {
@@ -18,15 +19,13 @@ pub fn of_cluster(before: Option<&ClusterSummary>, now: &ClusterSummary) -> Opti
     if !now.status_message.is_empty() {
         text.push_str(&format!(": {}", one_line(&now.status_message)));
     }
-    let notice = Notice::new(Kind::Cluster, Severity::Info, &now.name, text);
     Some(match now.status {
-        ClusterStatus::Error | ClusterStatus::Degraded => Notice {
-            severity: Severity::Critical,
-            ..notice
+        ClusterStatus::Error | ClusterStatus::Degraded => {
+            Notice::new(Kind::Cluster, Severity::Critical, &now.name, text)
+                .as_news(now.status.name())
+                .with_detail("status", now.status.name())
         }
-        .as_news(EventKind::Cluster, now.status.name())
-        .with_detail("status", now.status.name()),
-        _ => notice,
+        _ => Notice::new(Kind::ClusterStatus, Severity::Info, &now.name, text),
     })
 }
 
@@ -49,7 +48,7 @@ pub fn of_job(jobs: &JobsModel, event: &JobWatchEvent) -> Vec<Notice> {
             let preempted = p
                 .fate
                 .as_ref()
-                .is_some_and(|f| f.class == crate::ends::Class::Preempted);
+                .is_some_and(|f| f.class == crate::vocabulary::ends::Class::Preempted);
             // A pod being deleted ends as deleted (`model::ends`), whatever its exit code.
             (failed(p) && !was_failed && !preempted && !p.deleting)
                 .then(|| {
@@ -63,12 +62,15 @@ pub fn of_job(jobs: &JobsModel, event: &JobWatchEvent) -> Vec<Notice> {
                     let oom = p
                         .fate
                         .as_ref()
-                        .is_some_and(|f| f.class == crate::ends::Class::Oom);
+                        .is_some_and(|f| f.class == crate::vocabulary::ends::Class::Oom);
                     if oom {
-                        notice
-                            .as_news(EventKind::Alert, format!("oom/{}", p.name))
-                            .with_detail("class", "oom")
-                            .with_detail("pod", p.name.as_str())
+                        Notice {
+                            kind: Kind::Alert,
+                            ..notice
+                        }
+                        .as_news(format!("oom/{}", p.name))
+                        .with_detail("class", "oom")
+                        .with_detail("pod", p.name.as_str())
                     } else {
                         notice
                     }
@@ -100,10 +102,13 @@ fn attempt(before: Option<AttemptPhase>, now: &AttemptSummary) -> Option<Notice>
     if !now.status.is_finished() || !recent(now.finished_at) {
         return Some(notice);
     }
-    let mut notice = notice
-        .as_news(EventKind::AttemptEnded, &now.name)
-        .with_detail("attempt", now.name.as_str())
-        .with_detail("status", format!("{:?}", now.status));
+    let mut notice = Notice {
+        kind: Kind::AttemptEnded,
+        ..notice
+    }
+    .as_news(&now.name)
+    .with_detail("attempt", now.name.as_str())
+    .with_detail("status", format!("{:?}", now.status));
     if let Some(reason) = &now.reason {
         notice = notice.with_detail("reason", one_line(reason));
     }

@@ -8,11 +8,12 @@
 use std::collections::HashSet;
 
 use super::Model;
-use crate::ends::Class;
 use crate::engine::Command;
-use crate::engine::notice::{Kind, Notice, Severity};
+use crate::engine::notice::Notice;
 use crate::k8s::lease::Holder;
 use crate::k8s::run::Run;
+use crate::vocabulary::ends::Class;
+use crate::vocabulary::{Kind, Severity};
 
 /// How old a preemption a new recoverer still acts on (see `missed_preemptions`).
 const MISSED_WITHIN_SECONDS: i64 = 60;
@@ -58,7 +59,7 @@ impl Model {
             _ => return None,
         };
         Some(Notice::new(
-            Kind::Recovery,
+            Kind::Recoverer,
             Severity::Info,
             "recoverer",
             text,

@@ -51,7 +51,7 @@ fn the_recoverer_restarts_a_gang_once_when_a_rank_is_preempted() {
     assert_eq!(
         (told.kind, told.text.as_str()),
         (
-            crate::engine::notice::Kind::Recovery,
+            crate::vocabulary::Kind::Recovered,
             "recovering: rank 1 of train-3 preempted; attempt 4 of at most 13"
         )
     );
@@ -117,10 +117,10 @@ fn a_single_pod_run_ends_when_its_preemptions_pass_the_bound() {
 #[test]
 fn a_new_recoverer_acts_on_a_preemption_its_dead_predecessor_saw_and_left() {
     let now = jiff::Timestamp::now();
-    let end = |pod: &str, secs_ago: i64| crate::ends::PodEnd {
+    let end = |pod: &str, secs_ago: i64| crate::vocabulary::ends::PodEnd {
         pod: pod.into(),
         index: Some(1),
-        class: crate::ends::Class::Preempted,
+        class: crate::vocabulary::ends::Class::Preempted,
         detail: String::new(),
         at: Some(now - jiff::SignedDuration::from_secs(secs_ago)),
         node: None,

@@ -12,8 +12,9 @@ use jiff::Timestamp;
 
 use super::Model;
 use super::idle::Idle;
-use crate::engine::notice::{EventKind, Kind, Notice, Severity};
+use crate::engine::notice::Notice;
 use crate::k8s::age::human_duration;
+use crate::vocabulary::{Kind, Severity};
 
 /// How long the cluster's API may be out of reach before it is news.
 pub const UNREACHABLE_AFTER: Duration = Duration::from_secs(120);
@@ -169,7 +170,7 @@ impl Model {
                     text.push_str(&format!(" (last step {step})"));
                 }
                 let notice = Notice::new(Kind::Stalled, Severity::Warning, name, text)
-                    .as_news(EventKind::Stalled, format!("{name}/{}", since.as_second()))
+                    .as_news(format!("{name}/{}", since.as_second()))
                     .with_detail("attempt", name)
                     .with_detail("stalledFor", quiet.as_secs())
                     .with_detail("lastLine", received)
@@ -211,7 +212,7 @@ impl Model {
             );
             told.push(
                 Notice::new(Kind::Waiting, Severity::Warning, &pod, text)
-                    .as_news(EventKind::Waiting, format!("{pod}/{}", since.as_second()))
+                    .as_news(format!("{pod}/{}", since.as_second()))
                     .with_detail("pod", pod.as_str())
                     .with_detail("cause", waiting.cause.name())
                     .with_detail("hint", waiting.hint())
@@ -236,7 +237,7 @@ impl Model {
                         human_duration(age(now, since).as_secs() as i64)
                     );
                     Some(Notice::new(
-                        Kind::Cluster,
+                        Kind::ClusterStatus,
                         Severity::Info,
                         self.cluster_name(),
                         text,
@@ -260,10 +261,7 @@ impl Model {
         let name = self.cluster_name();
         Some(
             Notice::new(Kind::Cluster, Severity::Critical, &name, text)
-                .as_news(
-                    EventKind::Cluster,
-                    format!("unreachable/{}", since.as_second()),
-                )
+                .as_news(format!("unreachable/{}", since.as_second()))
                 .with_detail("status", "unreachable"),
         )
     }
@@ -280,7 +278,7 @@ impl Model {
         self.unattended.idle_told = Some(since);
         let name = self.cluster_name();
         let notice = Notice::new(Kind::Idle, Severity::Warning, &name, text)
-            .as_news(EventKind::Idle, format!("idle/{}", since.as_second()))
+            .as_news(format!("idle/{}", since.as_second()))
             .with_detail("idleSince", since.to_string());
         Some(match idle {
             Idle::Remind { per_hour, .. } | Idle::ScaleToZero { per_hour, .. } => {
@@ -305,7 +303,7 @@ fn age(now: Timestamp, since: Timestamp) -> Duration {
 /// A stall's end, for the record (not news: the stall was).
 fn progress_again(stall: &Stall, why: &str) -> Notice {
     Notice::new(
-        Kind::Stalled,
+        Kind::Resumed,
         Severity::Info,
         &stall.attempt,
         format!("attempt {} no longer stalled: {why}", stall.attempt),

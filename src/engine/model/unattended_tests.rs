@@ -93,9 +93,9 @@ fn check(model: &mut Model, minute: i64) -> Vec<Notice> {
     model.unattended(&THRESHOLDS, &Idle::No, at(minute))
 }
 
-fn news(told: &[Notice]) -> Vec<(EventKind, String)> {
+fn news(told: &[Notice]) -> Vec<(Kind, String)> {
     told.iter()
-        .filter_map(|n| n.news.as_ref().map(|x| (x.event, n.text.clone())))
+        .filter_map(|n| n.sent_as().map(|k| (k, n.text.clone())))
         .collect()
 }
 
@@ -113,7 +113,7 @@ fn a_running_attempt_without_a_new_line_for_stall_after_is_told_stalled_once_unt
     assert_eq!(
         news(&told),
         vec![(
-            EventKind::Stalled,
+            Kind::Stalled,
             format!("attempt {JOB} stalled: no new log line for 21m")
         )]
     );
@@ -165,7 +165,7 @@ fn a_pod_not_running_after_waiting_after_is_told_once_with_why() {
     let [(event, text)] = &news(&told)[..] else {
         panic!("{told:?}")
     };
-    assert_eq!(*event, EventKind::Waiting);
+    assert_eq!(*event, Kind::Waiting);
     assert!(
         text.starts_with(&format!("pod {POD} not running after 16m: ")),
         "{text}"
@@ -184,7 +184,7 @@ fn an_unreachable_cluster_is_news_after_two_minutes_and_its_return_is_for_the_re
     let [(event, text)] = &news(&told)[..] else {
         panic!("{told:?}")
     };
-    assert_eq!(*event, EventKind::Cluster);
+    assert_eq!(*event, Kind::Cluster);
     assert!(text.starts_with("cluster unreachable for 3m"), "{text}");
     assert!(news(&check(&mut model, 6)).is_empty());
     model.apply(Report::Connected);
@@ -211,7 +211,7 @@ fn an_idle_spell_is_news_once() {
     let [(event, text)] = &told[..] else {
         panic!("{told:?}")
     };
-    assert_eq!(*event, EventKind::Idle);
+    assert_eq!(*event, Kind::Idle);
     assert!(text.starts_with("idle 40m, no attempt running"), "{text}");
     assert!(model.unattended(&THRESHOLDS, &idle, at(50)).is_empty());
     assert!(model.unattended(&THRESHOLDS, &Idle::No, at(51)).is_empty());

@@ -6,8 +6,9 @@
 use std::collections::BTreeMap;
 
 use super::jobs::JobsModel;
-use crate::engine::notice::{Kind, Notice, Severity};
+use crate::engine::notice::Notice;
 use crate::gke::summary::PoolSummary;
+use crate::vocabulary::{Kind, Severity};
 use crate::waiting::{Cause, Waiting, diagnose, time_to_running};
 
 #[derive(Debug, Default)]
@@ -47,7 +48,7 @@ impl Waits {
                 (_, Some(w)) => {
                     let severity = severity(&w.cause);
                     let text = format!("pod {name} waits: {}", w.detail(now));
-                    told.push(Notice::new(Kind::Waiting, severity, name, text));
+                    told.push(Notice::new(Kind::Pending, severity, name, text));
                     self.by_pod.insert(name.to_string(), w);
                 }
                 (Some(_), None) => {
@@ -55,7 +56,7 @@ impl Waits {
                     if let Some(secs) = time_to_running(pod) {
                         let took = crate::k8s::age::human_duration(secs);
                         let text = format!("pod {name} running, {took} after it was created");
-                        told.push(Notice::new(Kind::Waiting, Severity::Info, name, text));
+                        told.push(Notice::new(Kind::Pending, Severity::Info, name, text));
                     }
                 }
                 (None, None) => {}

@@ -19,7 +19,7 @@ pub async fn record(shared: Arc<Shared>, entries: Vec<Entry>) {
         tracing::warn!("not connected: {} pod ends not recorded", entries.len());
         return;
     };
-    let mut by_job: BTreeMap<String, Vec<crate::ends::PodEnd>> = BTreeMap::new();
+    let mut by_job: BTreeMap<String, Vec<crate::vocabulary::ends::PodEnd>> = BTreeMap::new();
     for entry in entries {
         let facts = match &entry.end.node {
             Some(node) => node_facts(&shared, &client, node).await,

@@ -4,7 +4,24 @@
 //! joined in brackets (`time (ms)`). Two different names never become one series.
 
 use super::found::{Found, MAX_NAME, Role};
-use super::tokens::is_key_byte;
+
+/// Bytes a key is made of: `train/loss`, `samples/s`, `eval_f1-macro`, `lr.group0`. A table:
+/// this is asked of every byte of every line.
+const KEY_BYTES: [bool; 256] = {
+    let mut table = [false; 256];
+    let mut b = 0;
+    while b < 256 {
+        let c = b as u8;
+        table[b] = c.is_ascii_alphanumeric() || matches!(c, b'_' | b'.' | b'/' | b'-');
+        b += 1;
+    }
+    table
+};
+
+#[inline]
+pub(super) fn is_key_byte(b: u8) -> bool {
+    KEY_BYTES[usize::from(b)]
+}
 
 /// Records `name` (with its unit in brackets, when the value had one); the id and role.
 #[inline(always)]

@@ -16,26 +16,8 @@
 
 use super::Counter;
 use super::found::{Found, MAX_NAME, Role, role};
-use super::naming::{name_start, record_named};
+use super::naming::{is_key_byte, name_start, record_named};
 use crate::metrics::number::{Style, digits_at, is_word_byte, number_at};
-
-/// Bytes a key is made of: `train/loss`, `samples/s`, `eval_f1-macro`, `lr.group0`. A table:
-/// this is asked of every byte of every line.
-const KEY_BYTES: [bool; 256] = {
-    let mut table = [false; 256];
-    let mut b = 0;
-    while b < 256 {
-        let c = b as u8;
-        table[b] = c.is_ascii_alphanumeric() || matches!(c, b'_' | b'.' | b'/' | b'-');
-        b += 1;
-    }
-    table
-};
-
-#[inline]
-pub(super) fn is_key_byte(b: u8) -> bool {
-    KEY_BYTES[usize::from(b)]
-}
 
 /// Bytes after which a word starts a key.
 #[inline]

@@ -9,12 +9,13 @@ use std::sync::atomic::Ordering;
 
 use gantry::app::{App, Focus};
 use gantry::config::Config;
-use gantry::engine::{Command, Engine, Kind, Severity, open_session};
+use gantry::engine::{Command, Engine, open_session};
 use gantry::gke::{self, Auth, ClusterRef, Gke};
 use gantry::k8s::status::AttemptPhase;
 use gantry::keys::Keymap;
 use gantry::sim::SimOptions;
 use gantry::sim::cloud::{DEMO_LOCATION, DEMO_PROJECT};
+use gantry::vocabulary::{Kind, Severity};
 
 use super::cli::Cli;
 use super::truth::{

@@ -3,8 +3,9 @@
 
 use crossterm::event::KeyEvent;
 use gantry::app::{App, Overlay};
+use gantry::engine::Command;
 use gantry::engine::model::FollowLogs;
-use gantry::engine::{Command, Severity};
+use gantry::vocabulary::Severity;
 
 use super::Tui;
 

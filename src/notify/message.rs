@@ -1,86 +1,26 @@
 //! One message to the people who are not watching: what happened to which run, how much it
-//! matters, and what it has cost so far. Every target (Slack, a webhook, ntfy, a terminal)
-//! is sent the same [`Event`], each in its own format; the outbox keeps it as it is here.
+//! matters, and what it has cost so far. It is the one shape from the engine's notice to the
+//! target's request: every target (Slack, a webhook, ntfy, a terminal) is sent the same
+//! [`Message`], each in its own format, and the outbox keeps it as it is here.
 
 use serde::{Deserialize, Serialize};
 
-use crate::engine::notice::Severity;
-
-/// What a message is about; a target's `events` list names the kinds it wants.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
-#[serde(rename_all = "kebab-case")]
-pub enum EventKind {
-    /// An attempt ended: it succeeded, failed, or was deleted.
-    AttemptEnded,
-    /// A run was recovered: restarted after a preemption, or moved to on-demand nodes.
-    Recovered,
-    /// A training metric went NaN or infinite, or a loss jumped.
-    Alert,
-    /// A run stopped making progress.
-    Stalled,
-    /// A run's pods wait (for capacity, an image, a node) longer than they should.
-    Waiting,
-    /// The cluster runs with nothing on it.
-    Idle,
-    /// A run's cost crossed a threshold.
-    Budget,
-    /// The cluster changed: created, in ERROR, deleted.
-    Cluster,
-}
-
-impl EventKind {
-    pub const ALL: [EventKind; 8] = [
-        EventKind::AttemptEnded,
-        EventKind::Recovered,
-        EventKind::Alert,
-        EventKind::Stalled,
-        EventKind::Waiting,
-        EventKind::Idle,
-        EventKind::Budget,
-        EventKind::Cluster,
-    ];
-
-    /// The stable name, as the config and the webhook's `event` field write it.
-    pub fn name(self) -> &'static str {
-        match self {
-            EventKind::AttemptEnded => "attempt-ended",
-            EventKind::Recovered => "recovered",
-            EventKind::Alert => "alert",
-            EventKind::Stalled => "stalled",
-            EventKind::Waiting => "waiting",
-            EventKind::Idle => "idle",
-            EventKind::Budget => "budget",
-            EventKind::Cluster => "cluster",
-        }
-    }
-
-    /// A heading for people (a Slack header, an ntfy title).
-    pub fn title(self) -> &'static str {
-        match self {
-            EventKind::AttemptEnded => "Attempt ended",
-            EventKind::Recovered => "Run recovered",
-            EventKind::Alert => "Training alert",
-            EventKind::Stalled => "Run stalled",
-            EventKind::Waiting => "Pods waiting",
-            EventKind::Idle => "Cluster idle",
-            EventKind::Budget => "Budget",
-            EventKind::Cluster => "Cluster",
-        }
-    }
-}
+use crate::vocabulary::{Kind, Severity};
 
 /// A message for the targets. `text` is one line of plain text (the sender makes it so again);
 /// `detail` holds what a target may show beside it, by name: `class`, `pod`, `metric`, `step`,
 /// `cause`, `eta`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct Event {
-    pub kind: EventKind,
-    #[serde(with = "severity_name")]
+pub struct Message {
+    /// What it is sent as (one of `Kind::SENT`).
+    pub kind: Kind,
     pub severity: Severity,
     pub cluster: String,
     pub job: Option<String>,
     /// The run the message is about (every attempt of one launch).
     pub run: Option<String>,
+    /// The attempt's number, as the TUI, `gantry status` and `gantry watch` show it (`#3`); the
+    /// attempt within its run is `detail.runAttempt`.
     pub attempt: Option<u32>,
     pub text: String,
     #[serde(default)]
@@ -99,16 +39,16 @@ pub struct Event {
     pub link: Option<String>,
 }
 
-impl Event {
+impl Message {
     /// A message about `cluster`, told now; the other fields are unknown until set.
     pub fn new(
-        kind: EventKind,
+        kind: Kind,
         severity: Severity,
         cluster: impl Into<String>,
         text: impl Into<String>,
         key: impl Into<String>,
-    ) -> Event {
-        Event {
+    ) -> Message {
+        Message {
             kind,
             severity,
             cluster: cluster.into(),
@@ -169,50 +109,14 @@ pub(crate) fn bounded(text: &str, max: usize) -> String {
     cut
 }
 
-/// [`Severity`] by its name (`info`, `warning`, `critical`), for the config and the outbox.
-pub(crate) mod severity_name {
-    use serde::{Deserialize, Deserializer, Serializer};
-
-    use crate::engine::notice::Severity;
-
-    pub fn serialize<S: Serializer>(severity: &Severity, serializer: S) -> Result<S::Ok, S::Error> {
-        serializer.serialize_str(severity.name())
-    }
-
-    pub fn deserialize<'de, D: Deserializer<'de>>(deserializer: D) -> Result<Severity, D::Error> {
-        let name = String::deserialize(deserializer)?;
-        parse(&name).ok_or_else(|| {
-            serde::de::Error::custom(format!(
-                "unknown severity \"{name}\": write \"info\", \"warning\" or \"critical\""
-            ))
-        })
-    }
-
-    pub fn parse(name: &str) -> Option<Severity> {
-        [Severity::Info, Severity::Warning, Severity::Critical]
-            .into_iter()
-            .find(|s| s.name() == name)
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
 
     #[test]
-    fn every_event_kind_has_the_name_serde_gives_it() {
-        for kind in EventKind::ALL {
-            assert_eq!(
-                serde_json::to_string(&kind).unwrap(),
-                format!("\"{}\"", kind.name())
-            );
-        }
-    }
-
-    #[test]
     fn an_event_survives_the_outbox_as_it_was() {
-        let mut e = Event::new(
-            EventKind::Budget,
+        let mut e = Message::new(
+            Kind::Budget,
             Severity::Warning,
             "c",
             "80% of the budget",
@@ -220,14 +124,14 @@ mod tests {
         );
         e.detail.insert("cause".into(), "spot".into());
         e.cost_so_far = Some(12.5);
-        let back: Event = serde_json::from_str(&serde_json::to_string(&e).unwrap()).unwrap();
+        let back: Message = serde_json::from_str(&serde_json::to_string(&e).unwrap()).unwrap();
         assert_eq!(back, e);
     }
 
     #[test]
     fn plain_text_is_one_line_with_no_control_left() {
-        let e = Event::new(
-            EventKind::Alert,
+        let e = Message::new(
+            Kind::Alert,
             Severity::Critical,
             "c",
             "loss\n\x1b]0;owned\x07 NaN\u{202e}\u{9c}",
