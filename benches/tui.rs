@@ -24,8 +24,8 @@ use std::time::{Duration, Instant};
 use bytes::Bytes;
 use criterion::{BatchSize, BenchmarkId, Criterion, Throughput};
 use gantry::app::{App, Focus};
-use gantry::engine::model::log_store::DEFAULT_CAPACITY;
-use gantry::engine::{Model, Report, TargetInfo};
+use gantry::engine::world::log_store::DEFAULT_CAPACITY;
+use gantry::engine::{Report, TargetInfo, World};
 use gantry_test_support::tui::Tui;
 
 use gantry::config::Config;
@@ -131,7 +131,8 @@ fn app(pods: usize) -> Tui {
     let config = Config::default();
     let keymap = Keymap::with_overrides(&config.keys).unwrap();
     let mut app = Tui {
-        model: Model::default(),
+        model: World::default(),
+        told: Default::default(),
         app: App::new(config, keymap, false),
     };
     app.on_event(Report::Target(TargetInfo {

@@ -21,6 +21,7 @@ fn job(attempts: Vec<AttemptStatus>) -> JobStatus {
         run_id: None,
         recoveries: None,
         recoverer: None,
+        recoverer_silent: false,
         error: None,
     }
 }

@@ -4,8 +4,8 @@
 //! timestamps, search). It holds no lines of the shared store, so viewers cost the same whatever
 //! the log's length.
 
-use crate::engine::Model;
-use crate::engine::model::log_store::{LogStore, Source};
+use crate::engine::World;
+use crate::engine::world::log_store::{LogStore, Source};
 use crate::k8s::logs::TailEvent;
 
 /// Lines a viewer's own fetch holds (its files on disk keep every line).
@@ -88,7 +88,7 @@ impl Shown<'_> {
 
 impl LogCursor {
     /// The lines this viewer shows and where it is in them.
-    pub fn shown<'a>(&'a self, model: &'a Model) -> Shown<'a> {
+    pub fn shown<'a>(&'a self, model: &'a World) -> Shown<'a> {
         let (store, only) = match &self.fetched {
             Some(own) => (own, None),
             None => (
@@ -124,7 +124,7 @@ impl LogCursor {
     }
 
     /// Where the lines come from, for the pane's title.
-    pub fn label(&self, model: &Model) -> String {
+    pub fn label(&self, model: &World) -> String {
         match &self.fetched {
             Some(own) => own.source_label(),
             None => match (&model.logs.source, &self.pod) {
@@ -148,7 +148,7 @@ impl LogCursor {
     }
 
     /// Moves the view by `delta` shown lines (negative: back).
-    pub fn scroll_by(&mut self, model: &Model, delta: isize) {
+    pub fn scroll_by(&mut self, model: &World, delta: isize) {
         let shown = self.shown(model);
         let Some(mut at) = shown.bottom else {
             return;
@@ -167,7 +167,7 @@ impl LogCursor {
         (self.follow, self.anchor) = Self::place(&shown, at);
     }
 
-    pub fn top(&mut self, model: &Model) {
+    pub fn top(&mut self, model: &World) {
         let shown = self.shown(model);
         if let Some(first) = shown.at_or_after(0) {
             let (_, anchor) = Self::place(&shown, first);
@@ -179,7 +179,7 @@ impl LogCursor {
         self.follow = true;
     }
 
-    pub fn toggle_follow(&mut self, model: &Model) {
+    pub fn toggle_follow(&mut self, model: &World) {
         if self.follow {
             // Paused where it is: the lines in view stay in view.
             let shown = self.shown(model);
@@ -195,7 +195,7 @@ impl LogCursor {
 
     /// Moves the view to the next (or previous) shown line containing the search; false when
     /// there is none.
-    pub fn jump_to_match(&mut self, model: &Model, forward: bool) -> bool {
+    pub fn jump_to_match(&mut self, model: &World, forward: bool) -> bool {
         let Some(query) = self.search.clone().filter(|q| !q.is_empty()) else {
             return false;
         };
@@ -266,7 +266,7 @@ impl LogCursor {
 
     /// The model changed: a new attempt in the store starts the view over, and a place that
     /// has left the store moves to the oldest line held. Returns what to tell the viewer.
-    pub fn follow_model(&mut self, model: &Model) -> Option<String> {
+    pub fn follow_model(&mut self, model: &World) -> Option<String> {
         if self.generation_seen != model.logs.generation {
             self.generation_seen = model.logs.generation;
             self.live(None);

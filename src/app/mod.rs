@@ -18,7 +18,8 @@ pub use plan_view::PlanView;
 pub use selection::Selection;
 
 use crate::config::Config;
-use crate::engine::{Approved, Command, Gate, Model, Notice, Principal, Refused};
+use crate::engine::told::Telling;
+use crate::engine::{Approved, Command, Gate, Notice, Principal, Refused, World};
 use crate::keys::Keymap;
 use crate::vocabulary::Severity;
 
@@ -107,7 +108,7 @@ impl App {
     }
 
     /// A key press: typed into an open dialog or search, else looked up in the keymap.
-    pub fn on_key(&mut self, key: KeyEvent, model: &Model) -> Vec<Command> {
+    pub fn on_key(&mut self, key: KeyEvent, model: &World) -> Vec<Command> {
         self.dirty = true;
         if let Some(Overlay::Confirm(dialog)) = &mut self.overlay {
             return match dialog.key(key.code) {
@@ -136,7 +137,7 @@ impl App {
         }
     }
 
-    fn type_search(&mut self, key: KeyEvent, model: &Model) {
+    fn type_search(&mut self, key: KeyEvent, model: &World) {
         use crossterm::event::KeyCode;
         let Some(typed) = self.logs.typing.as_mut() else {
             return;
@@ -201,28 +202,26 @@ impl App {
         }
     }
 
-    /// The model changed: take its news (notices, a new attempt in the store, a place in the
-    /// logs that has left it) into this view.
-    pub fn on_model(&mut self, model: &Model) {
+    /// The world changed: take its news (what the engine told, a new attempt in the store, a
+    /// place in the logs that has left it) into this view.
+    pub fn on_model(&mut self, model: &World, told: &Telling) {
         self.dirty = true;
         if self.hearing && self.config.notify.iter().any(|t| !t.kind.is_http()) {
-            let now = jiff::Timestamp::now();
-            let job = self.config.job.name.clone();
-            for (_, notice) in model.notices_after(self.notices_seen) {
-                if let Some(event) = crate::engine::news::event_for(notice, model, &job, now) {
+            for told in told.after(self.notices_seen) {
+                if let Some(message) = &told.message {
                     self.bells
-                        .hear(&self.config.notify, &event, std::time::Instant::now());
+                        .hear(&self.config.notify, message, std::time::Instant::now());
                 }
             }
         }
-        if let Some((_, notice)) = model
-            .notices_after(self.notices_seen)
-            .filter(|(_, n)| n.on_status_line())
+        if let Some(told) = told
+            .after(self.notices_seen)
+            .filter(|t| t.notice.on_status_line())
             .last()
         {
-            self.notice = Some(notice.clone());
+            self.notice = Some(told.notice.clone());
         }
-        self.notices_seen = model.last_notice();
+        self.notices_seen = told.last();
         self.hearing = true;
         // A new attempt (a launch, a retry) takes over the panes, as the operator expects.
         if self.logs.generation_seen() != model.logs.generation {

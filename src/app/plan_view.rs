@@ -5,7 +5,7 @@
 use crossterm::event::{KeyCode, KeyEvent};
 
 use super::{App, Overlay};
-use crate::engine::{Command, Model};
+use crate::engine::{Command, World};
 use crate::gke::plan::{Action as PlanAction, Plan};
 use crate::keys::Action;
 use crate::vocabulary::Severity;
@@ -46,7 +46,7 @@ impl PlanView {
 
 impl App {
     /// `P`: the overlay with the plan for the cluster as last reported.
-    pub(super) fn show_plan(&mut self, model: &Model) -> Vec<Command> {
+    pub(super) fn show_plan(&mut self, model: &World) -> Vec<Command> {
         if let Some(why) = self.unmanaged(model) {
             return self.unavailable(why);
         }
@@ -64,7 +64,7 @@ impl App {
     }
 
     /// A key in the plan overlay: the scrolling keys scroll, `y` applies, any other closes.
-    pub(super) fn plan_key(&mut self, key: KeyEvent, model: &Model) -> Vec<Command> {
+    pub(super) fn plan_key(&mut self, key: KeyEvent, model: &World) -> Vec<Command> {
         let Some(Overlay::Plan(view)) = &mut self.overlay else {
             return Vec::new();
         };
@@ -92,7 +92,7 @@ impl App {
         self.apply_plan(&view, model)
     }
 
-    fn apply_plan(&mut self, view: &PlanView, model: &Model) -> Vec<Command> {
+    fn apply_plan(&mut self, view: &PlanView, model: &World) -> Vec<Command> {
         let command = Command::ApplyPlan {
             generation: view.generation,
         };

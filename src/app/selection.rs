@@ -1,7 +1,7 @@
 //! What one viewer has selected: an attempt (none: the newest) and a pod (none: the first).
 //! Names, not indexes, so a list that changes under the viewer keeps its choice.
 
-use crate::engine::model::jobs::JobsModel;
+use crate::engine::world::jobs::JobsModel;
 use crate::k8s::status::{AttemptSummary, EventSummary, PodSummary};
 
 #[derive(Debug, Clone, Default, PartialEq)]

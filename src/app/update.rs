@@ -2,14 +2,14 @@
 
 use super::confirm::Confirm;
 use super::{App, Focus, Overlay};
-use crate::engine::model::cluster::ClusterPhase;
-use crate::engine::model::log_store::Source;
-use crate::engine::{Command, Model};
+use crate::engine::world::cluster::ClusterPhase;
+use crate::engine::world::log_store::Source;
+use crate::engine::{Command, World};
 use crate::keys::Action;
 use crate::vocabulary::Severity;
 
 impl App {
-    pub fn update(&mut self, action: Action, model: &Model) -> Vec<Command> {
+    pub fn update(&mut self, action: Action, model: &World) -> Vec<Command> {
         self.dirty = true;
         match action {
             Action::Quit => self.should_quit = true,
@@ -72,7 +72,7 @@ impl App {
     }
 
     /// `[` and `]`: the chart shows the metric before or after, and shows at all.
-    fn choose_metric(&mut self, model: &Model, delta: isize) {
+    fn choose_metric(&mut self, model: &World, delta: isize) {
         self.metrics.shown = true;
         let Some(attempt) = self.selection.attempt(&model.jobs) else {
             return self.notify(Severity::Info, "no attempt yet: no metrics to chart");
@@ -87,7 +87,7 @@ impl App {
         }
     }
 
-    fn move_selection(&mut self, model: &Model, delta: isize) -> Vec<Command> {
+    fn move_selection(&mut self, model: &World, delta: isize) -> Vec<Command> {
         let jobs = &model.jobs;
         match self.focus {
             Focus::Jobs => {
@@ -117,7 +117,7 @@ impl App {
         Vec::new()
     }
 
-    pub(super) fn unmanaged(&self, model: &Model) -> Option<String> {
+    pub(super) fn unmanaged(&self, model: &World) -> Option<String> {
         model.target().filter(|t| !t.managed).map(|t| {
             t.unmanaged_reason
                 .clone()
@@ -125,7 +125,7 @@ impl App {
         })
     }
 
-    fn create_cluster(&mut self, model: &Model) -> Vec<Command> {
+    fn create_cluster(&mut self, model: &World) -> Vec<Command> {
         if let Some(why) = self.unmanaged(model) {
             return self.unavailable(why);
         }
@@ -178,7 +178,7 @@ impl App {
         ))
     }
 
-    fn delete_cluster(&mut self, model: &Model) -> Vec<Command> {
+    fn delete_cluster(&mut self, model: &World) -> Vec<Command> {
         if let Some(why) = self.unmanaged(model) {
             return self.unavailable(why);
         }
@@ -205,7 +205,7 @@ impl App {
         ))
     }
 
-    fn launch(&mut self, model: &Model, command: Command) -> Vec<Command> {
+    fn launch(&mut self, model: &World, command: Command) -> Vec<Command> {
         // Connected is what counts: a RECONCILING cluster still serves its API.
         if !model.connected {
             let key = self.keymap.keys_for(Action::CreateCluster);
@@ -233,7 +233,7 @@ impl App {
         self.request(command)
     }
 
-    fn delete_selected(&mut self, model: &Model) -> Vec<Command> {
+    fn delete_selected(&mut self, model: &World) -> Vec<Command> {
         match self.focus {
             Focus::Jobs => match self.selection.attempt(&model.jobs) {
                 Some(a) => {
@@ -271,7 +271,7 @@ impl App {
     /// attempt's current container, else by a fetch of this viewer's own.
     fn follow(
         &mut self,
-        model: &Model,
+        model: &World,
         attempt: String,
         pod: Option<String>,
         previous: bool,
@@ -294,14 +294,14 @@ impl App {
         })
     }
 
-    fn follow_attempt(&mut self, model: &Model) -> Vec<Command> {
+    fn follow_attempt(&mut self, model: &World) -> Vec<Command> {
         match self.selection.attempt(&model.jobs).map(|a| a.name.clone()) {
             Some(attempt) => self.follow(model, attempt, None, false),
             None => self.unavailable("no attempt yet"),
         }
     }
 
-    fn follow_pod(&mut self, model: &Model, previous: bool) -> Vec<Command> {
+    fn follow_pod(&mut self, model: &World, previous: bool) -> Vec<Command> {
         let Some((attempt, pod)) = self
             .selection
             .pod(&model.jobs)

@@ -183,6 +183,7 @@ impl Cli {
                 logs_root: None,
                 read_only: self.read_only,
                 audit_file: crate::paths::state_dir().map(|d| d.join(crate::paths::AUDIT_FILE)),
+                clock: Default::default(),
             },
             launch: (&self.launch).into(),
             max_fps: self.max_fps,

@@ -46,6 +46,14 @@ pub enum Command {
         attempt: String,
         why: String,
     },
+    /// Take the recoverer's Lease for this engine: nobody holds it, or its holder `from` has
+    /// been silent for `silent` by this engine's clock. Only the record `judged` (the one seen
+    /// unheld or silent) is replaced: if it changed since, its writer is alive and keeps it.
+    TakeLease {
+        from: Option<String>,
+        silent: Option<std::time::Duration>,
+        judged: Option<crate::k8s::lease::Record>,
+    },
     /// Record pod ends this engine saw on their attempts (`ends::ledger`): the engine's own
     /// bookkeeping, a write to the Jobs, so never from a read-only engine.
     RecordEnds(Vec<crate::ends::ledger::Entry>),
@@ -78,6 +86,7 @@ impl Command {
             | Command::ApplyPlan { .. }
             | Command::RecordEnds(_)
             | Command::RecordCost(_)
+            | Command::TakeLease { .. }
             | Command::Recover { .. }
             | Command::FallBack { .. }
             | Command::EndRun { .. } => true,
@@ -99,6 +108,7 @@ impl Command {
             Command::ApplyPlan { .. } => "apply-plan",
             Command::RecordEnds(_) => "record-ends",
             Command::RecordCost(_) => "record-cost",
+            Command::TakeLease { .. } => "take-lease",
             Command::Recover { .. } => "recover",
             Command::FallBack { .. } => "spot-fallback",
             Command::EndRun { .. } => "end-run",
@@ -177,6 +187,15 @@ impl Command {
                 format!("record how {} ended", pods.join(", "))
             }
             Command::RecordCost(entry) => format!("record the run's cost on {}", entry.job),
+            Command::TakeLease {
+                from: Some(from),
+                silent,
+                ..
+            } => format!(
+                "take the recoverer's Lease over from {from} (silent {}s)",
+                silent.unwrap_or_default().as_secs()
+            ),
+            Command::TakeLease { from: None, .. } => "take the recoverer's Lease".into(),
             Command::FetchLogs { attempt, .. } => format!("read the logs of {attempt}"),
         }
     }

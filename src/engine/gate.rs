@@ -205,6 +205,11 @@ mod tests {
                     nodes: None,
                 },
             }),
+            Command::TakeLease {
+                from: Some("alice@a pid 1".into()),
+                silent: Some(std::time::Duration::from_secs(15)),
+                judged: None,
+            },
             Command::Recover {
                 attempt: "ml-training-job-3".into(),
                 why: "rank 1 of ml-training-job-3 preempted".into(),
@@ -243,6 +248,7 @@ mod tests {
                     | Command::ApplyPlan { .. }
                     | Command::RecordEnds(_)
                     | Command::RecordCost(_)
+                    | Command::TakeLease { .. }
                     | Command::Recover { .. }
                     | Command::FallBack { .. }
                     | Command::EndRun { .. } => true,

@@ -1,21 +1,25 @@
 //! The engine: everything that watches, with or without a terminal. It opens the session (GKE,
 //! a kubeconfig context, or the embedded simulated cloud), runs the workers — the cluster
-//! follower, provisioning, the Job watchers, the log tailer that saves every line — and owns the
-//! one model their events build. Viewers (the local TUI, `gantry watch`, each SSH session of
-//! `gantry serve`) read the model, are told when it changed, and send commands; none of them
+//! follower, provisioning, the Job watchers, the log tailer that saves every line, the keeper of
+//! the recoverer's Lease — and owns the one world their reports build and the policies that
+//! decide from it. Viewers (the local TUI, `gantry watch`, each SSH session of `gantry serve`)
+//! read the world and what was told, are told when it changed, and send commands; none of them
 //! holds a second set of watches or a second copy of the lines.
 
 pub mod audit;
+pub mod clock;
 mod command;
 pub mod gate;
-pub mod model;
-pub mod news;
 pub mod notice;
 mod owner;
+pub mod policies;
 mod report;
+pub mod round;
 pub mod session;
 mod session_sim;
+pub mod told;
 mod workers;
+pub mod world;
 
 use std::sync::{Arc, RwLock, RwLockReadGuard};
 
@@ -24,13 +28,13 @@ use tokio_util::sync::{CancellationToken, DropGuard};
 
 pub use command::Command;
 pub use gate::{Approved, Gate, Principal, Refused};
-pub use model::Model;
 pub use notice::Notice;
 pub use report::{Report, TargetInfo};
 pub use session::{Session, SessionOptions};
+pub use world::World;
 
 use crate::k8s::logs::TailEvent;
-use owner::{Owner, own_the_model};
+use owner::{Outlets, Owner, Parts, own_the_world};
 use session_sim::open as open_simulated;
 use workers::Workers;
 
@@ -73,7 +77,8 @@ pub struct Engine {
 /// What a viewer holds of the engine: cheap to clone, one per viewer.
 #[derive(Clone)]
 pub struct EngineHandle {
-    model: Arc<RwLock<Model>>,
+    model: Arc<RwLock<World>>,
+    telling: Arc<RwLock<told::Telling>>,
     changed: watch::Receiver<u64>,
     requests: mpsc::UnboundedSender<Request>,
     notices: broadcast::Sender<Notice>,
@@ -102,33 +107,41 @@ impl Engine {
     pub fn start(session: Session) -> Engine {
         let read_only = session.read_only;
         let audit = session.audit.clone();
-        let news = start_notifier(&session.config)
-            .map(|notifier| news::Sender::new(notifier, session.config.job.name.clone()));
+        let clock = session.clock;
+        let notifier = start_notifier(&session.config);
+        let settings = policies::Settings::of(
+            &session.config,
+            read_only,
+            policies::fallback::SpotFallback::of(&session),
+        );
         let (events_tx, events_rx) = mpsc::unbounded_channel();
         let (usage_shown, usage_watch) = watch::channel(0usize);
         let workers = Workers::start(session, events_tx, usage_watch);
-        let model = Arc::new(RwLock::new(Model::default()));
+        let model = Arc::new(RwLock::new(World::default()));
+        let telling = Arc::new(RwLock::new(told::Telling::default()));
         let (changed_tx, changed) = watch::channel(0);
         let (requests, requests_rx) = mpsc::unbounded_channel();
         let (notices, _) = broadcast::channel(NOTICES_KEPT_FOR_LISTENERS);
         let stop = CancellationToken::new();
-        let task = tokio::spawn(own_the_model(
-            Owner::new(
-                model.clone(),
-                changed_tx,
-                notices.clone(),
-                workers,
-                read_only,
-                audit,
-                news,
-            ),
-            events_rx,
-            requests_rx,
-            stop.clone(),
-        ));
+        let owner = Owner::new(Parts {
+            world: model.clone(),
+            outlets: Outlets {
+                changed: changed_tx,
+                telling: telling.clone(),
+                notices: notices.clone(),
+            },
+            workers,
+            read_only,
+            audit,
+            settings,
+            clock,
+            notifier,
+        });
+        let task = tokio::spawn(own_the_world(owner, events_rx, requests_rx, stop.clone()));
         Engine {
             handle: EngineHandle {
                 model,
+                telling,
                 changed,
                 requests,
                 notices,
@@ -172,9 +185,14 @@ fn start_notifier(config: &crate::config::Config) -> Option<crate::notify::Notif
 }
 
 impl EngineHandle {
-    /// The model, to read (draw, decide) and let go of quickly.
-    pub fn model(&self) -> RwLockReadGuard<'_, Model> {
+    /// The world, to read (draw) and let go of quickly.
+    pub fn model(&self) -> RwLockReadGuard<'_, World> {
         self.model.read().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// What the engine told, the newest few numbered (what a viewer shows and rings for).
+    pub fn told(&self) -> RwLockReadGuard<'_, told::Telling> {
+        self.telling.read().unwrap_or_else(|p| p.into_inner())
     }
 
     /// Changes each time the model does (a version number).

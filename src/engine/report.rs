@@ -1,6 +1,6 @@
-//! What workers report to the engine. Only `Model::apply` folds these into the model.
+//! What workers report to the engine. Only `World::apply` folds these into the world.
 
-use super::model::trouble::TroubleSource;
+use super::world::trouble::TroubleSource;
 use crate::gke::{ClusterSummary, ProvisionEvent};
 use crate::k8s::logs::TailEvent;
 use crate::k8s::watch::JobWatchEvent;
@@ -50,10 +50,14 @@ pub enum Report {
     /// What the pods and nodes use (metrics.k8s.io), read every 15 s while shown; `None`: the
     /// cluster has no metrics-server.
     Usage(Option<crate::k8s::usage::Reading>),
-    /// Who holds the recoverer's Lease, when that changed (None: nobody).
-    Recoverer(Option<crate::k8s::lease::Holder>),
-    /// Time passed (the recoverer, every renewal of its Lease): what waits for a time alone
-    /// (`spot-wait`) is decided again.
+    /// The recoverer's Lease as its keeper read (or wrote) it, and when, by the engine's
+    /// monotonic clock (what a holder's silence is judged by).
+    Lease {
+        seen: super::world::lease::Reading,
+        at: std::time::Instant,
+    },
+    /// Time passed (the Lease's keeper, every few seconds): what waits for a time alone
+    /// (`spot-wait`, a stall, a silent holder) is decided again.
     Tick,
     /// A one-shot command ended.
     Done {

@@ -40,6 +40,8 @@ pub struct Session {
     pub read_only: bool,
     /// Where every change that reaches the engine is recorded.
     pub audit: super::audit::Audit,
+    /// The time the engine reads.
+    pub clock: super::clock::Clock,
 }
 
 impl Session {
@@ -91,6 +93,8 @@ pub struct SessionOptions {
     /// The audit file (the command line gives the state directory's `audit.jsonl`); None:
     /// changes are not recorded.
     pub audit_file: Option<std::path::PathBuf>,
+    /// The time the engine reads: the machine's, unless a test sets it apart.
+    pub clock: super::clock::Clock,
 }
 
 /// A session on Google Cloud (GKE) or a kubeconfig context (`open_session` starts the
@@ -124,6 +128,7 @@ pub(super) async fn open(options: &SessionOptions, config: Config) -> Result<Ses
             sim_dir: None,
             read_only,
             audit: audit_of(options),
+            clock: options.clock,
         });
     }
     // A first run with nothing set up: say that the simulated cloud needs none of it.
@@ -160,6 +165,7 @@ pub(super) async fn open(options: &SessionOptions, config: Config) -> Result<Ses
         sim_dir: None,
         read_only,
         audit: audit_of(options),
+        clock: options.clock,
     })
 }
 

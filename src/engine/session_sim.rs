@@ -63,6 +63,7 @@ pub async fn open(options: &SessionOptions, config: Config) -> Result<Session> {
         sim_dir: Some(dir),
         read_only,
         audit: super::session::audit_of(options),
+        clock: options.clock,
     })
 }
 

@@ -22,7 +22,6 @@ use crate::names::{ATTEMPT_ENV, RECOVERY_ENV, RESERVED_ENV_PREFIX, RUN_ID_ENV};
 pub const RUN_LABEL: &str = "gantry.dev/run";
 pub const RUN_ATTEMPT: &str = "gantry.dev/run-attempt";
 pub const RECOVERIES: &str = "gantry.dev/recoveries";
-/// Environment variables Gantry sets; a Job's own may not start so.
 
 /// One attempt's place in its run.
 #[derive(Debug, Clone, PartialEq, Eq)]

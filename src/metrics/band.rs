@@ -237,13 +237,13 @@ mod tests {
     /// when every rank has reported it or too many wait; a value at or before a settled step is
     /// left out.
     #[derive(Default)]
-    struct Model {
+    struct World {
         pending: BTreeMap<i64, (f64, Vec<f64>)>,
         settled_key: Option<i64>,
         settled: Vec<BandPoint>,
     }
 
-    impl Model {
+    impl World {
         fn push(&mut self, x: f64, y: f64, ranks: usize, window: usize) {
             let key = order_key(x);
             if self.settled_key.is_some_and(|s| key <= s) {
@@ -279,7 +279,7 @@ mod tests {
             window in 1usize..12,
         ) {
             let mut band = Band::with_window(4096, window);
-            let mut model = Model::default();
+            let mut model = World::default();
             for (step, y, kind) in pushes {
                 let y = if kind == 0 { f64::NAN } else { f64::from(y) / 4.0 };
                 band.push(f64::from(step), y, ranks);

@@ -11,8 +11,8 @@ use ratatui::widgets::Paragraph;
 use super::theme::Theme;
 use super::widgets::{duration, pane};
 use crate::app::App;
-use crate::engine::Model;
-use crate::engine::model::cluster::ClusterPhase;
+use crate::engine::World;
+use crate::engine::world::cluster::ClusterPhase;
 use crate::gke::ClusterStatus;
 use crate::gke::cost::{self, RunningCost};
 use crate::keys::Action;
@@ -21,7 +21,7 @@ use crate::pricing::format::usd;
 pub fn draw(
     frame: &mut Frame,
     area: Rect,
-    model: &Model,
+    model: &World,
     app: &App,
     theme: &Theme,
     now: jiff::Timestamp,
@@ -206,7 +206,7 @@ pub fn draw(
 /// each node's price over its life and GKE's fee (`meter`), "at least" when some of that time
 /// nobody watched the nodes; nothing said of it before the nodes are listed.
 fn running_cost(
-    model: &Model,
+    model: &World,
     summary: &crate::gke::ClusterSummary,
     now: jiff::Timestamp,
 ) -> String {

@@ -8,13 +8,13 @@ use ratatui::widgets::Paragraph;
 use super::theme::Theme;
 use super::widgets::{age, col, pane};
 use crate::app::{App, Focus};
-use crate::engine::Model;
+use crate::engine::World;
 use crate::sanitize::one_line;
 
 pub fn draw(
     frame: &mut Frame,
     area: Rect,
-    model: &Model,
+    model: &World,
     app: &App,
     theme: &Theme,
     now: jiff::Timestamp,

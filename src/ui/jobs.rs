@@ -8,7 +8,7 @@ use ratatui::widgets::Paragraph;
 use super::theme::Theme;
 use super::widgets::{col, pane};
 use crate::app::{App, Focus};
-use crate::engine::Model;
+use crate::engine::World;
 use crate::k8s::status::AttemptPhase;
 
 fn phase_word(p: AttemptPhase) -> &'static str {
@@ -31,7 +31,7 @@ fn attempt_label(a: &crate::k8s::status::AttemptSummary, roomy: bool) -> String 
 pub fn draw(
     frame: &mut Frame,
     area: Rect,
-    model: &Model,
+    model: &World,
     app: &App,
     theme: &Theme,
     now: jiff::Timestamp,
@@ -177,7 +177,7 @@ pub fn draw(
         if headed { "status fails took " } else { "" },
         theme.dim(),
     ));
-    if let Some(holder) = model.recovery.holder.as_ref().filter(|h| !h.mine) {
+    if let Some(holder) = model.lease.holder().filter(|h| !h.mine) {
         title.push(Span::styled(
             format!("recoverer {} ", holder.identity),
             theme.dim(),
@@ -247,7 +247,7 @@ fn end_lines<'a>(
 /// While none of an attempt's pods runs: how many wait, and the most telling cause
 /// (`1/2 waiting: no GPU node yet`), to fit the pane at 80 columns.
 fn waiting_line<'a>(
-    model: &Model,
+    model: &World,
     a: &crate::k8s::status::AttemptSummary,
     theme: &Theme,
     width: usize,
@@ -276,7 +276,7 @@ fn waiting_line<'a>(
 /// An attempt's progress as its logs say (`epoch 2/3 · step 450/1,000 · 45% · ETA 3m20s`),
 /// under its row, while there is any.
 fn progress_line<'a>(
-    model: &Model,
+    model: &World,
     a: &crate::k8s::status::AttemptSummary,
     theme: &Theme,
     width: usize,

@@ -14,11 +14,11 @@ use unicode_width::UnicodeWidthStr;
 use super::theme::Theme;
 use super::widgets::{fit, pane};
 use crate::app::{App, Focus, LogCursor, Shown};
-use crate::engine::Model;
-use crate::engine::model::Line as HeldLine;
-use crate::engine::model::log_store::time_of_day;
+use crate::engine::World;
+use crate::engine::world::Line as HeldLine;
+use crate::engine::world::log_store::time_of_day;
 
-pub fn draw(frame: &mut Frame, area: Rect, model: &Model, app: &App, theme: &Theme) {
+pub fn draw(frame: &mut Frame, area: Rect, model: &World, app: &App, theme: &Theme) {
     let view = &app.logs;
     let shown = view.shown(model);
     let store = shown.store;

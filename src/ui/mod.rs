@@ -17,7 +17,7 @@ use ratatui::Frame;
 use ratatui::layout::{Constraint, Layout, Rect};
 
 use crate::app::{App, Overlay};
-use crate::engine::Model;
+use crate::engine::World;
 use theme::Theme;
 
 /// The rectangles of each pane for a screen size.
@@ -108,7 +108,7 @@ fn base_layout(area: Rect) -> Areas {
 }
 
 /// Draws the whole screen. `now` is passed in so a frame is a pure function of its inputs.
-pub fn draw(frame: &mut Frame, model: &Model, app: &App, theme: &Theme, now: jiff::Timestamp) {
+pub fn draw(frame: &mut Frame, model: &World, app: &App, theme: &Theme, now: jiff::Timestamp) {
     let areas = layout(frame.area(), app.metrics.shown);
     cluster::draw(frame, areas.cluster, model, app, theme, now);
     jobs::draw(frame, areas.jobs, model, app, theme, now);

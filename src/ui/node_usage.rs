@@ -4,7 +4,7 @@
 use ratatui::text::{Line, Span};
 
 use super::theme::Theme;
-use crate::engine::model::Usage;
+use crate::engine::world::Usage;
 use crate::k8s::usage::{NodeUsage, cpu_text, memory_text, total};
 
 /// The line, or None before the first reading.

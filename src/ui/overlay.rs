@@ -10,7 +10,7 @@ use super::theme::Theme;
 use super::widgets::{pane, truncate_line};
 use crate::app::confirm::{Answer, Confirm};
 use crate::app::{App, PlanView};
-use crate::engine::Model;
+use crate::engine::World;
 use crate::gke::plan::{Action as PlanAction, How};
 use crate::keys::Action;
 
@@ -105,7 +105,7 @@ pub fn confirm(frame: &mut Frame, dialog: &Confirm, theme: &Theme) {
 }
 
 /// The plan as it was when `P` opened it, scrolled; below it what `y` would do here.
-pub fn plan(frame: &mut Frame, view: &PlanView, model: &Model, app: &App, theme: &Theme) {
+pub fn plan(frame: &mut Frame, view: &PlanView, model: &World, app: &App, theme: &Theme) {
     let area = frame.area();
     let body = view.lines();
     let footer = plan_footer(view, model, app, theme);
@@ -152,7 +152,7 @@ pub fn plan(frame: &mut Frame, view: &PlanView, model: &Model, app: &App, theme:
 }
 
 /// What `y` does here: apply, or why it will not.
-fn plan_footer<'a>(view: &PlanView, model: &Model, app: &App, theme: &Theme) -> Vec<Line<'a>> {
+fn plan_footer<'a>(view: &PlanView, model: &World, app: &App, theme: &Theme) -> Vec<Line<'a>> {
     // `y` applies only where the last line says so; anywhere else every key closes.
     let close = |which: &'static str| vec![Span::styled(which, theme.key()), Span::raw(" closes")];
     let said = |text: String, style| {

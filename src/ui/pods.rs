@@ -10,7 +10,7 @@ use ratatui::widgets::Paragraph;
 use super::theme::Theme;
 use super::widgets::{age, col, pane, short_node};
 use crate::app::{App, Focus};
-use crate::engine::Model;
+use crate::engine::World;
 use crate::k8s::usage::{cpu_text, memory_text};
 use crate::sanitize::one_line;
 
@@ -61,7 +61,7 @@ impl Shown {
 pub fn draw(
     frame: &mut Frame,
     area: Rect,
-    model: &Model,
+    model: &World,
     app: &App,
     theme: &Theme,
     now: jiff::Timestamp,

@@ -9,8 +9,8 @@ use ratatui::widgets::Paragraph;
 use super::theme::Theme;
 use super::widgets::fit;
 use crate::app::App;
-use crate::engine::Model;
-use crate::engine::model::idle::{self, IdleSettings};
+use crate::engine::World;
+use crate::engine::policies::idle::{self, IdleSettings};
 use crate::keys::Action;
 use crate::sanitize::one_line;
 use crate::vocabulary::Severity;
@@ -28,7 +28,7 @@ const HINTS: [(Action, &str); 7] = [
 pub fn draw(
     frame: &mut Frame,
     area: Rect,
-    model: &Model,
+    model: &World,
     app: &App,
     theme: &Theme,
     now: jiff::Timestamp,

@@ -186,7 +186,7 @@ pub async fn run<W: std::io::Write>(
                 if news.is_err() {
                     break;
                 }
-                app.on_model(&engine.model());
+                app.on_model(&engine.model(), &engine.told());
                 if !app.bells.pending.is_empty() {
                     screen.ring(&std::mem::take(&mut app.bells.pending))?;
                 }

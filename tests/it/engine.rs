@@ -11,7 +11,8 @@ use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 use futures::AsyncReadExt;
 use gantry::app::App;
 use gantry::config::{Config, JobConfig};
-use gantry::engine::{Command, Engine, EngineHandle, Model, open_session};
+use gantry::engine::told::Telling;
+use gantry::engine::{Command, Engine, EngineHandle, World, open_session};
 use gantry::k8s::status::{AttemptPhase, AttemptSummary, PodSummary};
 use gantry::keys::Keymap;
 use gantry::sim::SimOptions;
@@ -37,14 +38,20 @@ pub(crate) fn press(app: &mut App, engine: &EngineHandle, k: KeyEvent) -> Vec<Co
     asked
 }
 
-/// Waits for the model to satisfy `done`, taking every change into the viewer.
-pub(crate) async fn until(app: &mut App, engine: &EngineHandle, done: impl Fn(&Model) -> bool) {
+/// Waits for the world and what the engine told to satisfy `done`, taking every change into
+/// the viewer.
+pub(crate) async fn until_told(
+    app: &mut App,
+    engine: &EngineHandle,
+    done: impl Fn(&World, &Telling) -> bool,
+) {
     let mut changed = engine.changed();
     loop {
         {
             let model = engine.model();
-            app.on_model(&model);
-            if done(&model) {
+            let told = engine.told();
+            app.on_model(&model, &told);
+            if done(&model, &told) {
                 return;
             }
         }
@@ -52,7 +59,12 @@ pub(crate) async fn until(app: &mut App, engine: &EngineHandle, done: impl Fn(&M
     }
 }
 
-fn picture(model: &Model) -> (Vec<AttemptSummary>, Vec<PodSummary>) {
+/// Waits for the world to satisfy `done`, taking every change into the viewer.
+pub(crate) async fn until(app: &mut App, engine: &EngineHandle, done: impl Fn(&World) -> bool) {
+    until_told(app, engine, |world, _| done(world)).await
+}
+
+fn picture(model: &World) -> (Vec<AttemptSummary>, Vec<PodSummary>) {
     let mut attempts: Vec<AttemptSummary> = model.jobs.attempts.items.values().cloned().collect();
     let mut pods: Vec<PodSummary> = model.jobs.pods.items.values().cloned().collect();
     attempts.sort_by(|a, b| a.name.cmp(&b.name));
@@ -227,7 +239,7 @@ async fn what_each_pod_uses_comes_from_metrics_k8s_io_or_is_not_available() {
     assert!((400..=500).contains(&used.cpu_millis), "{used:?}");
     assert!(used.memory_bytes > 0);
     let nodes = match &handle.model().usage {
-        gantry::engine::model::Usage::Known(reading) => reading.nodes.clone(),
+        gantry::engine::world::Usage::Known(reading) => reading.nodes.clone(),
         other => panic!("usage {other:?}"),
     };
     assert!(!nodes.is_empty());
@@ -248,7 +260,7 @@ async fn what_each_pod_uses_comes_from_metrics_k8s_io_or_is_not_available() {
     tokio::time::timeout(
         HANG_GUARD,
         until(&mut app, &handle, |m| {
-            m.usage == gantry::engine::model::Usage::Unavailable
+            m.usage == gantry::engine::world::Usage::Unavailable
         }),
     )
     .await

@@ -28,7 +28,7 @@ fn key(c: char) -> KeyEvent {
     KeyEvent::new(KeyCode::Char(c), modifiers)
 }
 
-use crate::engine::{press, until};
+use crate::engine::{press, until, until_told};
 
 /// The seed cluster (3 × n1-standard-1) against a config that wants two nodes: drift that
 /// `SetNodePoolSize` makes good in place.
@@ -61,25 +61,26 @@ async fn p_then_y_resizes_the_pool_to_the_config_and_the_drift_goes() {
             matches!(asked.as_slice(), [Command::ApplyPlan { .. }]),
             "{asked:?}"
         );
-        until(&mut app, &handle, |m| {
+        until_told(&mut app, &handle, |m, told| {
             m.cluster.busy.is_none()
                 && m.cluster.drifted().is_none()
                 && m.cluster
                     .summary
                     .as_ref()
                     .is_some_and(|s| s.node_count == 2)
-                && m.notices_after(0)
-                    .any(|(_, n)| n.text.starts_with("plan applied"))
+                && told
+                    .after(0)
+                    .any(|t| t.notice.text.starts_with("plan applied"))
         })
         .await;
     })
     .await
     .expect("the plan was applied");
     let told = handle
-        .model()
-        .notices_after(0)
-        .find(|(_, n)| n.text.starts_with("plan applied"))
-        .map(|(_, n)| n.clone())
+        .told()
+        .after(0)
+        .find(|t| t.notice.text.starts_with("plan applied"))
+        .map(|t| t.notice.clone())
         .unwrap();
     assert_eq!(told.severity, Severity::Info, "{told:?}");
     assert_eq!(told.text, "plan applied: 1 change made");
@@ -102,9 +103,9 @@ async fn the_engine_refuses_a_plan_of_another_generation() {
         handle.run(gantry_test_support::approved(Command::ApplyPlan {
             generation: stale,
         }));
-        until(&mut app, &handle, |m| {
-            m.notices_after(0)
-                .any(|(_, n)| n.text.contains("changed since the plan was shown"))
+        until_told(&mut app, &handle, |_, told| {
+            told.after(0)
+                .any(|t| t.notice.text.contains("changed since the plan was shown"))
         })
         .await;
     })

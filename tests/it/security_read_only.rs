@@ -7,7 +7,7 @@ use gantry_test_support as common;
 use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 use gantry::app::{App, Focus};
 use gantry::config::Config;
-use gantry::engine::{Command, Model, Report, TargetInfo};
+use gantry::engine::{Command, Report, TargetInfo, World};
 use gantry::gke::{ClusterRef, ClusterStatus, ClusterSummary};
 use gantry::k8s::status::{AttemptSummary, PodSummary};
 use gantry::k8s::watch::{Change, JobWatchEvent};
@@ -45,6 +45,11 @@ fn every_command() -> Vec<Command> {
                 nodes: None,
             },
         }),
+        Command::TakeLease {
+            from: Some("someone@there pid 1".into()),
+            silent: Some(std::time::Duration::from_secs(15)),
+            judged: None,
+        },
         Command::Recover {
             attempt: "ml-training-job-3".into(),
             why: "rank 1 of ml-training-job-3 preempted".into(),
@@ -92,6 +97,7 @@ fn the_gate_refuses_every_mutating_command() {
             | Command::ApplyPlan { .. }
             | Command::RecordEnds(_)
             | Command::RecordCost(_)
+            | Command::TakeLease { .. }
             | Command::Recover { .. }
             | Command::FallBack { .. }
             | Command::EndRun { .. }
@@ -139,7 +145,7 @@ fn pod(name: &str, job: &str) -> PodSummary {
 
 /// Apps in every state the keys care about: no cluster, cluster running with finished and
 /// running attempts and pods, a help overlay, a search being typed.
-fn states(read_only: bool, keymap: &Keymap) -> Vec<(String, Model, App)> {
+fn states(read_only: bool, keymap: &Keymap) -> Vec<(String, World, App)> {
     use gantry::k8s::status::AttemptPhase::*;
     let target = ClusterRef::new(DEMO_PROJECT, DEMO_LOCATION, common::CLUSTER);
     let info = TargetInfo {
@@ -171,7 +177,7 @@ fn states(read_only: bool, keymap: &Keymap) -> Vec<(String, Model, App)> {
         for focus in [Focus::Jobs, Focus::Pods, Focus::Logs, Focus::Events] {
             for overlay in [false, true] {
                 let mut app = App::new(Config::default(), keymap.clone(), read_only);
-                let mut model = Model::default();
+                let mut model = World::default();
                 model.apply(Report::Target(info.clone()));
                 let mut summary = ClusterSummary::not_found(&target, "n1-standard-1");
                 summary.status = status;
@@ -186,7 +192,7 @@ fn states(read_only: bool, keymap: &Keymap) -> Vec<(String, Model, App)> {
                         &a.name,
                     )))));
                 }
-                app.on_model(&model);
+                app.on_model(&model, &Default::default());
                 app.focus = focus;
                 if overlay {
                     app.update(Action::Help, &model);

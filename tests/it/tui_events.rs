@@ -1,4 +1,4 @@
-//! What workers report, folded into the model (`Model::apply`) and taken in by a viewer
+//! What workers report, folded into the model (`World::apply`) and taken in by a viewer
 //! (`App::on_model`): stale tails ignored, new attempts followed, relists, troubles kept by
 //! source, provisioning, notices, and when the screen needs drawing.
 // Helpers outside #[test] functions unwrap too (clippy.toml allows it only inside them).
@@ -8,8 +8,8 @@ use gantry_test_support::tui as common_tui;
 
 use common_tui::*;
 use crossterm::event::KeyCode;
-use gantry::engine::model::cluster::ClusterPhase;
-use gantry::engine::model::trouble::TroubleSource;
+use gantry::engine::world::cluster::ClusterPhase;
+use gantry::engine::world::trouble::TroubleSource;
 use gantry::engine::{Command, Report};
 use gantry::gke::{ClusterStatus, OperationKind, ProvisionEvent};
 use gantry::k8s::logs::{StreamEnd, TailEvent};

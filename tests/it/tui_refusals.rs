@@ -10,7 +10,7 @@ use common_tui::*;
 use crossterm::event::{KeyCode, KeyEvent};
 use gantry::app::confirm::Answer;
 use gantry::app::{Focus, Overlay};
-use gantry::engine::model::cluster::ClusterPhase;
+use gantry::engine::world::cluster::ClusterPhase;
 use gantry::engine::{Command, Report};
 use gantry::gke::{ClusterStatus, OperationKind, ProvisionEvent};
 use gantry::k8s::status::AttemptPhase;
@@ -320,6 +320,8 @@ fn asked_by_a_key_walked_here(command: &Command) -> bool {
         Command::RecordCost(_) => false,
         // The recoverer's own, through its own gate: no key asks.
         Command::Recover { .. } | Command::FallBack { .. } | Command::EndRun { .. } => false,
+        // The recoverer policy's own, through its own gate: no key asks.
+        Command::TakeLease { .. } => false,
         // Reading, not changing.
         Command::FetchLogs { .. } => false,
     }

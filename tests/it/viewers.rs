@@ -10,7 +10,7 @@ use std::cell::Cell;
 use common_tui::*;
 use gantry::app::{App, Focus};
 use gantry::config::Config;
-use gantry::engine::{Model, Report};
+use gantry::engine::{Report, World};
 use gantry::k8s::logs::{LogLine, TailEvent};
 use gantry::keys::{Action, Keymap};
 
@@ -44,7 +44,7 @@ unsafe impl GlobalAlloc for Counting {
 static ALLOCATOR: Counting = Counting;
 
 /// A batch of numbered lines from one pod, as the tail sends them.
-fn batch(model: &Model, from: u64, count: u64) -> Report {
+fn batch(model: &World, from: u64, count: u64) -> Report {
     Report::Tail {
         generation: model.logs.generation,
         event: TailEvent::Lines {
@@ -56,14 +56,14 @@ fn batch(model: &Model, from: u64, count: u64) -> Report {
     }
 }
 
-fn viewer(model: &Model) -> App {
+fn viewer(model: &World) -> App {
     let mut app = App::new(Config::default(), Keymap::default(), false);
-    app.on_model(model);
+    app.on_model(model, &Default::default());
     app.focus = Focus::Logs;
     app
 }
 
-fn bottom(app: &App, model: &Model) -> String {
+fn bottom(app: &App, model: &World) -> String {
     let shown = app.logs.shown(model);
     shown
         .bottom
@@ -92,8 +92,8 @@ fn a_viewer_scrolled_back_keeps_its_lines_while_another_follows() {
     for _ in 0..90 {
         model.apply(batch(model, sent, 1_000));
         sent += 1_000;
-        reader.on_model(model);
-        follower.on_model(model);
+        reader.on_model(model, &Default::default());
+        follower.on_model(model, &Default::default());
         assert_eq!(bottom(&reader, model), reading);
         assert_eq!(
             bottom(&follower, model),
@@ -107,7 +107,7 @@ fn a_viewer_scrolled_back_keeps_its_lines_while_another_follows() {
     for _ in 0..10 {
         model.apply(batch(model, sent, 1_000));
         sent += 1_000;
-        reader.on_model(model);
+        reader.on_model(model, &Default::default());
     }
     let oldest = model.logs.lines.get(0).unwrap().text.to_string();
     assert_eq!(bottom(&reader, model), oldest);
@@ -140,7 +140,7 @@ fn held_with(viewers: usize) -> isize {
     for n in 0..50 {
         model.apply(batch(model, n * 1_000, 1_000));
         for app in &mut apps {
-            app.on_model(model);
+            app.on_model(model, &Default::default());
         }
     }
     live() - before

@@ -78,7 +78,11 @@ fn watched_by_the_recorder(
         + SignedDuration::from_secs(30);
     let same_nodes = u32::try_from(spans.len()).ok() == recorded.nodes
         && spans.iter().all(|s| s.from <= recorded.as_of);
-    if job.recoverer.is_some() && now.duration_since(recorded.as_of) <= fresh && same_nodes {
+    if job.recoverer.is_some()
+        && !job.recoverer_silent
+        && now.duration_since(recorded.as_of) <= fresh
+        && same_nodes
+    {
         vec![Stretch {
             from: recorded.as_of,
             to: None,

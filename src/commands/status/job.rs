@@ -22,9 +22,14 @@ pub struct JobStatus {
     pub run_id: Option<String>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub recoveries: Option<u32>,
-    /// The engine that holds the recoverer's Lease, if any does.
+    /// The engine the recoverer's Lease names, if it names one.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub recoverer: Option<String>,
+    /// Its record was not renewed for longer than the Lease's duration by this machine's
+    /// clock: it looks silent (a one-shot reader cannot tell more; the engines watching decide
+    /// whether to take it over).
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub recoverer_silent: bool,
     /// Why the attempts could not be read (the cluster did not answer); `attempts` is empty then.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub error: Option<String>,
@@ -54,6 +59,7 @@ impl JobStatus {
             run_id: None,
             recoveries: None,
             recoverer: None,
+            recoverer_silent: false,
             error: Some(error),
         }
     }
@@ -90,17 +96,17 @@ pub async fn job_status(client: &kube::Client, cfg: &JobConfig) -> JobStatus {
     match attempt_statuses(client, cfg).await {
         Ok(attempts) => {
             let run = attempts.last().and_then(|a| a.summary.run.clone());
-            let recoverer = crate::k8s::lease::read(client, &cfg.namespace, &cfg.name, "")
+            let named = crate::k8s::lease::named(client, &cfg.namespace, &cfg.name)
                 .await
                 .ok()
-                .flatten()
-                .map(|h| h.identity);
+                .flatten();
             JobStatus {
                 name: cfg.name.clone(),
                 namespace: cfg.namespace.clone(),
                 run_id: run.as_ref().map(|r| r.id.clone()),
                 recoveries: run.map(|r| r.recoveries),
-                recoverer,
+                recoverer_silent: named.as_ref().is_some_and(|n| n.looks_silent),
+                recoverer: named.map(|n| n.identity),
                 attempts,
                 error: None,
             }

@@ -68,6 +68,7 @@ fn job(recorded: Option<&str>) -> JobStatus {
         run_id: Some("r1".into()),
         recoveries: Some(0),
         recoverer: None,
+        recoverer_silent: false,
         error: None,
     }
 }

@@ -163,7 +163,12 @@ fn job_lines(out: &mut Vec<String>, job: &JobStatus, place: &Place, now: Timesta
         out.push(format!("run       {run} ({recoveries})"));
     }
     if let Some(holder) = &job.recoverer {
-        out.push(format!("recoverer {}", one_line(holder)));
+        let silent = if job.recoverer_silent {
+            " (looks silent: no renewal for longer than the Lease's 15 s)"
+        } else {
+            ""
+        };
+        out.push(format!("recoverer {}{silent}", one_line(holder)));
     }
     if let Some(cost) = place.run_cost {
         out.push(super::cost::run_line(cost, now));

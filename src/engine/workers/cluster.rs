@@ -10,8 +10,8 @@ use tokio::sync::mpsc;
 
 use super::{Connection, Shared, Tx, flow_room};
 use crate::engine::Report;
-use crate::engine::model::trouble::TroubleSource;
 use crate::engine::session::Backend;
+use crate::engine::world::trouble::TroubleSource;
 use crate::gke::{self, ClusterStatus, ClusterSummary, ProvisionEvent};
 use crate::k8s;
 
@@ -240,7 +240,7 @@ fn start_watchers(shared: &Arc<Shared>, client: kube::Client) -> Connection {
             watchers.clone(),
         ));
     }
-    tokio::spawn(super::recoverer::keep(
+    tokio::spawn(super::lease::keep(
         shared.clone(),
         client.clone(),
         watchers.clone(),

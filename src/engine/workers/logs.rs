@@ -20,7 +20,7 @@ pub struct LogRequest {
 /// Where a tail's events go.
 pub enum TailTo {
     /// The model's store, as events of this generation.
-    Model { generation: u64 },
+    World { generation: u64 },
     /// One viewer, waiting for it when it is slow.
     Viewer {
         to: mpsc::Sender<(u64, TailEvent)>,
@@ -47,7 +47,7 @@ pub fn tail(shared: Arc<Shared>, request: LogRequest, sink: TailTo, cancel: Canc
         } else {
             shared.session.logs_dir(&request.attempt)
         };
-        if let (Some(dir), TailTo::Model { generation }) = (&save_dir, &sink) {
+        if let (Some(dir), TailTo::World { generation }) = (&save_dir, &sink) {
             let _ = shared.tx.send(Report::LogsSavedTo {
                 generation: *generation,
                 dir: dir.display().to_string(),
@@ -76,7 +76,7 @@ pub fn tail(shared: Arc<Shared>, request: LogRequest, sink: TailTo, cancel: Canc
                 },
             };
             let delivered = match &sink {
-                TailTo::Model { generation } => {
+                TailTo::World { generation } => {
                     flow_room(&shared.flow_budget, &cancel).await
                         && shared
                             .tx

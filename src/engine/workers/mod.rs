@@ -6,9 +6,9 @@ mod apply_plan;
 mod cluster;
 mod ends;
 mod fallback;
+mod lease;
 mod logs;
 mod meter;
-mod recoverer;
 mod saved_metrics;
 mod scale;
 
@@ -21,9 +21,8 @@ use tokio_util::sync::CancellationToken;
 use self::actions::job_action;
 use self::cluster::{follow_cluster, operate};
 use self::logs::{LogRequest, TailTo};
-use super::model::FollowLogs;
-use super::model::fallback::SpotFallback;
 use super::session::Session;
+use super::world::FollowLogs;
 use super::{Command, Report};
 use crate::gke;
 
@@ -48,6 +47,10 @@ struct Shared {
     /// key must never wait behind them), so the log follower and the watchers wait here
     /// instead, and what they have not sent stays with the server until the UI is ready.
     flow_budget: Arc<Semaphore>,
+    /// Who this engine is to the others (the Lease's holder identity).
+    identity: String,
+    /// The Lease's keeper, while connected: a take the recoverer policy asked for goes to it.
+    lease_takes: std::sync::Mutex<Option<mpsc::UnboundedSender<lease::Take>>>,
     /// How many screens show usage (`EngineHandle::show_usage`).
     usage_shown: tokio::sync::watch::Receiver<usize>,
     /// What pricing a pod's time needs of each node, read once per node (None: the node was
@@ -88,32 +91,6 @@ pub struct Workers {
     shared: Arc<Shared>,
     /// Cancels the log follow in progress.
     tail: Option<CancellationToken>,
-    /// `[job.recovery] spot-fallback`, when it is on and the Job's pool is spot on GKE.
-    spot_fallback: Option<SpotFallback>,
-}
-
-/// What the recoverer needs of `[job.recovery] spot-fallback`: None when it is off, the cluster
-/// is not one Gantry manages, or the pool the Job runs on is not spot.
-fn spot_fallback(session: &Session) -> Option<SpotFallback> {
-    let recovery = &session.config.job.recovery;
-    if recovery.spot_fallback == crate::config::SpotFallback::Off {
-        return None;
-    }
-    let super::session::Backend::Gke { target, .. } = &session.backend else {
-        return None;
-    };
-    let cluster = &session.config.cluster;
-    let wants_gpus = session.config.job.resources.gpus.is_some_and(|g| g > 0);
-    let pool = gke::fallback::spot_pool_of(cluster, wants_gpus)?;
-    Some(SpotFallback {
-        fallback: gke::fallback::name_for(&pool),
-        pool,
-        wait: recovery.spot_wait(),
-        max_preemptions: recovery.spot_max_preemptions,
-        max_recoveries: recovery.max_recoveries,
-        cluster: cluster.clone(),
-        location: target.location.clone(),
-    })
 }
 
 impl Workers {
@@ -138,15 +115,12 @@ impl Workers {
             stop: CancellationToken::new(),
             flow_budget: Arc::new(Semaphore::new(FLOW_EVENTS_IN_FLIGHT)),
             usage_shown,
+            identity: lease::identity(),
+            lease_takes: Default::default(),
             nodes: Default::default(),
         });
         tokio::spawn(follow_cluster(shared.clone()));
-        let spot_fallback = spot_fallback(&shared.session);
-        Self {
-            shared,
-            tail: None,
-            spot_fallback,
-        }
+        Self { shared, tail: None }
     }
 
     /// The UI took a log or watch event off its channel: room for another.
@@ -198,6 +172,7 @@ impl Workers {
             Command::RecordCost(entry) => {
                 tokio::spawn(meter::record(shared, entry));
             }
+            Command::TakeLease { judged, .. } => lease::take(&shared, judged),
             // The engine hands the plan itself over, through `apply_plan`.
             Command::ApplyPlan { .. } => {}
             // A viewer's own fetch comes through `fetch`, with its channel.
@@ -225,7 +200,7 @@ impl Workers {
                 pod: None,
                 previous: false,
             },
-            TailTo::Model {
+            TailTo::World {
                 generation: follow.generation,
             },
             cancel.clone(),
@@ -238,32 +213,6 @@ impl Workers {
         self.shared
             .operating
             .load(std::sync::atomic::Ordering::SeqCst)
-    }
-
-    /// What the config and the command line say about an idle cluster.
-    pub fn idle_settings(&self) -> crate::engine::model::idle::IdleSettings {
-        let session = &self.shared.session;
-        crate::engine::model::idle::IdleSettings::of(&session.config, session.read_only)
-    }
-
-    /// When no progress, or a pod not running, is news (`[guards]`).
-    pub fn thresholds(&self) -> crate::engine::model::unattended::Thresholds {
-        crate::engine::model::unattended::Thresholds::of(&self.shared.session.config.guards)
-    }
-
-    /// What the guards do (`[guards]`).
-    pub fn guards(&self) -> &crate::config::Guards {
-        &self.shared.session.config.guards
-    }
-
-    /// How many recoveries a run may have (`[job.recovery] max-recoveries`).
-    pub fn max_recoveries(&self) -> u32 {
-        self.shared.session.config.job.recovery.max_recoveries
-    }
-
-    /// `[job.recovery] spot-fallback`, when the recoverer may act on it.
-    pub fn spot_fallback(&self) -> Option<&SpotFallback> {
-        self.spot_fallback.as_ref()
     }
 
     /// Reads an earlier attempt's metrics from its saved logs, for comparison.

@@ -16,8 +16,8 @@ use ratatui::widgets::{Axis, Chart, Dataset, GraphType, LegendPosition, Paragrap
 use super::theme::Theme;
 use super::widgets::{fit, pane, short_name};
 use crate::app::App;
-use crate::engine::Model;
-use crate::engine::model::training::RANKS_KEPT;
+use crate::engine::World;
+use crate::engine::world::training::RANKS_KEPT;
 use crate::metrics::series::Series;
 use crate::metrics::store::Store;
 
@@ -28,7 +28,7 @@ struct Curve {
     name: String,
 }
 
-pub fn draw(frame: &mut Frame, area: Rect, model: &Model, app: &App, theme: &Theme) {
+pub fn draw(frame: &mut Frame, area: Rect, model: &World, app: &App, theme: &Theme) {
     let store = &model.training.store;
     let Some(attempt) = app.selection.attempt(&model.jobs) else {
         return message(frame, area, theme, "No attempt yet.", None);
@@ -219,7 +219,7 @@ fn higher_is_better(metric: &str) -> bool {
 
 /// Each rank's curve, in its logs colour, while there are few enough and their series kept.
 fn ranks(
-    model: &Model,
+    model: &World,
     store: &Store,
     number: u32,
     metric: &str,
@@ -302,7 +302,7 @@ fn finite(points: impl Iterator<Item = (f64, f64)>) -> Vec<(f64, f64)> {
 
 /// The border's bottom: what the x axis counts and what is dimmed behind.
 fn bottom<'a>(
-    model: &Model,
+    model: &World,
     number: u32,
     previous: bool,
     range: Option<(f64, f64)>,

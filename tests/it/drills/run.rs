@@ -73,7 +73,7 @@ async fn run_inner(drill: Drill) -> Found {
     while !handle.model().connected {
         changed.changed().await.unwrap();
     }
-    app.on_model(&handle.model());
+    app.on_model(&handle.model(), &handle.told());
     // `l`: the viewer asks for the launch; the engine's workers carry it out.
     let launch = app.on_key(key('l'), &handle.model());
     assert_eq!(launch, vec![Command::LaunchJob]);
@@ -114,7 +114,7 @@ async fn run_inner(drill: Drill) -> Found {
         // What the model says now; the lock is let go before anything is awaited.
         let (per_pod, trouble, finished, streams_done, picture, to_delete) = {
             let model = handle.model();
-            app.on_model(&model);
+            app.on_model(&model, &handle.told());
             if let Some(newest) = model.jobs.newest() {
                 job = newest.name.clone();
             }
@@ -328,7 +328,7 @@ async fn run_inner(drill: Drill) -> Found {
             "{drill:?}: a trouble outlived the fault"
         );
         // Nothing failed to save, nothing was left to another saver.
-        let notices: Vec<_> = model.notices_after(0).map(|(_, n)| n.clone()).collect();
+        let notices: Vec<_> = handle.told().after(0).map(|t| t.notice.clone()).collect();
         assert!(
             notices
                 .iter()

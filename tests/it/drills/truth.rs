@@ -7,7 +7,7 @@ use std::time::Duration;
 
 use futures::AsyncReadExt;
 use gantry::config::JobConfig;
-use gantry::engine::Model;
+use gantry::engine::World;
 use gantry::k8s;
 use gantry::k8s::status::{AttemptSummary, PodSummary};
 use k8s_openapi::api::batch::v1::Job;
@@ -69,7 +69,7 @@ pub(super) async fn truth(
     Ok((j, p))
 }
 
-pub(super) fn model_picture(model: &Model) -> (Vec<AttemptSummary>, Vec<PodSummary>) {
+pub(super) fn model_picture(model: &World) -> (Vec<AttemptSummary>, Vec<PodSummary>) {
     (
         model.jobs.attempts.items.values().cloned().collect(),
         model.jobs.pods.items.values().cloned().collect(),
@@ -77,7 +77,7 @@ pub(super) fn model_picture(model: &Model) -> (Vec<AttemptSummary>, Vec<PodSumma
 }
 
 /// How a pod's stream ended, as the model's store says it (`ended`, `pod deleted`…).
-pub(super) fn ended_how<'a>(model: &'a Model, pod: &str) -> Option<&'a str> {
+pub(super) fn ended_how<'a>(model: &'a World, pod: &str) -> Option<&'a str> {
     model
         .logs
         .ended
@@ -88,7 +88,7 @@ pub(super) fn ended_how<'a>(model: &'a Model, pod: &str) -> Option<&'a str> {
 }
 
 /// Lines the store received from each pod.
-pub(super) fn lines_per_pod(model: &Model) -> BTreeMap<String, u64> {
+pub(super) fn lines_per_pod(model: &World) -> BTreeMap<String, u64> {
     model
         .logs
         .pods

@@ -207,7 +207,7 @@ fn the_check_sees_an_import_that_runs_back_up_and_a_cycle() {
     write("lib.rs", "pub mod config;\npub mod engine;\n");
     write(
         "config/mod.rs",
-        "mod a;\nmod b;\nuse crate::engine::Model;\n",
+        "mod a;\nmod b;\nuse crate::engine::World;\n",
     );
     write("config/a.rs", "use super::b::X;\n");
     write("config/b.rs", "use crate::config::a::Y;\n");

@@ -393,14 +393,14 @@ mod tests {
             fn f() { crate::sanitize::one_line("crate::fake::path"); child::go(); self::g(); }
             // crate::in_a_comment
             #[cfg(test)]
-            mod tests { use crate::engine::Model; }
+            mod tests { use crate::engine::World; }
         "#;
         let found = named(code, &["engine", "model", "guards"]);
         assert_eq!(
             found,
             [
-                "engine::model::guards::child::go",
-                "engine::model::guards::g",
+                "engine::world::guards::child::go",
+                "engine::world::guards::g",
                 "engine::notice::Notice",
                 "k8s::labels",
                 "k8s::status::AttemptSummary",

@@ -185,6 +185,7 @@ pub fn engine_options(
         read_only: false,
         logs_root: Some(logs_root.to_path_buf()),
         audit_file: Some(logs_root.join("audit.jsonl")),
+        clock: Default::default(),
     }
 }
 

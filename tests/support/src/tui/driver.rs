@@ -3,8 +3,9 @@
 
 use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 use gantry::app::App;
-use gantry::engine::model::FollowLogs;
-use gantry::engine::{Command, Model, Report};
+use gantry::engine::told::Telling;
+use gantry::engine::world::FollowLogs;
+use gantry::engine::{Command, Report, World};
 use gantry::k8s::logs::TailEvent;
 
 use super::now;
@@ -12,7 +13,9 @@ use super::now;
 /// One viewer (`app`) of a model the test feeds with the events workers would send. Reads as the
 /// viewer it wraps (`Deref`); `on_event`, `on_key` and `update` pass the model along.
 pub struct Tui {
-    pub model: Model,
+    pub model: World,
+    /// What the engine told, as its owner would keep it.
+    pub told: Telling,
     pub app: App,
 }
 
@@ -34,8 +37,14 @@ impl Tui {
     /// log follow the engine would start (a new newest attempt).
     pub fn on_event(&mut self, event: Report) -> Vec<FollowLogs> {
         let applied = self.model.apply(event);
+        let job = self.app.config.job.name.clone();
+        for notice in applied.told {
+            let message =
+                gantry::engine::policies::news::message_for(&notice, &self.model, &job, now());
+            self.told.record(notice, message);
+        }
         if applied.changed {
-            self.app.on_model(&self.model);
+            self.app.on_model(&self.model, &self.told);
         }
         applied.follow.into_iter().collect()
     }

@@ -2,7 +2,7 @@
 //! viewer's own fetch's, and the two pods' logs the attempts' states hold.
 
 use gantry::engine::Report;
-use gantry::engine::model::FollowLogs;
+use gantry::engine::world::FollowLogs;
 use gantry::k8s::logs::{LogLine, TailEvent};
 
 use super::{Tui, ago};

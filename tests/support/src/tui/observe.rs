@@ -4,7 +4,7 @@
 use crossterm::event::KeyEvent;
 use gantry::app::{App, Overlay};
 use gantry::engine::Command;
-use gantry::engine::model::FollowLogs;
+use gantry::engine::world::FollowLogs;
 use gantry::vocabulary::Severity;
 
 use super::Tui;

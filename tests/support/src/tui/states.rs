@@ -6,7 +6,7 @@ use std::time::Duration;
 
 use gantry::app::App;
 use gantry::config::Config;
-use gantry::engine::{Model, Report};
+use gantry::engine::{Report, World};
 use gantry::gke::{ClusterStatus, OperationKind, ProvisionEvent, Stage};
 use gantry::k8s::watch::{Change, JobWatchEvent};
 use gantry::keys::Keymap;
@@ -20,7 +20,8 @@ use super::{
 
 pub fn new_app(read_only: bool) -> Tui {
     Tui {
-        model: Model::default(),
+        model: World::default(),
+        told: Default::default(),
         app: App::new(Config::default(), Keymap::default(), read_only),
     }
 }

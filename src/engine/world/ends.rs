@@ -1,11 +1,13 @@
 //! The ends of the training pods as this engine sees them happen: each told once (a preemption
-//! as such, not as a failure), kept for the panes, and handed to the engine to record on the
-//! attempt (`ends::ledger`), where every other Gantry reads it. What a pane shows of an attempt
-//! is what was recorded on it, what this engine saw, and what the pods still here say.
+//! as such, not as a failure) and kept — with what its pod asked of its node and how many pods
+//! shared that node, what pricing it needs — for the panes and for the ends' ledger
+//! (`policies::ledgers`), which records it on the attempt where every other Gantry reads it.
+//! What a pane shows of an attempt is what was recorded on it, what this engine saw, and what
+//! the pods still here say.
 
 use std::collections::{BTreeMap, HashSet};
 
-use super::Model;
+use super::World;
 use crate::ends::ledger::Entry;
 use crate::ends::{GoneContext, gone};
 use crate::engine::notice::Notice;
@@ -16,7 +18,8 @@ use crate::vocabulary::{Kind, Severity};
 
 #[derive(Debug, Default)]
 pub struct SeenEnds {
-    by_attempt: BTreeMap<String, Vec<PodEnd>>,
+    /// By attempt, oldest first: each end as an entry of the ledger (its requests and sharing).
+    by_attempt: BTreeMap<String, Vec<Entry>>,
     pods: HashSet<String>,
     /// Attempts deleted while this engine watched, and who deleted each through Gantry: their
     /// pods go after them.
@@ -28,16 +31,16 @@ impl SeenEnds {
     pub fn saw(&self, pod: &str) -> bool {
         self.pods.contains(pod)
     }
+
+    /// Every end this engine saw, as ledger entries, by attempt.
+    pub fn seen(&self) -> impl Iterator<Item = &Entry> {
+        self.by_attempt.values().flatten()
+    }
 }
 
-impl Model {
-    /// Before a Job watcher's event is folded in: the pods it ends. Returns what to record and
-    /// what to tell.
-    pub(super) fn note_ends(
-        &mut self,
-        event: &JobWatchEvent,
-        now: jiff::Timestamp,
-    ) -> (Vec<Entry>, Vec<Notice>) {
+impl World {
+    /// Before a Job watcher's event is folded in: the pods it ends, kept; what to tell.
+    pub(super) fn note_ends(&mut self, event: &JobWatchEvent, now: jiff::Timestamp) -> Vec<Notice> {
         if let JobWatchEvent::Job(Change::Deleted(a)) = event {
             let by = self
                 .jobs
@@ -74,7 +77,6 @@ impl Model {
                 .collect(),
             _ => Vec::new(),
         };
-        let mut entries = Vec::new();
         let mut told = Vec::new();
         for (pod, fate) in ended {
             // Recorded by an engine before this one (a restart, another machine): known, and
@@ -99,15 +101,14 @@ impl Model {
                 .by_attempt
                 .entry(pod.job.clone())
                 .or_default()
-                .push(end.clone());
-            entries.push(Entry {
-                job: pod.job.clone(),
-                end,
-                requests: pod.requests,
-                sharing,
-            });
+                .push(Entry {
+                    job: pod.job.clone(),
+                    end,
+                    requests: pod.requests,
+                    sharing,
+                });
         }
-        (entries, told)
+        told
     }
 
     fn gone_fate(&self, pod: &PodSummary, now: jiff::Timestamp) -> Fate {
@@ -145,15 +146,15 @@ impl Model {
     pub fn ends_of(&self, attempt: &AttemptSummary) -> Vec<PodEnd> {
         let mut ends = attempt.recorded_ends.clone();
         let known = |ends: &[PodEnd], pod: &str| ends.iter().any(|e| e.pod == pod);
-        for end in self
+        for entry in self
             .ends
             .by_attempt
             .get(&attempt.name)
             .into_iter()
             .flatten()
         {
-            if !known(&ends, &end.pod) {
-                ends.push(end.clone());
+            if !known(&ends, &entry.end.pod) {
+                ends.push(entry.end.clone());
             }
         }
         for pod in self.jobs.pods_of(&attempt.name) {

@@ -50,14 +50,17 @@ fn running_since(minute: i64) -> Value {
         "state": {"running": {"startedAt": at(minute).to_string()}}}]})
 }
 
-fn model_with(pod_status: Value) -> Model {
-    let mut model = Model::default();
+fn model_with(pod_status: Value) -> Watched {
+    let mut model = World::default();
     model.apply(Report::Connected);
     model.apply(Report::Job(JobWatchEvent::Job(Change::Applied(attempt()))));
     model.apply(Report::Job(JobWatchEvent::Pod(Change::Applied(pod(
         pod_status,
     )))));
-    model
+    Watched {
+        world: model,
+        watch: Watch::default(),
+    }
 }
 
 fn running_cluster() -> crate::gke::ClusterSummary {
@@ -70,7 +73,7 @@ fn running_cluster() -> crate::gke::ClusterSummary {
     }
 }
 
-fn lines(model: &mut Model, texts: &[&str]) {
+fn lines(model: &mut World, texts: &[&str]) {
     let lines = texts
         .iter()
         .map(|t| LogLine {
@@ -89,8 +92,40 @@ fn lines(model: &mut Model, texts: &[&str]) {
     });
 }
 
-fn check(model: &mut Model, minute: i64) -> Vec<Notice> {
-    model.unattended(&THRESHOLDS, &Idle::No, at(minute))
+/// A world and the watch of the engine that holds it.
+struct Watched {
+    world: World,
+    watch: Watch,
+}
+
+impl std::ops::Deref for Watched {
+    type Target = World;
+    fn deref(&self) -> &World {
+        &self.world
+    }
+}
+
+impl std::ops::DerefMut for Watched {
+    fn deref_mut(&mut self) -> &mut World {
+        &mut self.world
+    }
+}
+
+/// What the watch tells at `minute`, the world's headway marked then as the owner marks it.
+fn check(model: &mut Watched, minute: i64) -> Vec<Notice> {
+    model.world.mark_headway(at(minute));
+    let settings = Settings {
+        thresholds: THRESHOLDS,
+        ..Settings::default()
+    };
+    let now = Now {
+        wall: at(minute),
+        mono: std::time::Instant::now(),
+    };
+    model
+        .watch
+        .decide(&model.world, &Doing::default(), &settings, now)
+        .notices
 }
 
 fn news(told: &[Notice]) -> Vec<(Kind, String)> {
@@ -194,26 +229,4 @@ fn an_unreachable_cluster_is_news_after_two_minutes_and_its_return_is_for_the_re
             .any(|n| n.text == "cluster reachable again after 5m" && n.news.is_none()),
         "{told:?}"
     );
-}
-
-#[test]
-fn an_idle_spell_is_news_once() {
-    let mut model = Model::default();
-    let idle = Idle::Remind {
-        idle_for: Duration::from_secs(40 * 60),
-        per_hour: crate::pricing::Estimate::Known(0.3),
-    };
-    // Without a cluster there is no idle spell to tell.
-    assert!(model.unattended(&THRESHOLDS, &idle, at(40)).is_empty());
-    model.apply(Report::Cluster(running_cluster()));
-    model.apply(Report::Connected);
-    let told = news(&model.unattended(&THRESHOLDS, &idle, at(40)));
-    let [(event, text)] = &told[..] else {
-        panic!("{told:?}")
-    };
-    assert_eq!(*event, Kind::Idle);
-    assert!(text.starts_with("idle 40m, no attempt running"), "{text}");
-    assert!(model.unattended(&THRESHOLDS, &idle, at(50)).is_empty());
-    assert!(model.unattended(&THRESHOLDS, &Idle::No, at(51)).is_empty());
-    assert_eq!(news(&model.unattended(&THRESHOLDS, &idle, at(52))).len(), 1);
 }

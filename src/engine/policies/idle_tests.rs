@@ -59,8 +59,8 @@ fn attempt(status: AttemptPhase, started: i64, finished: Option<i64>) -> Attempt
 }
 
 /// A model of a connected cluster, with these attempts.
-fn model(summary: ClusterSummary, attempts: &[AttemptSummary]) -> Model {
-    let mut model = Model::default();
+fn model(summary: ClusterSummary, attempts: &[AttemptSummary]) -> World {
+    let mut model = World::default();
     model.apply(Report::Cluster(summary));
     model.apply(Report::Connected);
     for a in attempts {
@@ -72,9 +72,9 @@ fn model(summary: ClusterSummary, attempts: &[AttemptSummary]) -> Model {
 #[test]
 fn a_running_cluster_without_attempts_is_reminded_of_after_the_idle_time() {
     let m = model(cluster(ClusterStatus::Running, 3), &[]);
-    assert_eq!(decide(&m, &SETTINGS, at(29)), Idle::No);
+    assert_eq!(decide(&m, &SETTINGS, at(29)), Idling::No);
     let idle = decide(&m, &SETTINGS, at(42));
-    let Idle::Remind { idle_for, per_hour } = &idle else {
+    let Idling::Remind { idle_for, per_hour } = &idle else {
         panic!("{idle:?}")
     };
     assert_eq!(*idle_for, Duration::from_secs(42 * 60));
@@ -89,27 +89,27 @@ fn a_running_cluster_without_attempts_is_reminded_of_after_the_idle_time() {
 fn an_attempt_going_is_not_idle_and_idleness_counts_from_the_last_ones_end() {
     let running = attempt(AttemptPhase::Running, 10, None);
     let m = model(cluster(ClusterStatus::Running, 3), &[running]);
-    assert_eq!(decide(&m, &SETTINGS, at(300)), Idle::No);
+    assert_eq!(decide(&m, &SETTINGS, at(300)), Idling::No);
 
     let failed = attempt(AttemptPhase::Failed, 10, Some(100));
     let m = model(cluster(ClusterStatus::Running, 3), &[failed]);
     assert_eq!(idle_since(&m), Some(at(100)));
-    assert_eq!(decide(&m, &SETTINGS, at(120)), Idle::No);
+    assert_eq!(decide(&m, &SETTINGS, at(120)), Idling::No);
     assert!(matches!(
         decide(&m, &SETTINGS, at(130)),
-        Idle::Remind { .. }
+        Idling::Remind { .. }
     ));
 }
 
 #[test]
 fn nothing_is_said_of_a_cluster_not_running_with_nodes_or_not_yet_connected() {
     let reconciling = model(cluster(ClusterStatus::Reconciling, 3), &[]);
-    assert_eq!(decide(&reconciling, &SETTINGS, at(300)), Idle::No);
+    assert_eq!(decide(&reconciling, &SETTINGS, at(300)), Idling::No);
     let no_nodes = model(cluster(ClusterStatus::Running, 0), &[]);
-    assert_eq!(decide(&no_nodes, &SETTINGS, at(300)), Idle::No);
+    assert_eq!(decide(&no_nodes, &SETTINGS, at(300)), Idling::No);
     let mut unconnected = model(cluster(ClusterStatus::Running, 3), &[]);
     unconnected.apply(Report::Disconnected);
-    assert_eq!(decide(&unconnected, &SETTINGS, at(300)), Idle::No);
+    assert_eq!(decide(&unconnected, &SETTINGS, at(300)), Idling::No);
 }
 
 #[test]
@@ -120,20 +120,20 @@ fn scale_to_zero_is_opt_in_and_never_in_read_only() {
         ..SETTINGS
     };
     let idle = decide(&m, &opted, at(31));
-    assert!(matches!(idle, Idle::ScaleToZero { .. }), "{idle:?}");
+    assert!(matches!(idle, Idling::ScaleToZero { .. }), "{idle:?}");
     assert!(
         idle.reminder()
             .unwrap()
             .ends_with("scaling the nodes to zero")
     );
-    assert_eq!(decide(&m, &opted, at(29)), Idle::No);
+    assert_eq!(decide(&m, &opted, at(29)), Idling::No);
     let read_only = IdleSettings {
         read_only: true,
         ..opted
     };
     assert!(matches!(
         decide(&m, &read_only, at(31)),
-        Idle::Remind { .. }
+        Idling::Remind { .. }
     ));
 }
 
@@ -146,4 +146,61 @@ fn settings_come_from_the_config() {
     assert_eq!(settings.reminder, Duration::from_secs(2));
     assert!(settings.scale_to_zero && !settings.read_only);
     assert!(IdleSettings::of(&config, true).read_only);
+}
+
+#[test]
+fn an_idle_spell_is_news_once_and_only_the_recoverer_scales_it_to_zero() {
+    let mut world = World::default();
+    let settings = crate::engine::policies::Settings {
+        idle: IdleSettings {
+            scale_to_zero: true,
+            ..SETTINGS
+        },
+        ..crate::engine::policies::Settings::default()
+    };
+    let now = |minute| crate::engine::policies::Now {
+        wall: at(minute),
+        mono: std::time::Instant::now(),
+    };
+    let mut idle = Idle::default();
+    let doing = Doing::default();
+    // Without a cluster there is no idle spell to tell.
+    assert_eq!(
+        idle.decide(&world, &doing, &settings, now(40)),
+        Decisions::default()
+    );
+    world.apply(Report::Target(crate::engine::TargetInfo {
+        place: "p/us-central1-a".into(),
+        cluster: "c".into(),
+        managed: true,
+        unmanaged_reason: None,
+        simulated: false,
+    }));
+    world.apply(Report::Cluster(cluster(ClusterStatus::Running, 3)));
+    world.apply(Report::Connected);
+    let decided = idle.decide(&world, &doing, &settings, now(40));
+    let [notice] = decided.notices.as_slice() else {
+        panic!("{decided:?}")
+    };
+    assert_eq!(notice.sent_as(), Some(crate::vocabulary::Kind::Idle));
+    assert!(
+        notice.text.starts_with("idle 40m, no attempt running"),
+        "{}",
+        notice.text
+    );
+    assert!(decided.commands.is_empty(), "not the recoverer");
+    crate::engine::world::fixtures::hold_lease(&mut world, true);
+    let decided = idle.decide(&world, &doing, &settings, now(45));
+    assert!(decided.notices.is_empty(), "told once");
+    assert_eq!(
+        decided.commands,
+        vec![crate::engine::Command::ScaleNodePools(
+            crate::gke::resize::Scale::ToZero
+        )]
+    );
+    assert_eq!(
+        idle.decide(&world, &doing, &settings, now(46)),
+        Decisions::default(),
+        "not again while it stays idle"
+    );
 }

@@ -5,11 +5,10 @@ use std::time::Duration;
 use k8s_openapi::api::core::v1::Pod;
 use serde_json::{Value, json};
 
-use super::SpotFallback;
+use super::*;
 use crate::config::ClusterConfig;
-use crate::engine::model::Model;
-use crate::engine::model::fixtures::model_with;
-use crate::engine::{Command, Report};
+use crate::engine::Report;
+use crate::engine::world::fixtures::model_with;
 use crate::k8s::status::{AttemptSummary, EventSummary, PodSummary};
 use crate::k8s::watch::{Change, JobWatchEvent};
 
@@ -19,7 +18,26 @@ fn at(time: &str) -> jiff::Timestamp {
     time.parse().unwrap()
 }
 
-fn settings() -> SpotFallback {
+/// What the fallback decides of `world` at `time`, with `doing` under way.
+fn decide(fallback: &mut Fallback, world: &World, doing: &Doing, time: &str) -> Option<Command> {
+    let settings = Settings {
+        spot_fallback: Some(spot()),
+        ..Settings::default()
+    };
+    let now = Now {
+        wall: at(time),
+        mono: std::time::Instant::now(),
+    };
+    let decided = fallback.decide(world, doing, &settings, now);
+    assert!(decided.notices.is_empty());
+    decided.commands.into_iter().next()
+}
+
+fn fresh(world: &World, doing: &Doing, time: &str) -> Option<Command> {
+    decide(&mut Fallback::default(), world, doing, time)
+}
+
+fn spot() -> SpotFallback {
     SpotFallback {
         pool: "default-pool".into(),
         fallback: "default-pool-on-demand".into(),
@@ -62,7 +80,7 @@ fn pod(name: &str, job: &str, node: Option<&str>, status: Value) -> PodSummary {
 }
 
 /// The pod of `job` waits for a node the zone has no capacity for.
-fn out_of_spot(model: &mut Model, job: &str) {
+fn out_of_spot(model: &mut World, job: &str) {
     let waiting = pod(
         &format!("{job}-abcde"),
         job,
@@ -83,7 +101,7 @@ fn out_of_spot(model: &mut Model, job: &str) {
 }
 
 /// A pod of `job` whose spot node was reclaimed at `finished`.
-fn preempted(model: &mut Model, job: &str, n: u32, finished: &str) {
+fn preempted(model: &mut World, job: &str, n: u32, finished: &str) {
     let status = json!({
         "phase": "Failed",
         "reason": "Terminated",
@@ -101,15 +119,15 @@ fn preempted(model: &mut Model, job: &str, n: u32, finished: &str) {
 fn a_pod_out_of_spot_capacity_past_spot_wait_moves_the_run_to_an_on_demand_pool_once() {
     let mut model = model_with(attempt("train-1", None), true);
     out_of_spot(&mut model, "train-1");
-    let s = settings();
+    let mut fallback = Fallback::default();
+    let mut doing = Doing::default();
     assert_eq!(
-        model.fallback_for(&s, false, at("2026-12-05T10:09:00Z")),
+        decide(&mut fallback, &model, &doing, "2026-12-05T10:09:00Z"),
         None,
         "not before spot-wait"
     );
-    let command = model
-        .fallback_for(&s, false, at("2026-12-05T10:10:00Z"))
-        .expect("past spot-wait");
+    let command =
+        decide(&mut fallback, &model, &doing, "2026-12-05T10:10:00Z").expect("past spot-wait");
     let Command::FallBack {
         attempt,
         pool,
@@ -133,31 +151,39 @@ fn a_pod_out_of_spot_capacity_past_spot_wait_moves_the_run_to_an_on_demand_pool_
         "+ pool default-pool-on-demand: 3 × n1-standard-1, on-demand (new node pool), ≈ $0.09/h more than spot"
     );
     assert_eq!((*next, *most), (2, 11));
-    assert!(model.recovery.recovering.is_some());
+    doing.decided(&command);
+    assert!(doing.recovering.is_some());
     // Once per run: not again, even after the recovery ended.
-    model.recovery_done(&command.describe());
+    doing.done(&command.describe());
     assert_eq!(
-        model.fallback_for(&s, false, at("2026-12-05T11:00:00Z")),
+        decide(&mut fallback, &model, &doing, "2026-12-05T11:00:00Z"),
         None
     );
 }
 
 #[test]
 fn only_the_recoverer_falls_back_and_never_over_a_persons_retry() {
-    let s = settings();
-    let late = at("2026-12-05T10:30:00Z");
+    let late = "2026-12-05T10:30:00Z";
+    let nothing = Doing::default();
     let mut other = model_with(attempt("train-1", None), false);
     out_of_spot(&mut other, "train-1");
-    assert_eq!(other.fallback_for(&s, false, late), None);
+    assert_eq!(fresh(&other, &nothing, late), None);
     let mut mine = model_with(attempt("train-1", None), true);
     out_of_spot(&mut mine, "train-1");
-    assert_eq!(
-        mine.fallback_for(&s, true, late),
-        None,
-        "a retry is on its way"
+    let retrying = Doing {
+        retry_asked: true,
+        ..Doing::default()
+    };
+    assert_eq!(fresh(&mine, &retrying, late), None, "a retry is on its way");
+    let recovering = Doing {
+        recovering: Some("recover: rank 1 of train-1 preempted".into()),
+        ..Doing::default()
+    };
+    assert_eq!(fresh(&mine, &recovering, late), None, "a recovery is");
+    assert!(
+        fresh(&mine, &nothing, late).is_some(),
+        "and else it falls back"
     );
-    mine.recovery.recovering = Some("recover: rank 1 of train-1 preempted".into());
-    assert_eq!(mine.fallback_for(&s, false, late), None, "a recovery is");
 }
 
 #[test]
@@ -165,31 +191,29 @@ fn an_attempt_already_on_the_fallback_stays_there() {
     let mut model = model_with(attempt("train-2", Some("default-pool-on-demand")), true);
     out_of_spot(&mut model, "train-2");
     assert_eq!(
-        model.fallback_for(&settings(), false, at("2026-12-05T10:30:00Z")),
+        fresh(&model, &Doing::default(), "2026-12-05T10:30:00Z"),
         None
     );
 }
 
 #[test]
 fn more_preemptions_in_an_hour_than_allowed_move_the_run_too() {
-    let s = settings();
+    let nothing = Doing::default();
     let mut model = model_with(attempt("train-1", None), true);
     preempted(&mut model, "train-1", 1, "2026-12-05T10:05:00Z");
     preempted(&mut model, "train-1", 2, "2026-12-05T10:06:00Z");
     assert_eq!(
-        model.fallback_for(&s, false, at("2026-12-05T10:20:00Z")),
+        fresh(&model, &nothing, "2026-12-05T10:20:00Z"),
         None,
         "two is not more than two"
     );
     preempted(&mut model, "train-1", 3, "2026-12-05T10:07:00Z");
     assert_eq!(
-        model.fallback_for(&s, false, at("2026-12-05T11:06:30Z")),
+        fresh(&model, &nothing, "2026-12-05T11:06:30Z"),
         None,
         "only one of them in the last hour"
     );
-    let command = model
-        .fallback_for(&s, false, at("2026-12-05T10:20:00Z"))
-        .expect("three in the hour");
+    let command = fresh(&model, &nothing, "2026-12-05T10:20:00Z").expect("three in the hour");
     assert!(
         command.describe().starts_with(
             "fall back to on-demand: default-pool was preempted 3 times in the last hour (spot-max-preemptions = 2); + pool default-pool-on-demand"

@@ -4,7 +4,7 @@ use k8s_openapi::api::core::v1::Pod;
 use serde_json::{Value, json};
 
 use crate::engine::Report;
-use crate::engine::model::Model;
+use crate::engine::world::World;
 use crate::k8s::status::PodSummary;
 use crate::k8s::watch::{Change, JobWatchEvent};
 use crate::vocabulary::Kind;
@@ -33,13 +33,22 @@ fn reclaimed() -> Value {
     })
 }
 
-fn applied(model: &mut Model, change: Change<PodSummary>) -> crate::engine::model::Applied {
-    model.apply(Report::Job(JobWatchEvent::Pod(change)))
+/// What folding a pod's change told, and the ends it kept for the ledger.
+struct Seen {
+    told: Vec<crate::engine::notice::Notice>,
+    record: Vec<crate::ends::ledger::Entry>,
+}
+
+fn applied(model: &mut World, change: Change<PodSummary>) -> Seen {
+    let before = model.ends.seen().count();
+    let told = model.apply(Report::Job(JobWatchEvent::Pod(change))).told;
+    let record = model.ends.seen().skip(before).cloned().collect();
+    Seen { told, record }
 }
 
 #[test]
 fn a_preempted_pod_is_told_once_as_a_preemption_and_recorded_once() {
-    let mut model = Model::default();
+    let mut model = World::default();
     applied(
         &mut model,
         Change::Applied(pod("train-a", json!({"phase": "Running"}))),
@@ -69,7 +78,7 @@ fn a_preempted_pod_is_told_once_as_a_preemption_and_recorded_once() {
 
 #[test]
 fn a_running_pod_deleted_outside_gantry_ends_as_deleted() {
-    let mut model = Model::default();
+    let mut model = World::default();
     applied(
         &mut model,
         Change::Applied(pod("train-b", json!({"phase": "Running"}))),
@@ -85,7 +94,7 @@ fn a_running_pod_deleted_outside_gantry_ends_as_deleted() {
 
 #[test]
 fn a_pod_that_vanished_while_the_watch_was_down_ends_at_the_relist() {
-    let mut model = Model::default();
+    let mut model = World::default();
     applied(
         &mut model,
         Change::Applied(pod("train-c", json!({"phase": "Running"}))),
@@ -98,7 +107,7 @@ fn a_pod_that_vanished_while_the_watch_was_down_ends_at_the_relist() {
 
 #[test]
 fn a_pod_that_cannot_pull_its_image_is_shown_but_recorded_only_once_gone() {
-    let mut model = Model::default();
+    let mut model = World::default();
     let stuck = pod(
         "train-d",
         json!({"phase": "Pending", "containerStatuses": [{"name": "c", "ready": false,
@@ -119,7 +128,7 @@ fn a_pod_that_cannot_pull_its_image_is_shown_but_recorded_only_once_gone() {
 
 #[test]
 fn pods_that_go_with_an_attempt_deleted_through_gantry_name_who_deleted_it() {
-    let mut model = Model::default();
+    let mut model = World::default();
     let mut attempt = crate::k8s::status::AttemptSummary::of(
         &serde_json::from_value(json!({"metadata": {"name": "train",
             "annotations": {"gantry.dev/deleted-by": "alice@ops"}}}))
@@ -147,7 +156,7 @@ fn pods_that_go_with_an_attempt_deleted_through_gantry_name_who_deleted_it() {
 
 #[test]
 fn an_end_another_engine_recorded_is_neither_told_nor_recorded_again() {
-    let mut model = Model::default();
+    let mut model = World::default();
     let attempt = crate::k8s::status::AttemptSummary::of(
         &serde_json::from_value(json!({"metadata": {"name": "train", "annotations": {
             "gantry.dev/pod-ends": r#"[{"pod":"train-f","class":"preempted","detail":"d","at":null,"ranSeconds":5,"cost":null}]"#

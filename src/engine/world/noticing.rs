@@ -209,14 +209,14 @@ mod tests {
     #[test]
     fn a_cluster_running_is_told_once_whether_its_follower_or_the_operations_saw_it_first() {
         use crate::engine::Report;
-        use crate::engine::model::Model;
+        use crate::engine::world::World;
         use crate::gke::{ClusterStatus, ProvisionEvent};
         let running = |told: &[Notice]| {
             told.iter()
                 .filter(|n| n.to_string() == "cluster ml-gke-cluster RUNNING")
                 .count()
         };
-        let mut model = Model::default();
+        let mut model = World::default();
         model.apply(Report::Cluster(cluster(ClusterStatus::Provisioning)));
         let first = model.apply(Report::Provision(ProvisionEvent::Cluster(cluster(
             ClusterStatus::Running,

@@ -3,14 +3,16 @@
 use jiff::{SignedDuration, Timestamp};
 use serde_json::json;
 
-use crate::engine::model::Model;
+use crate::engine::Command;
+use crate::engine::policies::ledgers::CostLedger;
+use crate::engine::world::World;
 use crate::engine::{Report, TargetInfo};
 use crate::gke::summary::PoolSummary;
 use crate::gke::{ClusterRef, ClusterStatus, ClusterSummary};
-use crate::k8s::lease::Holder;
 use crate::k8s::status::AttemptSummary;
 use crate::k8s::watch::{Change, JobWatchEvent};
 use crate::meter::NodeSeen;
+use crate::meter::ledger::Entry;
 
 const FEE: f64 = 0.10;
 /// An n1-standard-1 with its 100 GB pd-balanced boot disk in us-central1.
@@ -66,7 +68,7 @@ fn node(name: &str, created: i64) -> NodeSeen {
     )
 }
 
-fn nodes(model: &mut Model, change: Change<NodeSeen>, secs: i64) {
+fn nodes(model: &mut World, change: Change<NodeSeen>, secs: i64) {
     model.apply(Report::Node {
         change,
         at: at(secs),
@@ -74,8 +76,8 @@ fn nodes(model: &mut Model, change: Change<NodeSeen>, secs: i64) {
 }
 
 /// A model of a GKE cluster created at `t0`, its three nodes listed by a watch at `listed`.
-fn watched_from(listed: i64) -> Model {
-    let mut model = Model::default();
+fn watched_from(listed: i64) -> World {
+    let mut model = World::default();
     model.apply(Report::Target(target(true)));
     model.apply(Report::Cluster(summary()));
     nodes(&mut model, Change::Restarted, listed);
@@ -97,7 +99,7 @@ fn nodes_listed_and_deleted_by_the_watch_make_the_cluster_cost() {
         "{so_far:?}"
     );
     assert!(!so_far.partial);
-    assert_eq!(model.meter.nodes.alive(), 1);
+    assert_eq!(model.nodes.alive(), 1);
 }
 
 #[test]
@@ -139,12 +141,12 @@ fn a_node_gone_while_the_watch_was_away_counts_until_it_went_away() {
         "{back:?}"
     );
     assert!(back.partial);
-    assert!(model.meter.nodes.watching());
+    assert!(model.nodes.watching());
 }
 
 #[test]
 fn nothing_is_known_before_the_nodes_are_listed_nor_on_a_context() {
-    let mut model = Model::default();
+    let mut model = World::default();
     model.apply(Report::Target(target(true)));
     model.apply(Report::Cluster(summary()));
     assert_eq!(model.cluster_cost_so_far(at(HOUR)), None);
@@ -171,15 +173,27 @@ fn attempt(name: &str, run_attempt: u32, created: i64, finished: Option<i64>) ->
     )
 }
 
-fn job(model: &mut Model, attempt: AttemptSummary) {
+fn job(model: &mut World, attempt: AttemptSummary) {
     model.apply(Report::Job(JobWatchEvent::Job(Change::Applied(attempt))));
 }
 
-fn recoverer(model: &mut Model, mine: bool) {
-    model.apply(Report::Recoverer(Some(Holder {
-        identity: "someone@here pid 1".into(),
-        mine,
-    })));
+fn recoverer(model: &mut World, mine: bool) {
+    crate::engine::world::fixtures::hold_lease(model, mine);
+}
+
+/// The cost ledger's record at `now`, if it is due.
+fn record(model: &World, ledger: &mut CostLedger, now: Timestamp) -> Option<Entry> {
+    let now = crate::engine::policies::Now {
+        wall: now,
+        mono: std::time::Instant::now(),
+    };
+    let settings = crate::engine::policies::Settings::default();
+    let decided = ledger.decide(model, &Default::default(), &settings, now);
+    match decided.commands.as_slice() {
+        [Command::RecordCost(entry)] => Some(entry.clone()),
+        [] => None,
+        other => panic!("{other:?}"),
+    }
 }
 
 #[test]
@@ -196,35 +210,41 @@ fn a_run_costs_the_cluster_from_its_start_and_a_scale_to_zero_leaves_the_fee() {
 
 #[test]
 fn the_recorder_records_on_a_new_attempt_every_few_minutes_and_at_its_end() {
+    let mut ledger = CostLedger::default();
     let mut model = watched_from(0);
     job(&mut model, attempt("train-1", 1, 60, None));
-    assert_eq!(model.cost_to_record(at(120)), None, "not the recoverer");
+    assert_eq!(
+        record(&model, &mut ledger, at(120)),
+        None,
+        "not the recoverer"
+    );
     recoverer(&mut model, true);
-    let first = model.cost_to_record(at(120)).unwrap();
+    let first = record(&model, &mut ledger, at(120)).unwrap();
     assert_eq!(first.job, "train-1");
     assert_eq!((first.cost.since, first.cost.as_of), (at(60), at(120)));
     assert_eq!(first.cost.nodes, Some(3), "the nodes it saw alive");
-    assert_eq!(model.cost_to_record(at(150)), None, "not due yet");
+    assert_eq!(record(&model, &mut ledger, at(150)), None, "not due yet");
     let every = crate::meter::ledger::RECORD_EVERY.as_secs() as i64;
-    assert!(model.cost_to_record(at(120 + every)).is_some());
+    assert!(record(&model, &mut ledger, at(120 + every)).is_some());
     // The attempt ends: recorded at its end, once.
     job(&mut model, attempt("train-1", 1, 60, Some(600)));
-    let end = model.cost_to_record(at(700)).unwrap();
+    let end = record(&model, &mut ledger, at(700)).unwrap();
     assert_eq!(end.cost.as_of, at(600));
-    assert_eq!(model.cost_to_record(at(710 + every)), None);
+    assert_eq!(record(&model, &mut ledger, at(710 + every)), None);
     // A retry in the same run: its attempt gets the figure at once.
     job(&mut model, attempt("train-2", 2, 900, None));
-    let next = model.cost_to_record(at(1000)).unwrap();
+    let next = record(&model, &mut ledger, at(1000)).unwrap();
     assert_eq!((next.job.as_str(), next.cost.since), ("train-2", at(60)));
 }
 
 #[test]
 fn nothing_is_recorded_while_the_node_watch_is_away() {
+    let mut ledger = CostLedger::default();
     let mut model = watched_from(0);
     job(&mut model, attempt("train-1", 1, 60, None));
     recoverer(&mut model, true);
     nodes(&mut model, Change::Trouble("gone".into()), 100);
-    assert_eq!(model.cost_to_record(at(120)), None);
+    assert_eq!(record(&model, &mut ledger, at(120)), None);
 }
 
 #[test]
@@ -249,19 +269,27 @@ fn a_started_engine_carries_on_from_the_recorded_figure() {
 
 #[test]
 fn a_node_that_came_or_went_is_recorded_soon_and_then_not_again() {
+    let mut ledger = CostLedger::default();
     let mut model = watched_from(0);
     job(&mut model, attempt("train-1", 1, 60, None));
     recoverer(&mut model, true);
-    assert!(model.cost_to_record(at(100)).is_some());
+    assert!(record(&model, &mut ledger, at(100)).is_some());
     nodes(&mut model, Change::Deleted(node("c", 0)), 105);
     assert_eq!(
-        model.cost_to_record(at(106)),
+        record(&model, &mut ledger, at(106)),
         None,
         "not within 10 s of the last"
     );
-    let after = model.cost_to_record(at(110)).unwrap();
+    let after = record(&model, &mut ledger, at(110)).unwrap();
     assert_eq!(after.cost.as_of, at(110));
-    assert_eq!(model.cost_to_record(at(125)), None, "nothing changed since");
+    assert_eq!(
+        record(&model, &mut ledger, at(125)),
+        None,
+        "nothing changed since"
+    );
     nodes(&mut model, Change::Applied(node("d", 130)), 131);
-    assert!(model.cost_to_record(at(141)).is_some(), "a node came");
+    assert!(
+        record(&model, &mut ledger, at(141)).is_some(),
+        "a node came"
+    );
 }

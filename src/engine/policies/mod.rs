@@ -1,0 +1,175 @@
+//! What the engine decides by itself, for the people who are not looking. Each policy is a type
+//! that owns its memory and has one entry point, `decide(&mut self, &World, &Doing, &Settings,
+//! Now) -> Decisions`: it reads the world (what the cluster is), what the engine itself is doing
+//! (`Doing`: a retry a person asked for, what the workers are running, what this engine already
+//! ended), and the resolved settings, and answers with notices to tell and commands to run. The
+//! owner runs them in one order, under the one lock the batch was folded under, passes every
+//! command through the gate under the policy's principal, and publishes every notice one way.
+//!
+//! The order, and why:
+//! 1. `recoverer` — take the Lease when nobody holds it or its holder fell silent: every policy
+//!    below that acts does so only on the holder's engine.
+//! 2. `ends` — record the pods' ends this engine saw on their attempts.
+//! 3. `recovery` — restart a gang a preemption broke, or end a run out of recoveries.
+//! 4. `fallback` — move a run that spot capacity deserted to its on-demand pool.
+//! 5. `guards` — a spent budget, a run too long, a stall ended as a recovery.
+//! 6. `watch` — tell of a stall, a long wait, an unreachable cluster.
+//! 7. `idle` — tell of an idle cluster, and scale it to zero when asked to.
+//! 8. `cost` — record the run's cost on its newest attempt.
+//! 9. `news` — what of everything told (by the world and the policies above) is a message for
+//!    those not looking, sent by the holder alone.
+//!
+//! A recovery, a fallback and a guard may each want to end the same attempt: whichever comes
+//! first in the order does, and those after it see it in `Doing` (`ended`) and leave it. A batch
+//! of log lines alone changes nothing but what is news (an alert): only `news` runs for it.
+
+mod doing;
+pub mod fallback;
+pub mod guards;
+pub mod idle;
+pub mod ledgers;
+pub mod news;
+pub mod recoverer;
+pub mod recovery;
+mod settings;
+pub mod watch;
+
+use std::time::Instant;
+
+pub use doing::Doing;
+pub use settings::Settings;
+
+use super::Command;
+use super::notice::Notice;
+use super::world::World;
+use crate::notify::Message;
+
+/// The time a decision is made at: the wall clock (what is shown and recorded) and the
+/// engine's monotonic clock (what a Lease's silence is judged by).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Now {
+    pub wall: jiff::Timestamp,
+    pub mono: Instant,
+}
+
+/// What a policy calls for.
+#[derive(Debug, Default, PartialEq)]
+pub struct Decisions {
+    pub notices: Vec<Notice>,
+    pub commands: Vec<Command>,
+}
+
+impl Decisions {
+    pub fn tell(notice: Notice) -> Decisions {
+        Decisions {
+            notices: vec![notice],
+            commands: Vec::new(),
+        }
+    }
+
+    pub fn run(command: Command) -> Decisions {
+        Decisions {
+            notices: Vec::new(),
+            commands: vec![command],
+        }
+    }
+
+    fn extend(&mut self, other: Decisions) {
+        self.notices.extend(other.notices);
+        self.commands.extend(other.commands);
+    }
+}
+
+/// A command a policy decided, with the principal it passes the gate as.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Decided {
+    pub by: &'static str,
+    pub command: Command,
+}
+
+/// What one round decided: the commands in order, what is told, and the messages to send.
+#[derive(Debug, Default, PartialEq)]
+pub struct Round {
+    pub commands: Vec<Decided>,
+    pub notices: Vec<Notice>,
+    pub messages: Vec<Message>,
+}
+
+/// Every policy, each with its memory.
+#[derive(Debug, Default)]
+pub struct Policies {
+    pub recoverer: recoverer::Recoverer,
+    pub ends: ledgers::EndsLedger,
+    pub recovery: recovery::Recovery,
+    pub fallback: fallback::Fallback,
+    pub guards: guards::Guards,
+    pub watch: watch::Watch,
+    pub idle: idle::Idle,
+    pub cost: ledgers::CostLedger,
+    pub news: news::News,
+}
+
+impl Policies {
+    /// One round, in the order above. `told` is what the world told as the batch was folded;
+    /// `judge`: the batch held more than log lines. `doing` learns each command as it is
+    /// decided, so a policy later in the order sees what one before it did.
+    pub fn decide(
+        &mut self,
+        world: &World,
+        doing: &mut Doing,
+        settings: &Settings,
+        told: &[Notice],
+        judge: bool,
+        now: Now,
+    ) -> Round {
+        let mut round = Round::default();
+        if judge {
+            let mut step = |by: &'static str, decisions: Decisions, doing: &mut Doing| {
+                for command in &decisions.commands {
+                    doing.decided(command);
+                }
+                round.notices.extend(decisions.notices);
+                round.commands.extend(
+                    decisions
+                        .commands
+                        .into_iter()
+                        .map(|command| Decided { by, command }),
+                );
+            };
+            step(
+                "recoverer",
+                self.recoverer.decide(world, doing, settings, now),
+                doing,
+            );
+            step("ends", self.ends.decide(world, doing, settings, now), doing);
+            step(
+                "recovery",
+                self.recovery.decide(world, doing, settings, now),
+                doing,
+            );
+            step(
+                "recovery",
+                self.fallback.decide(world, doing, settings, now),
+                doing,
+            );
+            step(
+                "guard",
+                self.guards.decide(world, doing, settings, now),
+                doing,
+            );
+            step(
+                "watch",
+                self.watch.decide(world, doing, settings, now),
+                doing,
+            );
+            step("idle", self.idle.decide(world, doing, settings, now), doing);
+            step("cost", self.cost.decide(world, doing, settings, now), doing);
+        }
+        let all: Vec<&Notice> = told.iter().chain(round.notices.iter()).collect();
+        round.messages = self.news.decide(world, &all, settings, now);
+        round
+    }
+}
+
+#[cfg(test)]
+pub mod fixtures;

@@ -1,0 +1,161 @@
+//! Who recovers: the engine that holds the recoverer's Lease. An engine that may act takes it
+//! when there is none or it names nobody, and takes it over when its holder has been silent —
+//! its record unchanged by this engine's own clock — for the Lease's duration. Never by the
+//! times the record claims: a record that says it was renewed in 2099 is taken over 15 s after
+//! it was first seen unchanged, and an engine whose wall clock is wrong neither takes a healthy
+//! holder's Lease nor loses its own. The take goes through the gate (audited as the
+//! recoverer's); the world tells how it went.
+
+use std::time::Duration;
+
+use super::{Decisions, Doing, Now, Settings};
+use crate::engine::Command;
+use crate::engine::world::World;
+use crate::k8s::lease::LEASE_SECONDS;
+
+/// How long a holder may be silent before it is taken over.
+pub const SILENCE: Duration = Duration::from_secs(LEASE_SECONDS as u64);
+
+#[derive(Debug, Default)]
+pub struct Recoverer;
+
+impl Recoverer {
+    pub fn decide(
+        &mut self,
+        world: &World,
+        doing: &Doing,
+        settings: &Settings,
+        now: Now,
+    ) -> Decisions {
+        let lease = &world.lease;
+        if !settings.may_act || !world.connected || !lease.read() || lease.mine() {
+            return Decisions::default();
+        }
+        if doing.taking_lease {
+            return Decisions::default();
+        }
+        let judged = lease.record().cloned();
+        let command = match lease.holder() {
+            None => Command::TakeLease {
+                from: None,
+                silent: None,
+                judged,
+            },
+            Some(holder) => {
+                let silent = lease.silent_for(now.mono).unwrap_or_default();
+                if silent < SILENCE {
+                    return Decisions::default();
+                }
+                Command::TakeLease {
+                    from: Some(holder.identity),
+                    silent: Some(silent),
+                    judged,
+                }
+            }
+        };
+        Decisions::run(command)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::time::{Duration, Instant};
+
+    use super::*;
+    use crate::engine::policies::fixtures;
+    use crate::engine::world::lease::Reading;
+    use crate::k8s::lease::Record;
+
+    fn stranger() -> Record {
+        Record {
+            holder: Some("stranger".into()),
+            renew_time: "2099-01-01T00:00:00Z".parse().ok(),
+            transitions: 0,
+            version: Some("9".into()),
+        }
+    }
+
+    fn world_seeing(record: Option<Record>, at: Instant) -> World {
+        let mut world = fixtures::connected();
+        world.lease.saw(
+            Reading {
+                record,
+                mine: false,
+            },
+            at,
+        );
+        world
+    }
+
+    fn decide(world: &World, settings: &Settings, mono: Instant) -> Decisions {
+        let now = Now {
+            wall: fixtures::at(0),
+            mono,
+        };
+        Recoverer.decide(world, &Doing::default(), settings, now)
+    }
+
+    #[test]
+    fn a_record_claiming_renewal_in_2099_is_taken_over_after_15_s_unchanged() {
+        let t0 = Instant::now();
+        let world = world_seeing(Some(stranger()), t0);
+        let settings = Settings::default();
+        assert_eq!(
+            decide(&world, &settings, t0 + Duration::from_secs(14)),
+            Decisions::default()
+        );
+        let taken = decide(&world, &settings, t0 + Duration::from_secs(15));
+        assert_eq!(
+            taken.commands,
+            vec![Command::TakeLease {
+                from: Some("stranger".into()),
+                silent: Some(Duration::from_secs(15)),
+                judged: Some(stranger()),
+            }]
+        );
+    }
+
+    #[test]
+    fn a_lease_nobody_holds_is_taken_at_once_and_a_read_only_engine_takes_nothing() {
+        let t0 = Instant::now();
+        let world = world_seeing(None, t0);
+        let taken = decide(&world, &Settings::default(), t0);
+        assert!(matches!(
+            taken.commands.as_slice(),
+            [Command::TakeLease { from: None, .. }]
+        ));
+        let read_only = Settings {
+            may_act: false,
+            ..Settings::default()
+        };
+        let later = t0 + Duration::from_secs(60);
+        assert_eq!(decide(&world, &read_only, later), Decisions::default());
+        let silent_stranger = world_seeing(Some(stranger()), t0);
+        assert_eq!(
+            decide(&silent_stranger, &read_only, later),
+            Decisions::default()
+        );
+    }
+
+    #[test]
+    fn a_holder_that_renews_is_never_taken_over() {
+        let t0 = Instant::now();
+        let mut world = world_seeing(Some(stranger()), t0);
+        for s in (5..=60).step_by(5) {
+            let mut renewed = stranger();
+            renewed.renew_time = jiff::Timestamp::from_second(s).ok();
+            world.lease.saw(
+                Reading {
+                    record: Some(renewed),
+                    mine: false,
+                },
+                t0 + Duration::from_secs(s as u64),
+            );
+            let at = t0 + Duration::from_secs(s as u64 + 4);
+            assert_eq!(
+                decide(&world, &Settings::default(), at),
+                Decisions::default()
+            );
+        }
+    }
+}
