@@ -83,6 +83,8 @@ fn attempt() -> AttemptSummary {
         completion_time: None,
         finished_at: None,
         deleting: false,
+        ended_by: None,
+        recovered_into: None,
         recorded_ends: Vec::new(),
         recorded_cost: None,
         ignores_disruptions: false,

@@ -212,6 +212,7 @@ fn an_attempt_shows_how_its_pods_ended_and_the_preemptions_apart_from_failures()
             pod_ends,
             partial: true,
             unexplained: 0,
+            cost: None,
         },
         ..with(running_attempt(), vec![])
     };

@@ -25,6 +25,9 @@ pub struct AttemptEnds {
     /// Pods the Job made that are gone with no end known.
     #[serde(skip_serializing_if = "is_zero")]
     pub unexplained: usize,
+    /// What its pods' time cost: the sum of their ends' costs, in US dollars; null where one of
+    /// them is not known (or none ended yet).
+    pub cost: Option<f64>,
 }
 
 fn is_zero(n: &usize) -> bool {
@@ -56,7 +59,16 @@ pub fn of_attempt(
     let partial = !inferred.ends.is_empty() || inferred.unexplained > 0;
     ends.extend(inferred.ends);
     ends.sort_by_key(|e| (e.at.is_none(), e.at));
+    let cost = if ends.is_empty() {
+        None
+    } else {
+        ends.iter()
+            .map(|e| e.cost)
+            .sum::<Option<f64>>()
+            .map(crate::meter::round_usd)
+    };
     AttemptEnds {
+        cost,
         preemptions: preemptions(&ends),
         pod_ends: ends,
         partial,

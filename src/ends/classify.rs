@@ -16,6 +16,8 @@ pub struct GoneContext<'a> {
     pub attempt_failed: Option<&'a str>,
     /// Who deleted it or its attempt through Gantry.
     pub deleted_by: Option<&'a str>,
+    /// Gantry stopped its attempt (suspended it): how, in words (`ends::stopped_by_gantry`).
+    pub stopped: Option<&'static str>,
     /// Why it waited, if it never ran.
     pub waiting: Option<&'a Cause>,
     /// When it was seen gone.
@@ -49,6 +51,9 @@ pub fn gone(last: &PodSummary, ctx: &GoneContext<'_>) -> Fate {
     }
     if let Some(by) = ctx.deleted_by {
         return fate(Class::Deleted, format!("deleted by {by}"));
+    }
+    if let Some(how) = ctx.stopped {
+        return fate(Class::Deleted, how.to_string());
     }
     if let Some(f) = &last.fate {
         return f.clone();

@@ -65,6 +65,23 @@ pub fn infer(
     let succeeded_unseen = usize::try_from(attempt.succeeded)
         .unwrap_or(0)
         .saturating_sub(counted(&|c| c == Class::Succeeded));
+    // Gantry suspended it: the pods the Job controller stopped were not its to count.
+    if let Some(how) = super::stopped_by_gantry(attempt) {
+        let ends = gone.into_iter().map(|pod| PodEnd {
+            pod: pod.clone(),
+            index: None,
+            class: Class::Deleted,
+            detail: format!("{how}; gone before any Gantry saw it end"),
+            at: None,
+            node: None,
+            ran_seconds: 0,
+            cost: None,
+        });
+        return Inferred {
+            ends: ends.collect(),
+            unexplained: 0,
+        };
+    }
     if !attempt.ignores_disruptions || failed_unseen + succeeded_unseen > 0 {
         return Inferred {
             ends: Vec::new(),

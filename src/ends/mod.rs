@@ -28,6 +28,18 @@ pub use classify::{GoneContext, gone};
 
 use crate::k8s::status::PodSummary;
 
+/// How the pods of an attempt Gantry stopped by suspending it ended: not failures, not
+/// preemptions (None: Gantry did not stop it).
+pub fn stopped_by_gantry(attempt: &crate::k8s::status::AttemptSummary) -> Option<&'static str> {
+    if attempt.recovered_into.is_some() {
+        Some("stopped by recovery")
+    } else if attempt.ended_by.is_some() {
+        Some("stopped when Gantry ended the run")
+    } else {
+        None
+    }
+}
+
 /// How many of `pods` ran on `pod`'s node, itself included (at least 1): those that asked for
 /// nothing share the node's price evenly (`cost::NodeFacts::share`).
 pub fn sharing<'a>(pods: impl IntoIterator<Item = &'a PodSummary>, pod: &PodSummary) -> usize {

@@ -7,7 +7,13 @@ use std::time::Instant;
 
 use jiff::{SignedDuration, Timestamp};
 
-use super::policies::Now;
+/// The time a decision is made at: the wall clock (what is shown and recorded) and the
+/// engine's monotonic clock (what a Lease's silence is judged by).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Now {
+    pub wall: Timestamp,
+    pub mono: Instant,
+}
 
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct Clock {

@@ -24,6 +24,8 @@ pub enum Command {
         attempt: String,
         /// What happened, in words: `rank 1 of ml-training-job-3 preempted`.
         why: String,
+        /// Why, in one word (recorded on the attempt).
+        ended_by: crate::vocabulary::attempt::EndedBy,
         next: u32,
         most: u32,
     },
@@ -45,6 +47,8 @@ pub enum Command {
     EndRun {
         attempt: String,
         why: String,
+        /// Why, in one word (recorded on the attempt).
+        ended_by: crate::vocabulary::attempt::EndedBy,
     },
     /// Take the recoverer's Lease for this engine: nobody holds it, or its holder `from` has
     /// been silent for `silent` by this engine's clock. Only the record `judged` (the one seen
@@ -130,7 +134,7 @@ impl Command {
                 most,
                 ..
             } => format!("{fall_back}: {why}; {plan}; attempt {next} of at most {most}"),
-            Command::EndRun { attempt, why } => format!("{end} {attempt}: {why}"),
+            Command::EndRun { attempt, why, .. } => format!("{end} {attempt}: {why}"),
             _ => return None,
         })
     }

@@ -213,6 +213,7 @@ mod tests {
             Command::Recover {
                 attempt: "ml-training-job-3".into(),
                 why: "rank 1 of ml-training-job-3 preempted".into(),
+                ended_by: crate::vocabulary::attempt::EndedBy::Preempted,
                 next: 4,
                 most: 11,
             },
@@ -227,6 +228,7 @@ mod tests {
             Command::EndRun {
                 attempt: "ml-training-job-3".into(),
                 why: "too many".into(),
+                ended_by: crate::vocabulary::attempt::EndedBy::MaxRecoveries,
             },
             Command::FetchLogs {
                 attempt: "ml-training-job-1".into(),

@@ -3,8 +3,9 @@
 //! policy's decisions in their one order (`policies`). The owner runs it under the world's one
 //! write lock; a test runs it on a recorded sequence of reports, with no engine and no tokio.
 
+use super::clock::Now;
 use super::notice::Notice;
-use super::policies::{Doing, Now, Policies, Round, Settings};
+use super::policies::{Doing, Policies, Round, Settings};
 use super::report::Report;
 use super::world::{FollowLogs, World};
 

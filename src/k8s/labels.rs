@@ -17,6 +17,11 @@ pub const POD_ENDS: &str = "gantry.dev/pod-ends";
 pub const COST: &str = "gantry.dev/cost";
 /// Written on an attempt whose run Gantry ended: why.
 pub const RUN_ENDED: &str = "gantry.dev/run-ended";
+/// Written on an attempt Gantry ended: why, in one word (`vocabulary::attempt::EndedBy`).
+pub const ENDED_BY: &str = "gantry.dev/ended-by";
+/// Written on an attempt a recovery replaced: why, by whom, when, and what followed it
+/// (`vocabulary::attempt::Recovered`, JSON).
+pub const RECOVERED: &str = "gantry.dev/recovered";
 /// The node label GKE puts on every node with its pool's name: what an attempt selects.
 pub const POOL_LABEL: &str = "cloud.google.com/gke-nodepool";
 /// The node label GKE puts on spot nodes, which a Job may select.

@@ -14,11 +14,25 @@ pub enum AttemptPhase {
     Running,
     Succeeded,
     Failed,
+    /// Ended by a recovery or a spot fallback (suspended, its record kept): the next attempt
+    /// of its run goes on.
+    Recovered,
 }
 
 impl AttemptPhase {
     pub fn is_finished(self) -> bool {
-        matches!(self, Self::Succeeded | Self::Failed)
+        matches!(self, Self::Succeeded | Self::Failed | Self::Recovered)
+    }
+
+    /// As the panes and `gantry status` say it.
+    pub fn word(self) -> &'static str {
+        match self {
+            AttemptPhase::Pending => "Pending",
+            AttemptPhase::Running => "Running",
+            AttemptPhase::Succeeded => "Succeeded",
+            AttemptPhase::Failed => "Failed",
+            AttemptPhase::Recovered => "Recovered",
+        }
     }
 }
 
@@ -47,6 +61,12 @@ pub struct AttemptSummary {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub finished_at: Option<jiff::Timestamp>,
     pub deleting: bool,
+    /// Why Gantry ended it, when Gantry did (`preempted`, `stall`, `spot-fallback`, …).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub ended_by: Option<crate::vocabulary::attempt::EndedBy>,
+    /// The attempt a recovery replaced it with.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub recovered_into: Option<String>,
     /// The ends of its pods recorded on it by an engine (`ends::ledger`), oldest first.
     #[serde(skip)]
     pub recorded_ends: Vec<crate::vocabulary::ends::PodEnd>,
@@ -97,21 +117,29 @@ impl AttemptSummary {
             .as_ref()
             .and_then(|a| a.get(super::labels::RUN_ENDED))
             .map(|why| crate::sanitize::one_line(why));
-        let phase = if run_ended.is_some() {
-            AttemptPhase::Failed
-        } else {
-            phase
+        // A recovery ended it: finished, whatever the suspended Job says.
+        let recovered = annotation(job, super::labels::RECOVERED)
+            .and_then(crate::vocabulary::attempt::Recovered::parse);
+        let phase = match (&recovered, &run_ended) {
+            (Some(_), _) => AttemptPhase::Recovered,
+            (None, Some(_)) => AttemptPhase::Failed,
+            (None, None) => phase,
         };
         Self {
             name: job.metadata.name.clone().unwrap_or_default(),
             namespace: job.metadata.namespace.clone().unwrap_or_default(),
             attempt: attempt_of(&job.metadata),
             status: phase,
-            reason: match &run_ended {
-                Some(_) => Some("RunEnded".into()),
-                None => finished.and_then(|c| c.reason.clone()),
+            reason: match (&recovered, &run_ended) {
+                (Some(_), _) => Some("Recovered".into()),
+                (None, Some(_)) => Some("RunEnded".into()),
+                (None, None) => finished.and_then(|c| c.reason.clone()),
             },
-            message: run_ended.or_else(|| finished.and_then(|c| c.message.clone())),
+            message: recovered
+                .as_ref()
+                .map(|r| crate::sanitize::one_line(&r.why))
+                .or(run_ended)
+                .or_else(|| finished.and_then(|c| c.message.clone())),
             active,
             ready,
             succeeded,
@@ -120,12 +148,17 @@ impl AttemptSummary {
             created: job.metadata.creation_timestamp.as_ref().map(|t| t.0),
             start_time: status.start_time.map(|t| t.0),
             completion_time: status.completion_time.as_ref().map(|t| t.0),
-            finished_at: status
-                .completion_time
-                .as_ref()
-                .map(|t| t.0)
-                .or_else(|| finished.and_then(|c| c.last_transition_time.as_ref().map(|t| t.0))),
+            finished_at: recovered.as_ref().map(|r| r.at).or_else(|| {
+                status
+                    .completion_time
+                    .as_ref()
+                    .map(|t| t.0)
+                    .or_else(|| finished.and_then(|c| c.last_transition_time.as_ref().map(|t| t.0)))
+            }),
             deleting: job.metadata.deletion_timestamp.is_some(),
+            ended_by: annotation(job, super::labels::ENDED_BY)
+                .and_then(crate::vocabulary::attempt::EndedBy::parse),
+            recovered_into: recovered.map(|r| crate::sanitize::one_line(&r.into)),
             recorded_ends: annotation(job, super::labels::POD_ENDS)
                 .map(crate::vocabulary::ends::PodEnd::parse_recorded)
                 .unwrap_or_default(),

@@ -11,14 +11,6 @@ use crate::app::{App, Focus};
 use crate::engine::World;
 use crate::k8s::status::AttemptPhase;
 
-fn phase_word(p: AttemptPhase) -> &'static str {
-    match p {
-        AttemptPhase::Pending => "Pending",
-        AttemptPhase::Running => "Running",
-        AttemptPhase::Succeeded => "Succeeded",
-        AttemptPhase::Failed => "Failed",
-    }
-}
 
 /// An attempt as the pane names it: its Job name when there is room, else `#N`.
 fn attempt_label(a: &crate::k8s::status::AttemptSummary, roomy: bool) -> String {
@@ -98,7 +90,7 @@ pub fn draw(
         let status = if a.deleting {
             "Deleting"
         } else {
-            phase_word(a.status)
+            a.status.word()
         };
         let fails = fails_text(a.failed, preempted[i]);
         let took = match (a.start_time, a.completion_time) {

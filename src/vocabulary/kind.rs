@@ -30,6 +30,9 @@ pub enum Kind {
     /// Sent as `recovered`: Kubernetes took a pod away — its spot node reclaimed, evicted — and
     /// the Job replaces it without counting a failure (subject: the pod).
     Preempted,
+    /// Kubernetes took a rank of a gang away: the recoverer's restart of the run is what is
+    /// sent (`recovered`), not this (subject: the pod).
+    RankPreempted,
     /// The cluster's status changed, or it can be reached again (subject: the cluster).
     ClusterStatus,
     /// An attempt was seen, changed phase, was deleted, or ended long ago or by a recovery
@@ -70,7 +73,7 @@ impl Kind {
     ];
 
     /// Every kind, for the tests that hold names and meanings together.
-    pub const ALL: [Kind; 20] = [
+    pub const ALL: [Kind; 21] = [
         Kind::AttemptEnded,
         Kind::Recovered,
         Kind::Alert,
@@ -80,6 +83,7 @@ impl Kind {
         Kind::Budget,
         Kind::Cluster,
         Kind::Preempted,
+        Kind::RankPreempted,
         Kind::ClusterStatus,
         Kind::Attempt,
         Kind::PodFailed,
@@ -105,6 +109,7 @@ impl Kind {
             Kind::Budget => "budget",
             Kind::Cluster => "cluster",
             Kind::Preempted => "preempted",
+            Kind::RankPreempted => "rank-preempted",
             Kind::ClusterStatus => "cluster-status",
             Kind::Attempt => "attempt",
             Kind::PodFailed => "pod-failed",
@@ -131,7 +136,8 @@ impl Kind {
             | Kind::Budget
             | Kind::Cluster => Some(self),
             Kind::Preempted => Some(Kind::Recovered),
-            Kind::ClusterStatus
+            Kind::RankPreempted
+            | Kind::ClusterStatus
             | Kind::Attempt
             | Kind::PodFailed
             | Kind::Recoverer
@@ -190,6 +196,7 @@ impl Kind {
             | Kind::AttemptEnded
             | Kind::PodFailed
             | Kind::Preempted
+            | Kind::RankPreempted
             | Kind::Recoverer
             | Kind::Resumed
             | Kind::Trouble => false,

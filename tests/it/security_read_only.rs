@@ -53,6 +53,7 @@ fn every_command() -> Vec<Command> {
         Command::Recover {
             attempt: "ml-training-job-3".into(),
             why: "rank 1 of ml-training-job-3 preempted".into(),
+            ended_by: gantry::vocabulary::attempt::EndedBy::Preempted,
             next: 4,
             most: 11,
         },
@@ -67,6 +68,7 @@ fn every_command() -> Vec<Command> {
         Command::EndRun {
             attempt: "ml-training-job-3".into(),
             why: "too many preemptions".into(),
+            ended_by: gantry::vocabulary::attempt::EndedBy::MaxRecoveries,
         },
     ]
 }

@@ -211,7 +211,7 @@ fn attempt_line(a: &AttemptStatus, now: Timestamp) -> String {
     let status = if s.deleting {
         "Deleting"
     } else {
-        phase_word(s.status)
+        s.status.word()
     };
     let took = match (s.start_time, s.completion_time) {
         (Some(start), Some(end)) => crate::k8s::age::human_duration((end - start).get_seconds()),
@@ -224,11 +224,17 @@ fn attempt_line(a: &AttemptStatus, now: Timestamp) -> String {
         Some(_) => format!("{} ago", age(s.start_time, now)),
         None => "-".into(),
     };
+    // A recovered attempt says why and what followed it.
+    let reason = match (&s.recovered_into, s.ended_by) {
+        (Some(into), Some(by)) => format!("{by} → {into}"),
+        (Some(into), None) => format!("→ {into}"),
+        _ => one_line(s.reason.as_deref().unwrap_or("")),
+    };
     format!(
         "  {}{}{}{}{}{took}",
         col(&s.name, 24),
         col(status, 11),
-        col(&one_line(s.reason.as_deref().unwrap_or("")), 22),
+        col(&reason, 22),
         col(&failed_and_preempted(a), 8),
         col(&started, 9),
     )
@@ -305,14 +311,6 @@ fn ends(out: &mut Vec<String>, a: &AttemptStatus, now: Timestamp) {
     }
 }
 
-fn phase_word(phase: AttemptPhase) -> &'static str {
-    match phase {
-        AttemptPhase::Pending => "Pending",
-        AttemptPhase::Running => "Running",
-        AttemptPhase::Succeeded => "Succeeded",
-        AttemptPhase::Failed => "Failed",
-    }
-}
 
 fn pods(out: &mut Vec<String>, a: &AttemptStatus, place: &Place, now: Timestamp) {
     let cluster = place.cluster;
@@ -383,6 +381,7 @@ fn next(a: &AttemptStatus) -> String {
     let (command, why) = match a.summary.status {
         AttemptPhase::Pending | AttemptPhase::Running => ("gantry logs -f", "follow it to the end"),
         AttemptPhase::Failed => ("gantry retry", "start the next attempt"),
+        AttemptPhase::Recovered => ("gantry retry", "its recovery made no next attempt"),
         AttemptPhase::Succeeded => ("gantry logs", "read what it printed"),
     };
     format!("next      {command}   ({why})")

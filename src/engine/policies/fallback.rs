@@ -8,9 +8,10 @@
 use std::collections::HashSet;
 use std::time::Duration;
 
-use super::{Decisions, Doing, Now, Settings};
+use super::{Decisions, Doing, Settings};
 use crate::config::ClusterConfig;
 use crate::engine::Command;
+use crate::engine::clock::Now;
 use crate::engine::world::World;
 use crate::k8s::age::human_duration;
 use crate::k8s::run::Run;

@@ -6,8 +6,9 @@ use std::time::Instant;
 use jiff::Timestamp;
 use serde_json::{Value, json};
 
-use super::{Doing, Now, Settings};
+use super::{Doing, Settings};
 use crate::engine::Report;
+use crate::engine::clock::Now;
 use crate::engine::world::World;
 use crate::k8s::status::{AttemptSummary, PodSummary};
 use crate::k8s::watch::{Change, JobWatchEvent};

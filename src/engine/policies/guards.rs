@@ -9,14 +9,16 @@ use std::collections::HashSet;
 
 use jiff::Timestamp;
 
-use super::{Decisions, Doing, Now, Settings};
+use super::{Decisions, Doing, Settings};
 use crate::config::{BUDGET_THRESHOLDS, BudgetAction, StallAction};
 use crate::engine::Command;
+use crate::engine::clock::Now;
 use crate::engine::notice::Notice;
 use crate::engine::world::World;
 use crate::k8s::run::Run;
 use crate::k8s::status::AttemptSummary;
 use crate::pricing::format::usd;
+use crate::vocabulary::attempt::EndedBy;
 use crate::vocabulary::{Kind, Severity};
 
 /// How long the pools wait for the ended run's pods before they go to zero all the same.
@@ -135,7 +137,7 @@ impl Guards {
             );
             if spent && guards.budget_action != BudgetAction::Notify {
                 let why = format!("its budget is spent ({} of {})", usd(cost), usd(budget));
-                if ending.end_run(&attempt.name, why)
+                if ending.end_run(&attempt.name, why, EndedBy::Budget)
                     && guards.budget_action == BudgetAction::ScaleToZero
                 {
                     self.zero_after = Some((attempt.name.clone(), now));
@@ -153,13 +155,14 @@ struct Ending<'a> {
 
 impl Ending<'_> {
     /// Ends the run at `attempt`, unless this engine has ended it already; whether it does.
-    fn end_run(&mut self, attempt: &str, why: String) -> bool {
+    fn end_run(&mut self, attempt: &str, why: String, ended_by: EndedBy) -> bool {
         if self.ended(attempt) {
             return false;
         }
         self.decided.commands.push(Command::EndRun {
             attempt: attempt.to_string(),
             why,
+            ended_by,
         });
         true
     }
@@ -194,7 +197,7 @@ fn run_time(
         "it has run for {} (max-run-time = {limit_text})",
         crate::k8s::age::human_duration(ran.as_secs())
     );
-    ending.end_run(&attempt.name, why);
+    ending.end_run(&attempt.name, why, EndedBy::MaxRunTime);
 }
 
 /// A stalled attempt is ended as a recovery (`stall-action = "end-attempt"`).
@@ -217,7 +220,7 @@ fn stall(
     };
     let why = format!("{} stalled: {}", attempt.name, stall.what);
     let max = settings.max_recoveries;
-    let command = super::recovery::restart_or_end(&attempt.name, run, why, max);
+    let command = super::recovery::restart_or_end(&attempt.name, run, why, max, EndedBy::Stall);
     ending.decided.commands.push(command);
 }
 

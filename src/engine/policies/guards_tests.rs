@@ -87,7 +87,8 @@ fn a_spent_budget_ends_the_run_and_with_scale_to_zero_sizes_the_pools_to_zero() 
         decided.commands,
         vec![Command::EndRun {
             attempt: JOB.into(),
-            why: "its budget is spent ($0.57 of $0.35)".into()
+            why: "its budget is spent ($0.57 of $0.35)".into(),
+            ended_by: EndedBy::Budget,
         }]
     );
     // Its pod still runs: the pools wait for it (a drain would evict it, and its end would
@@ -142,7 +143,8 @@ fn a_run_past_its_max_run_time_is_ended_once() {
         decided.commands,
         vec![Command::EndRun {
             attempt: JOB.into(),
-            why: "it has run for 25h (max-run-time = 24h)".into()
+            why: "it has run for 25h (max-run-time = 24h)".into(),
+            ended_by: EndedBy::MaxRunTime,
         }]
     );
     let mut doing = Doing::default();
@@ -181,6 +183,7 @@ fn a_stalled_attempt_is_ended_and_the_next_started_when_the_stall_action_says_so
     let recover = Command::Recover {
         attempt: JOB.into(),
         why: format!("{JOB} stalled: no new log line"),
+        ended_by: EndedBy::Stall,
         next: 2,
         most: 11,
     };

@@ -8,7 +8,8 @@ use std::time::Duration;
 
 use jiff::Timestamp;
 
-use super::{Decisions, Doing, Now, Settings};
+use super::{Decisions, Doing, Settings};
+use crate::engine::clock::Now;
 use crate::engine::notice::Notice;
 use crate::engine::world::World;
 use crate::gke::ClusterStatus;

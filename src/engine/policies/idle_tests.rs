@@ -49,6 +49,8 @@ fn attempt(status: AttemptPhase, started: i64, finished: Option<i64>) -> Attempt
         completion_time: None,
         finished_at: finished.map(at),
         deleting: false,
+        ended_by: None,
+        recovered_into: None,
         recorded_ends: Vec::new(),
         recorded_cost: None,
         ignores_disruptions: false,
@@ -158,7 +160,7 @@ fn an_idle_spell_is_news_once_and_only_the_recoverer_scales_it_to_zero() {
         },
         ..crate::engine::policies::Settings::default()
     };
-    let now = |minute| crate::engine::policies::Now {
+    let now = |minute| crate::engine::clock::Now {
         wall: at(minute),
         mono: std::time::Instant::now(),
     };

@@ -9,8 +9,9 @@ use std::collections::HashSet;
 
 use jiff::Timestamp;
 
-use super::{Decisions, Doing, Now, Settings};
+use super::{Decisions, Doing, Settings};
 use crate::engine::Command;
+use crate::engine::clock::Now;
 use crate::engine::world::World;
 use crate::meter::ledger::{self, Entry};
 

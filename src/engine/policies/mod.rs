@@ -34,23 +34,14 @@ pub mod recovery;
 mod settings;
 pub mod watch;
 
-use std::time::Instant;
-
 pub use doing::Doing;
 pub use settings::Settings;
 
 use super::Command;
+use super::clock::Now;
 use super::notice::Notice;
 use super::world::World;
 use crate::notify::Message;
-
-/// The time a decision is made at: the wall clock (what is shown and recorded) and the
-/// engine's monotonic clock (what a Lease's silence is judged by).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Now {
-    pub wall: jiff::Timestamp,
-    pub mono: Instant,
-}
 
 /// What a policy calls for.
 #[derive(Debug, Default, PartialEq)]

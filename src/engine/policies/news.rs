@@ -10,7 +10,8 @@
 
 use std::collections::BTreeMap;
 
-use super::{Now, Settings};
+use super::Settings;
+use crate::engine::clock::Now;
 use crate::engine::notice::Notice;
 use crate::engine::world::World;
 use crate::k8s::status::AttemptSummary;

@@ -8,8 +8,9 @@
 
 use std::time::Duration;
 
-use super::{Decisions, Doing, Now, Settings};
+use super::{Decisions, Doing, Settings};
 use crate::engine::Command;
+use crate::engine::clock::Now;
 use crate::engine::world::World;
 use crate::k8s::lease::LEASE_SECONDS;
 

@@ -11,10 +11,12 @@
 
 use jiff::{SignedDuration, Timestamp};
 
-use super::{Decisions, Doing, Now, Settings};
+use super::{Decisions, Doing, Settings};
 use crate::engine::Command;
+use crate::engine::clock::Now;
 use crate::engine::world::World;
 use crate::k8s::run::Run;
+use crate::vocabulary::attempt::EndedBy;
 use crate::vocabulary::ends::{Class, PodEnd};
 
 /// How long before it took the Lease a preemption is still this engine's to act on.
@@ -64,7 +66,8 @@ impl Recovery {
             };
             let rank = end.index.unwrap_or(0);
             let why = format!("rank {rank} of {} preempted", attempt.name);
-            return Decisions::run(restart_or_end(&attempt.name, &run, why, max));
+            let command = restart_or_end(&attempt.name, &run, why, max, EndedBy::Preempted);
+            return Decisions::run(command);
         }
         // The cloud replaced the pod; the run is bounded all the same.
         if preempted.len() <= usize::try_from(max).unwrap_or(usize::MAX) {
@@ -77,12 +80,14 @@ impl Recovery {
                 preempted.len(),
                 attempt.name
             ),
+            ended_by: EndedBy::MaxRecoveries,
         })
     }
 }
 
-/// The next attempt of the run at `attempt`, or the run's end once it has had `max` recoveries.
-pub fn restart_or_end(attempt: &str, run: &Run, why: String, max: u32) -> Command {
+/// The next attempt of the run at `attempt` (ended `by` what happened), or the run's end once
+/// it has had `max` recoveries.
+pub fn restart_or_end(attempt: &str, run: &Run, why: String, max: u32, by: EndedBy) -> Command {
     if run.recoveries >= max {
         Command::EndRun {
             attempt: attempt.to_string(),
@@ -90,11 +95,13 @@ pub fn restart_or_end(attempt: &str, run: &Run, why: String, max: u32) -> Comman
                 "{why} after {} recoveries (max-recoveries = {max})",
                 run.recoveries
             ),
+            ended_by: EndedBy::MaxRecoveries,
         }
     } else {
         Command::Recover {
             attempt: attempt.to_string(),
             why,
+            ended_by: by,
             next: run.attempt + 1,
             most: run.most_attempts(max),
         }

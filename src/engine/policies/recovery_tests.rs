@@ -47,6 +47,7 @@ fn the_recoverer_restarts_a_gang_once_when_a_rank_is_preempted() {
     let command = Command::Recover {
         attempt: "train-3".into(),
         why: "rank 1 of train-3 preempted".into(),
+        ended_by: EndedBy::Preempted,
         next: 4,
         most: 13,
     };
@@ -111,7 +112,14 @@ fn a_gang_past_its_recoveries_ends_the_run_as_failed() {
     let mut world = gang("train-2", 2, 2, 1, true);
     see_pod(&mut world, pod("train-2", 0, preempted_at(10)));
     let decided = Recovery::default().decide(&world, &Doing::default(), &with_max(1), now(11));
-    let [Command::EndRun { attempt, why }] = decided.commands.as_slice() else {
+    let [
+        Command::EndRun {
+            attempt,
+            why,
+            ended_by: EndedBy::MaxRecoveries,
+        },
+    ] = decided.commands.as_slice()
+    else {
         panic!("the run should end: {decided:?}");
     };
     assert_eq!(attempt, "train-2");

@@ -40,12 +40,27 @@ pub async fn job_action(shared: Arc<Shared>, command: Command, by: String) {
         Command::RetryJob => k8s::retry(&client, cfg, &Default::default())
             .await
             .map(|l| format!("retrying as {}", l.job)),
-        Command::Recover { attempt, .. } => {
-            k8s::recover::recover(&client, cfg, &attempt, &by, None)
+        Command::Recover {
+            attempt,
+            why,
+            ended_by,
+            ..
+        } => {
+            let recovery = k8s::recover::Recovery {
+                why: &why,
+                ended_by,
+                by: &by,
+                pool: None,
+            };
+            k8s::recover::recover(&client, cfg, &attempt, recovery)
                 .await
                 .map(|l| format!("recovered: {attempt} ended, {} started", l.job))
         }
-        Command::EndRun { attempt, why } => k8s::recover::end_run(&client, cfg, &attempt, &why)
+        Command::EndRun {
+            attempt,
+            why,
+            ended_by,
+        } => k8s::recover::end_run(&client, cfg, &attempt, &why, ended_by)
             .await
             .map(|_| format!("run ended at {attempt}: {why}")),
         Command::DeleteAttempt(name) => k8s::delete(&client, cfg, Some(&name), &by)

@@ -15,14 +15,23 @@ use crate::{gke, k8s};
 /// `by`: who asked (the recoverer), named on the attempt it ends.
 pub async fn fall_back(shared: Arc<Shared>, command: Command, by: String) {
     let what = command.describe();
-    let Command::FallBack { attempt, pool, .. } = command else {
+    let Command::FallBack {
+        attempt, pool, why, ..
+    } = command
+    else {
         return;
     };
-    let result = run(&shared, &attempt, &pool, &by).await;
+    let result = run(&shared, &attempt, &pool, &why, &by).await;
     let _ = shared.tx.send(Report::Done { what, result });
 }
 
-async fn run(shared: &Arc<Shared>, attempt: &str, pool: &str, by: &str) -> Result<String, String> {
+async fn run(
+    shared: &Arc<Shared>,
+    attempt: &str,
+    pool: &str,
+    why: &str,
+    by: &str,
+) -> Result<String, String> {
     let session = &shared.session;
     let Backend::Gke { gke, target, poll } = &session.backend else {
         return Err("spot fallback needs a GKE cluster Gantry manages".into());
@@ -42,7 +51,13 @@ async fn run(shared: &Arc<Shared>, attempt: &str, pool: &str, by: &str) -> Resul
     shared.operating.store(false, Ordering::SeqCst);
     shared.refresh.notify_one();
     let fallback = made.map_err(|e| e.to_string())?;
-    let next = k8s::recover::recover(&client, &session.config.job, attempt, by, Some(&fallback))
+    let recovery = k8s::recover::Recovery {
+        why,
+        ended_by: crate::vocabulary::attempt::EndedBy::SpotFallback,
+        by,
+        pool: Some(&fallback),
+    };
+    let next = k8s::recover::recover(&client, &session.config.job, attempt, recovery)
         .await
         .map_err(|e| e.to_string())?;
     Ok(format!(

@@ -92,7 +92,13 @@ impl World {
                 continue;
             }
             let end = pod.end(fate);
-            if let Some(n) = notice(&pod, &end) {
+            let gang = self
+                .jobs
+                .attempts
+                .items
+                .get(&pod.job)
+                .is_some_and(|a| a.completions.unwrap_or(1) > 1 && pod.index.is_some());
+            if let Some(n) = notice(&pod, &end, gang) {
                 told.push(n);
             }
             let sharing = crate::ends::sharing(self.jobs.pods_of(&pod.job), &pod);
@@ -131,6 +137,7 @@ impl World {
             attempt_failed: attempt
                 .filter(|a| a.status == AttemptPhase::Failed)
                 .and_then(|a| a.reason.as_deref()),
+            stopped: attempt.and_then(crate::ends::stopped_by_gantry),
             deleted_by: pod
                 .deleted_by
                 .as_deref()
@@ -170,10 +177,12 @@ impl World {
 }
 
 /// A preemption is told as one (failures are told by `noticing` with the pod's own words; a
-/// success by its attempt's end).
-fn notice(pod: &PodSummary, end: &PodEnd) -> Option<Notice> {
+/// success by its attempt's end). A rank of a `gang` is told, not sent: the recoverer's restart
+/// of the whole run is.
+fn notice(pod: &PodSummary, end: &PodEnd, gang: bool) -> Option<Notice> {
     let ran = crate::k8s::age::human_duration(i64::try_from(end.ran_seconds).unwrap_or(i64::MAX));
     let (kind, severity) = match end.class {
+        Class::Preempted if gang => (Kind::RankPreempted, Severity::Warning),
         Class::Preempted => (Kind::Preempted, Severity::Warning),
         Class::Capacity | Class::Deadline => (Kind::PodFailed, Severity::Warning),
         Class::Deleted => (Kind::PodFailed, Severity::Info),

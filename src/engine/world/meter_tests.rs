@@ -183,7 +183,7 @@ fn recoverer(model: &mut World, mine: bool) {
 
 /// The cost ledger's record at `now`, if it is due.
 fn record(model: &World, ledger: &mut CostLedger, now: Timestamp) -> Option<Entry> {
-    let now = crate::engine::policies::Now {
+    let now = crate::engine::clock::Now {
         wall: now,
         mono: std::time::Instant::now(),
     };

@@ -99,7 +99,9 @@ fn attempt(before: Option<AttemptPhase>, now: &AttemptSummary) -> Option<Notice>
         _ => Severity::Info,
     };
     let notice = Notice::new(Kind::Attempt, severity, &now.name, text);
-    if !now.status.is_finished() || !recent(now.finished_at) {
+    // A recovered attempt's end is shown; the recovery that ended it is what is sent.
+    let recovered = now.status == AttemptPhase::Recovered;
+    if !now.status.is_finished() || recovered || !recent(now.finished_at) {
         return Some(notice);
     }
     let mut notice = Notice {

@@ -219,6 +219,7 @@ fn the_check_sees_an_import_that_runs_back_up_and_a_cycle() {
         found,
         [
             "config imports engine: `config` lies below `engine`",
+            "files import each other: config, engine",
             "files import each other: config::a, config::b",
             "files import each other: gke, k8s",
             "modules use each other: gke, k8s (gke → k8s; k8s → gke)",

@@ -395,7 +395,7 @@ mod tests {
             #[cfg(test)]
             mod tests { use crate::engine::World; }
         "#;
-        let found = named(code, &["engine", "model", "guards"]);
+        let found = named(code, &["engine", "world", "guards"]);
         assert_eq!(
             found,
             [

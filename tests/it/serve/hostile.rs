@@ -257,8 +257,8 @@ fn viewers_see_who_changed_what_and_the_audit_file_has_a_line_per_change() {
         .lines()
         .map(|l| serde_json::from_str(l).unwrap())
         .collect();
-    // The engine's own bookkeeping (recording how the pods ended, what the run cost) is audited
-    // as its own.
+    // The engine's own bookkeeping (recording how the pods ended, what the run cost, taking the
+    // recoverer's Lease) is audited as its own.
     let (engine, lines): (Vec<_>, Vec<_>) = all
         .into_iter()
         .partition(|l| l["principal"]["kind"] == "engine");
@@ -269,6 +269,7 @@ fn viewers_see_who_changed_what_and_the_audit_file_has_a_line_per_change() {
                 kind,
                 (Some("record-ends"), Some("gantry (ends)"))
                     | (Some("record-cost"), Some("gantry (cost)"))
+                    | (Some("take-lease"), Some("gantry (recoverer)"))
             ),
             "{line}"
         );

@@ -26,6 +26,8 @@ pub fn attempt(name: &str, number: u32, status: AttemptPhase) -> AttemptSummary 
         completion_time: None,
         finished_at: None,
         deleting: false,
+        ended_by: None,
+        recovered_into: None,
         recorded_ends: Vec::new(),
         recorded_cost: None,
         ignores_disruptions: false,

@@ -95,8 +95,8 @@ impl Finish {
 }
 
 /// A Job suspended while it runs: its active pods are deleted (they end as any deleted pod does,
-/// after their grace period), and it says so once, as the Job controller does.
-pub fn suspend(state: &Arc<ClusterState>, job: &Value, active: &[&Arc<Value>]) {
+/// after their grace period; the controller does not count them as failures).
+pub fn stop_pods(state: &Arc<ClusterState>, active: &[&Arc<Value>]) {
     for p in active {
         let _ = lifecycle::delete(
             state,
@@ -106,12 +106,42 @@ pub fn suspend(state: &Arc<ClusterState>, job: &Value, active: &[&Arc<Value>]) {
             &lifecycle::DeleteOptions::default(),
         );
     }
+}
+
+/// The `Suspended` condition as the Job controller writes it: `True` with `JobSuspended` while
+/// the Job is suspended, `False` with `JobResumed` once it is not.
+pub fn suspension(status: &mut Value, suspended: bool) {
+    let now = meta::now();
+    let (value, reason, message) = if suspended {
+        ("True", "JobSuspended", "Job suspended")
+    } else {
+        ("False", "JobResumed", "Job resumed")
+    };
+    let condition = json!({"type": "Suspended", "status": value, "reason": reason,
+        "message": message, "lastProbeTime": now, "lastTransitionTime": now});
+    let conditions = status["conditions"].as_array_mut();
+    match conditions {
+        Some(list) => {
+            list.retain(|c| c["type"] != "Suspended");
+            list.push(condition);
+        }
+        None => status["conditions"] = json!([condition]),
+    }
+}
+
+/// The event of a suspension or a resumption, once each, as the Job controller records it.
+pub fn tell_suspension(state: &Arc<ClusterState>, job: &Value, suspended: bool) {
+    let (reason, message) = if suspended {
+        ("Suspended", "Job suspended")
+    } else {
+        ("Resumed", "Job resumed")
+    };
     state.events.record(
         &state.store,
         job,
         EventType::Normal,
-        "Suspended",
-        "Job suspended",
+        reason,
+        message,
         "job-controller",
     );
 }

@@ -4,7 +4,8 @@
 //! finishes the Job as Complete or Failed (PodFailurePolicy, BackoffLimitExceeded,
 //! DeadlineExceeded), with the events it records. Under `podReplacementPolicy: Failed` (the
 //! default with a pod failure policy) a pod still terminating holds its place until it is
-//! Failed.
+//! Failed. A suspended Job (`spec.suspend`) has its active pods deleted — their ends are not
+//! failures — and says so in its `Suspended` condition, as Kubernetes does (KEP-2232).
 
 use std::collections::{BTreeSet, HashMap, HashSet};
 use std::sync::Arc;
@@ -46,6 +47,8 @@ struct Tracked {
     fail_job: Option<String>,
     /// When this controller first saw the Job run: deadlines count from here, in full precision.
     started: Option<Instant>,
+    /// Pods deleted because the Job was suspended: their ends are not counted as failures.
+    stopped: HashSet<String>,
 }
 
 /// Subscribes to the store at once, before the task runs, so that nothing stored after the
@@ -174,13 +177,14 @@ fn reconcile(
         if !is_terminal(p) || t.counted.contains(&puid) {
             continue;
         }
+        let stopped = t.stopped.contains(&puid);
         t.counted.insert(puid);
         if p.pointer("/status/phase").and_then(Value::as_str) == Some("Succeeded") {
             t.succeeded += 1;
             if let Some(i) = meta::annotation(p, INDEX_ANNOTATION).and_then(|s| s.parse().ok()) {
                 t.succeeded_indexes.insert(i);
             }
-        } else {
+        } else if !stopped {
             let verdict = failure_policy::judge(&spec["podFailurePolicy"], p);
             if verdict == Verdict::Ignore {
                 continue;
@@ -251,8 +255,11 @@ fn reconcile(
 
     let suspended = spec["suspend"].as_bool().unwrap_or(false);
     if finish.is_none() && suspended && !active.is_empty() {
-        finish::suspend(state, &job, &active);
+        t.stopped
+            .extend(active.iter().map(|p| meta::uid(p).to_string()));
+        finish::stop_pods(state, &active);
     }
+    let was_suspended = condition(&job, "Suspended");
     let mut created = 0usize;
     if finish.is_none() && !suspended {
         let backoff = backoff_delay(t.failed);
@@ -305,8 +312,13 @@ fn reconcile(
         }
         if let Some(finish) = &finish {
             finish.write(status);
+        } else if suspended != was_suspended {
+            finish::suspension(status, suspended);
         }
     });
+    if finish.is_none() && suspended != was_suspended {
+        finish::tell_suspension(state, &job, suspended);
+    }
     if let Some(finish) = finish {
         finish.enact(state, &job, &active);
     }

@@ -108,7 +108,7 @@ async fn a_counted_failure_past_the_backoff_limit_fails_the_job_as_without_a_pol
 }
 
 #[tokio::test]
-async fn a_job_suspended_while_it_runs_has_its_pods_deleted_and_says_so() {
+async fn a_job_suspended_while_it_runs_has_its_pods_deleted_uncounted_and_says_so() {
     let state = one_node_cluster().await;
     let env = json!([{"name": "SIM_LOG_LINES", "value": "100000"},
         {"name": "SIM_LINES_PER_SECOND", "value": "1"}]);
@@ -136,4 +136,35 @@ async fn a_job_suspended_while_it_runs_has_its_pods_deleted_and_says_so() {
     .await;
     assert_eq!(events(&state, "train", "Suspended").len(), 1);
     assert_eq!(pods_made(&state), vec![name], "no pod made in its place");
+    let job = state.store.get(Kind::Job, "default", "train").unwrap();
+    let suspended = condition(&job, "Suspended").unwrap();
+    assert_eq!(
+        (&suspended["status"], &suspended["reason"]),
+        (&json!("True"), &json!("JobSuspended"))
+    );
+    assert!(job["status"]["failed"].is_null(), "{}", job["status"]);
+    assert!(condition(&job, "Failed").is_none());
+    // Resumed, it makes its pod again and says so.
+    state
+        .store
+        .update(Kind::Job, "default", "train", |j| {
+            j["spec"]["suspend"] = json!(false)
+        })
+        .unwrap();
+    until(&state, "a pod made again", |s| {
+        (pods_made(s).len() == 2).then_some(())
+    })
+    .await;
+    let job = state.store.get(Kind::Job, "default", "train").unwrap();
+    let resumed = job["status"]["conditions"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|c| c["type"] == "Suspended")
+        .unwrap();
+    assert_eq!(
+        (&resumed["status"], &resumed["reason"]),
+        (&json!("False"), &json!("JobResumed"))
+    );
+    assert_eq!(events(&state, "train", "Resumed").len(), 1);
 }
