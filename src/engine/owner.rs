@@ -236,13 +236,30 @@ impl Owner {
         true
     }
 
-    /// Tells one notice: its message is made from the world as it is now.
+    /// Tells one notice of a command (a recoverer's act is news): its message is made from the
+    /// world as it is now, and the news policy decides whether it is sent, as for any notice.
     fn tell(&mut self, notice: Notice) {
-        let message = {
+        let now = self.clock.now();
+        let (message, messages) = {
             let world = self.world.read().unwrap_or_else(|p| p.into_inner());
-            news::message_for(&notice, &world, &self.settings.job, self.clock.wall())
+            let message = news::message_for(&notice, &world, &self.settings.job, now.wall);
+            let messages = self
+                .policies
+                .news
+                .decide(&world, &[&notice], &self.settings, now);
+            (message, messages)
         };
         self.publish(vec![(notice, message)]);
+        self.send(messages);
+    }
+
+    /// Messages to the notifier, when there is one.
+    fn send(&self, messages: Vec<crate::notify::Message>) {
+        if let Some(notifier) = &self.notifier {
+            for message in messages {
+                notifier.send(message);
+            }
+        }
     }
 
     /// The one way a notice goes out: the viewers' ring, Gantry's log, the engine's listeners
@@ -359,11 +376,7 @@ impl Owner {
             .collect();
         drop(world);
         self.publish(told);
-        if let Some(notifier) = &self.notifier {
-            for message in messages {
-                notifier.send(message);
-            }
-        }
+        self.send(messages);
         // What the policies call for passes the same gate as any change, audited as theirs.
         for decided in commands {
             if let Ok(approved) = Gate::engine(decided.by, self.read_only).pass(decided.command) {

@@ -11,7 +11,6 @@ use crate::app::{App, Focus};
 use crate::engine::World;
 use crate::k8s::status::AttemptPhase;
 
-
 /// An attempt as the pane names it: its Job name when there is room, else `#N`.
 fn attempt_label(a: &crate::k8s::status::AttemptSummary, roomy: bool) -> String {
     match a.attempt {

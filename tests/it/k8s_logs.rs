@@ -39,6 +39,8 @@ struct Followed {
     resumed: usize,
     /// Pods whose lines came before any pod's stream ended.
     heard_before_first_end: usize,
+    /// How many times the fault took effect, as the simulator counted it.
+    fired: u64,
 }
 
 /// Follows the attempt's pods until `expected` streams ended.
@@ -83,6 +85,7 @@ async fn follow(
         pods: ended.into_iter().collect(),
         resumed,
         heard_before_first_end: heard.len(),
+        fired: 0,
     }
 }
 
@@ -131,6 +134,7 @@ async fn run_following(
 ) -> Followed {
     // The restart fault is read when the API server (re)starts: it must be there from the start.
     let restart = matches!(fault, Some(Fault::Restart(_)));
+    let fault_name = fault.as_ref().map(Fault::name);
     let cloud = common::cloud_with(gantry::sim::SimOptions {
         time_scale: 0.01,
         clusters: vec![common::CLUSTER.into()],
@@ -154,6 +158,7 @@ async fn run_following(
     )
     .await;
     let pods = &followed.pods;
+    let fired = fault_name.map_or(0, |name| cloud.faults().times_fired(name));
     cloud.faults().clear();
     let jobs = Api::default_namespaced(client.clone());
     through_restarts(|| {
@@ -161,7 +166,7 @@ async fn run_following(
     })
     .await;
     assert_saved_once(&client, &launched.job, dir.path(), pods).await;
-    followed
+    Followed { fired, ..followed }
 }
 
 /// `pods` are all the pods of `job`, and each one's file in `dir` holds its log exactly.
@@ -190,12 +195,14 @@ const STEADY: &[(&str, &str)] = &[("SIM_LOG_LINES", "1500"), ("SIM_LINES_PER_SEC
 
 #[tokio::test]
 async fn watch_drop_during_a_follow_saves_every_line_once() {
-    run_with_fault(
+    let followed = run_following(
         Some(Fault::WatchDrop(Duration::from_millis(200))),
         STEADY,
         Some(2),
+        TailOptions::default(),
     )
     .await;
+    assert!(followed.fired > 0, "the fault never dropped a watch");
 }
 
 #[tokio::test]
@@ -211,7 +218,17 @@ async fn log_cut_during_a_follow_saves_every_line_once() {
 
 #[tokio::test]
 async fn watch_gone_during_a_follow_saves_every_line_once() {
-    run_with_fault(Some(Fault::WatchGone), STEADY, Some(2)).await;
+    let followed = run_following(
+        Some(Fault::WatchGone),
+        STEADY,
+        Some(2),
+        TailOptions::default(),
+    )
+    .await;
+    assert!(
+        followed.fired > 0,
+        "the fault never answered a watch 410 Gone"
+    );
 }
 
 #[tokio::test]

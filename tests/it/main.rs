@@ -35,6 +35,7 @@ mod k8s_sink;
 mod kubectl;
 mod kubectl_top;
 mod layers;
+mod lease;
 mod metrics_cli;
 mod metrics_frameworks;
 mod notify;

@@ -25,8 +25,7 @@ SIM_EXIT_CODE = \"1\"\n\
 
 /// The next message, within `patience`.
 fn next(rt: &tokio::runtime::Runtime, hook: &mut Receiver, patience: Duration) -> Received {
-    rt.block_on(async { tokio::time::timeout(patience, hook.next()).await })
-        .expect("no message came")
+    rt.block_on(hook.next_within(patience))
 }
 
 #[test]
@@ -42,7 +41,9 @@ fn a_failed_attempt_a_divergence_a_stall_and_a_spent_budget_are_each_told_once_i
 
     // The first run: its loss goes NaN at step 10, then its container exits 1.
     sim.ok(&["launch"]);
-    let alert = next(&rt, &mut hook, Duration::from_secs(60)).json();
+    let alert = next(&rt, &mut hook, Duration::from_secs(60));
+    let mut keys = vec![alert.header("idempotency-key").map(str::to_string)];
+    let alert = alert.json();
     assert_eq!(
         (alert["version"].as_u64(), alert["event"].as_str()),
         (Some(1), Some("alert")),
@@ -50,11 +51,14 @@ fn a_failed_attempt_a_divergence_a_stall_and_a_spent_budget_are_each_told_once_i
     );
     assert_eq!(alert["severity"], "critical", "{alert:#}");
     assert!(alert["detail"]["metric"].is_string(), "{alert:#}");
-    let ended = next(&rt, &mut hook, Duration::from_secs(60)).json();
+    let ended = next(&rt, &mut hook, Duration::from_secs(60));
+    keys.push(ended.header("idempotency-key").map(str::to_string));
+    let ended = ended.json();
     assert_eq!(ended["event"], "attempt-ended", "{ended:#}");
     assert_eq!(ended["severity"], "critical", "{ended:#}");
     assert_eq!(ended["detail"]["class"], "app-error", "{ended:#}");
     assert_eq!(ended["attempt"], 1, "{ended:#}");
+    assert_eq!(ended["detail"]["runAttempt"], 1, "{ended:#}");
     let first_run = ended["run"].as_str().unwrap().to_string();
     let cost = ended["costSoFar"].as_f64().expect("the run's cost so far");
     assert!(cost > 0.0 && cost < BUDGET * 0.8, "{ended:#}");
@@ -69,8 +73,13 @@ fn a_failed_attempt_a_divergence_a_stall_and_a_spent_budget_are_each_told_once_i
         "--env",
         "SIM_EXIT_CODE=0",
     ]);
-    let stalled = next(&rt, &mut hook, Duration::from_secs(60)).json();
+    let stalled = next(&rt, &mut hook, Duration::from_secs(60));
+    keys.push(stalled.header("idempotency-key").map(str::to_string));
+    let stalled = stalled.json();
     assert_eq!(stalled["event"], "stalled", "{stalled:#}");
+    // The attempt every screen calls #2, the first of its run.
+    assert_eq!(stalled["attempt"], 2, "{stalled:#}");
+    assert_eq!(stalled["detail"]["runAttempt"], 1, "{stalled:#}");
     assert_ne!(
         stalled["run"],
         first_run.as_str(),
@@ -86,7 +95,9 @@ fn a_failed_attempt_a_divergence_a_stall_and_a_spent_budget_are_each_told_once_i
 
     // Its budget: told at 80 %, then at 100 %, when the run ends and the pools go to zero.
     let started = Instant::now();
-    let eighty = next(&rt, &mut hook, Duration::from_secs(90)).json();
+    let eighty = next(&rt, &mut hook, Duration::from_secs(90));
+    keys.push(eighty.header("idempotency-key").map(str::to_string));
+    let eighty = eighty.json();
     assert_eq!(
         (eighty["event"].as_str(), eighty["severity"].as_str()),
         (Some("budget"), Some("warning")),
@@ -96,7 +107,9 @@ fn a_failed_attempt_a_divergence_a_stall_and_a_spent_budget_are_each_told_once_i
         eighty["costSoFar"].as_f64().unwrap() >= BUDGET * 0.8,
         "{eighty:#}"
     );
-    let spent = next(&rt, &mut hook, Duration::from_secs(90)).json();
+    let spent = next(&rt, &mut hook, Duration::from_secs(90));
+    keys.push(spent.header("idempotency-key").map(str::to_string));
+    let spent = spent.json();
     assert_eq!(
         (spent["event"].as_str(), spent["severity"].as_str()),
         (Some("budget"), Some("critical")),
@@ -124,21 +137,21 @@ fn a_failed_attempt_a_divergence_a_stall_and_a_spent_budget_are_each_told_once_i
         assert_ne!(end["class"], "preempted", "{stopped:#}");
     }
 
-    // Once each: the idempotency keys differ, and nothing was sent twice.
-    let keys: Vec<String> = [&alert, &ended, &stalled, &eighty, &spent]
+    // Once each: five events in order, five idempotency keys all different, and (below)
+    // nothing sent twice.
+    let events: Vec<&str> = [&alert, &ended, &stalled, &eighty, &spent]
         .iter()
-        .map(|m| format!("{}", m["event"]))
+        .map(|m| m["event"].as_str().unwrap())
         .collect();
     assert_eq!(
-        keys,
-        [
-            "\"alert\"",
-            "\"attempt-ended\"",
-            "\"stalled\"",
-            "\"budget\"",
-            "\"budget\""
-        ]
+        events,
+        ["alert", "attempt-ended", "stalled", "budget", "budget"]
     );
+    let keys: std::collections::BTreeSet<String> = keys
+        .into_iter()
+        .map(|k| k.expect("every message has an Idempotency-Key"))
+        .collect();
+    assert_eq!(keys.len(), 5, "{keys:?}");
     // The URL's secret part is in no file Gantry wrote and no output (the config file is the
     // test's own).
     for args in [

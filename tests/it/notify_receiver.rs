@@ -116,9 +116,14 @@ impl Receiver {
 
     /// The next request; the test fails if none comes within [`PATIENCE`].
     pub async fn next(&mut self) -> Received {
-        tokio::time::timeout(PATIENCE, self.requests.recv())
+        self.next_within(PATIENCE).await
+    }
+
+    /// The next request; the test fails if none comes within `patience`.
+    pub async fn next_within(&mut self, patience: Duration) -> Received {
+        tokio::time::timeout(patience, self.requests.recv())
             .await
-            .expect("no request came")
+            .unwrap_or_else(|_| panic!("no request came within {patience:?}"))
             .unwrap()
     }
 

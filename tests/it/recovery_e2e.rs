@@ -1,12 +1,14 @@
 //! Recovery nobody has to start, end to end with the simulator as its own process: a gang
 //! whose rank is preempted is restarted once however many engines watch (the one holding the
-//! Lease does it), a run past `max-recoveries` ends as failed, a run keeps its id across its
-//! attempts, and the `GANTRY_` prefix is Gantry's.
+//! Lease does it), the attempt it replaced kept in the run's record and told once, a run past
+//! `max-recoveries` ends as failed, a run keeps its id across its attempts, and the `GANTRY_`
+//! prefix is Gantry's.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 use serde_json::Value;
 
 use crate::cli_flow::{Sim, Watch, newest};
+use crate::notify_receiver::Receiver;
 
 /// A spot cluster and two indexed workers that need some 300 simulated seconds.
 fn gang(max_recoveries: u32, lines: u32) -> String {
@@ -23,9 +25,15 @@ fn finished(s: &Value) -> bool {
 
 #[test]
 fn a_preempted_rank_restarts_the_gang_exactly_once_with_two_engines_watching() {
+    let rt = tokio::runtime::Runtime::new().unwrap();
+    let mut hook = rt.block_on(Receiver::start(Vec::new()));
+    let told = format!(
+        "[[notify]]\nkind = \"webhook\"\nurl = \"{}\"\nevents = [\"recovered\", \"attempt-ended\"]\nrate-limit = \"0s\"\n",
+        hook.url()
+    );
     let sim = Sim::start_with(
         &["--time-scale", "0.01", "--fault", "preempt=1:1"],
-        &gang(10, 300),
+        &format!("{}{told}", gang(10, 300)),
     );
     sim.ok(&["up", "--wait"]);
     let _a = sim.watch();
@@ -45,6 +53,72 @@ fn a_preempted_rank_restarts_the_gang_exactly_once_with_two_engines_watching() {
         done["job"]
     );
     assert_eq!(done["job"]["recoveries"], 1);
+
+    // The attempt the recovery replaced is kept, with how its ranks ended and what it cost.
+    let attempts = done["job"]["attempts"].as_array().unwrap();
+    assert_eq!(attempts.len(), 2, "{:#}", done["job"]);
+    let first = &attempts[0];
+    assert_eq!(first["name"], "ml-training-job", "{first:#}");
+    assert_eq!(first["status"], "Recovered", "{first:#}");
+    assert_eq!(first["endedBy"], "preempted", "{first:#}");
+    assert_eq!(first["recoveredInto"], "ml-training-job-2", "{first:#}");
+    assert_eq!(
+        first["failed"], 0,
+        "stopped ranks are no failures: {first:#}"
+    );
+    let classes: Vec<&str> = first["podEnds"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|e| e["class"].as_str().unwrap())
+        .collect();
+    assert!(classes.contains(&"preempted"), "{first:#}");
+    for end in first["podEnds"].as_array().unwrap() {
+        if end["class"] == "deleted" {
+            assert!(
+                end["detail"]
+                    .as_str()
+                    .unwrap()
+                    .contains("stopped by recovery"),
+                "{end:#}"
+            );
+        }
+    }
+    assert!(
+        classes
+            .iter()
+            .all(|c| matches!(*c, "preempted" | "deleted")),
+        "{first:#}"
+    );
+    assert!(first.get("cost").is_some(), "{first:#}");
+
+    // Told once as a recovery; its end is shown, not sent as an attempt's end.
+    let mut messages = Vec::new();
+    rt.block_on(async {
+        while messages.len() < 2 {
+            messages.push(hook.next().await.json());
+        }
+    });
+    let recovered: Vec<_> = messages
+        .iter()
+        .filter(|m| m["event"] == "recovered")
+        .collect();
+    assert_eq!(recovered.len(), 1, "{messages:#?}");
+    assert_eq!(recovered[0]["attempt"], 1, "{messages:#?}");
+    let ended: Vec<_> = messages
+        .iter()
+        .filter(|m| m["event"] == "attempt-ended")
+        .collect();
+    assert_eq!(ended.len(), 1, "{messages:#?}");
+    assert_eq!(
+        ended[0]["attempt"], 2,
+        "only the second attempt's end: {messages:#?}"
+    );
+    assert_eq!(ended[0]["detail"]["runAttempt"], 2, "{messages:#?}");
+    drop((_a, _b));
+    if let Some(more) = hook.more() {
+        panic!("told more: {:#}", more.json());
+    }
     if gantry_test_support::kubectl_available() {
         let out = sim.kubectl(&["get", "lease", "-n", "default"]);
         let table = String::from_utf8_lossy(&out.stdout);

@@ -311,7 +311,6 @@ fn ends(out: &mut Vec<String>, a: &AttemptStatus, now: Timestamp) {
     }
 }
 
-
 fn pods(out: &mut Vec<String>, a: &AttemptStatus, place: &Place, now: Timestamp) {
     let cluster = place.cluster;
     let attempt = &a.summary.name;

@@ -1,0 +1,215 @@
+//! The recoverer's Lease nobody can jam, with engines in this process on a simulated cloud: a
+//! record a stranger wrote claiming a renewal in 2099 for 2^31 − 1 seconds is taken over once
+//! it has not changed for 15 s by the engine's own clock — told, and audited as the
+//! recoverer's — and two engines whose wall clocks are five minutes apart neither rob each
+//! other nor both act: a preempted gang is recovered exactly once.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+use std::time::{Duration, Instant};
+
+use gantry::config::{ClusterConfig, Config, JobConfig};
+use gantry::engine::clock::Clock;
+use gantry::engine::{Command, Engine, EngineHandle, World, open_session};
+use gantry::k8s::status::AttemptPhase;
+use gantry::sim::SimOptions;
+use gantry::sim::faults::Fault;
+use gantry_test_support as common;
+use k8s_openapi::api::coordination::v1::Lease;
+use kube::api::{Api, PostParams};
+
+const LEASE: &str = "gantry-engine-ml-training-job";
+const STRANGER: &str = "stranger@far pid 9";
+
+/// Waits (bounded) for the world of `engine` to satisfy `done`.
+async fn until(engine: &EngineHandle, what: &str, done: impl Fn(&World) -> bool) {
+    let mut changed = engine.changed();
+    tokio::time::timeout(common::WAIT_BOUND, async {
+        loop {
+            if done(&engine.model()) {
+                return;
+            }
+            changed.changed().await.unwrap();
+        }
+    })
+    .await
+    .unwrap_or_else(|_| panic!("{what}: not within {:?}", common::WAIT_BOUND));
+}
+
+fn audit(path: &std::path::Path) -> Vec<serde_json::Value> {
+    std::fs::read_to_string(path)
+        .unwrap_or_default()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_lease_a_stranger_claims_renewed_in_2099_for_2_31_seconds_is_taken_over_after_15_s_unchanged()
+ {
+    let sim_dir = tempfile::tempdir().unwrap();
+    let cloud = common::cloud_with(SimOptions {
+        time_scale: 0.01,
+        clusters: vec![common::CLUSTER.into()],
+        state_dir: Some(sim_dir.path().to_path_buf()),
+        ..Default::default()
+    })
+    .await;
+    let leases: Api<Lease> = Api::default_namespaced(common::kube_client(&cloud));
+    let stranger: Lease = serde_json::from_value(serde_json::json!({
+        "metadata": {"name": LEASE},
+        "spec": {"holderIdentity": STRANGER, "leaseDurationSeconds": i32::MAX,
+            "renewTime": "2099-01-01T00:00:00.000000Z",
+            "acquireTime": "2099-01-01T00:00:00.000000Z", "leaseTransitions": 3},
+    }))
+    .unwrap();
+    leases
+        .create(&PostParams::default(), &stranger)
+        .await
+        .unwrap();
+
+    let logs = tempfile::tempdir().unwrap();
+    let options = common::engine_options(&cloud, sim_dir.path(), logs.path());
+    let engine = Engine::start(open_session(&options, Config::default()).await.unwrap());
+    let handle = engine.handle();
+    let mut notices = handle.notices();
+    until(&handle, "the Lease read", |w| w.lease.read()).await;
+    let seen = Instant::now();
+    assert_eq!(
+        handle.model().lease.holder().map(|h| h.identity),
+        Some(STRANGER.to_string())
+    );
+    until(&handle, "the Lease taken over", |w| w.lease.mine()).await;
+    let took = seen.elapsed();
+    eprintln!("taken over {took:?} after it was first seen");
+    assert!(
+        took >= Duration::from_secs(10) && took <= Duration::from_secs(20),
+        "taken over {took:?} after it was first seen: not its claimed times, and within 20 s"
+    );
+
+    // Told, as `gantry watch` prints it, and audited as the recoverer's.
+    let told = tokio::time::timeout(common::WAIT_BOUND, async {
+        loop {
+            let n = notices.recv().await.unwrap();
+            if n.text.starts_with("recoverer: taken over") {
+                return n;
+            }
+        }
+    })
+    .await
+    .unwrap();
+    assert!(
+        told.text
+            .starts_with(&format!("recoverer: taken over from {STRANGER}, silent ")),
+        "{told:?}"
+    );
+    let took_over: Vec<serde_json::Value> = audit(&logs.path().join("audit.jsonl"))
+        .into_iter()
+        .filter(|l| l["command"] == "take-lease")
+        .collect();
+    let [line] = took_over.as_slice() else {
+        panic!("one takeover audited: {took_over:?}")
+    };
+    assert_eq!(line["principal"]["name"], "gantry (recoverer)", "{line}");
+    assert!(
+        line["what"]
+            .as_str()
+            .unwrap()
+            .starts_with(&format!("take the recoverer's Lease over from {STRANGER}")),
+        "{line}"
+    );
+    let now = leases.get(LEASE).await.unwrap().spec.unwrap();
+    assert_ne!(now.holder_identity.as_deref(), Some(STRANGER));
+    assert_eq!(now.lease_transitions, Some(4));
+    engine.stop().await;
+}
+
+/// A spot cluster and two indexed ranks that need some 300 simulated seconds.
+fn gang() -> Config {
+    let mut job = JobConfig {
+        completions: Some(2),
+        parallelism: Some(2),
+        indexed: true,
+        backoff_limit: 2,
+        ..JobConfig::default()
+    };
+    job.env.insert("SIM_LOG_LINES".into(), "300".into());
+    job.env.insert("SIM_LINES_PER_SECOND".into(), "1".into());
+    Config {
+        cluster: ClusterConfig {
+            spot: true,
+            ..ClusterConfig::default()
+        },
+        job,
+        ..Config::default()
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn two_engines_whose_wall_clocks_are_five_minutes_apart_recover_a_preempted_gang_once() {
+    let sim_dir = tempfile::tempdir().unwrap();
+    let cloud = common::cloud_with(SimOptions {
+        time_scale: 0.01,
+        state_dir: Some(sim_dir.path().to_path_buf()),
+        faults: vec![Fault::Preempt {
+            every: Duration::from_secs(1),
+            count: 1,
+        }],
+        ..Default::default()
+    })
+    .await;
+    let (logs_a, logs_b) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+    let on_time = common::engine_options(&cloud, sim_dir.path(), logs_a.path());
+    let ahead = gantry::engine::SessionOptions {
+        clock: Clock::skewed(jiff::SignedDuration::from_mins(5)),
+        ..common::engine_options(&cloud, sim_dir.path(), logs_b.path())
+    };
+    let a = Engine::start(open_session(&on_time, gang()).await.unwrap());
+    let b = Engine::start(open_session(&ahead, gang()).await.unwrap());
+    let (ha, hb) = (a.handle(), b.handle());
+    ha.run(common::approved(Command::CreateCluster));
+    until(&ha, "a connected", |w| w.connected).await;
+    until(&hb, "b connected", |w| w.connected).await;
+    until(&ha, "one engine holds the Lease", |w| {
+        w.lease.holder().is_some()
+    })
+    .await;
+    let holder = ha.model().lease.holder().unwrap().identity;
+    ha.run(common::approved(Command::LaunchJob));
+    until(&ha, "the recovered run succeeds", |w| {
+        let attempts = w.jobs.attempts();
+        attempts.len() == 2
+            && attempts[0].status == AttemptPhase::Recovered
+            && attempts[1].status == AttemptPhase::Succeeded
+    })
+    .await;
+
+    let recoveries: Vec<serde_json::Value> = [&logs_a, &logs_b]
+        .iter()
+        .flat_map(|d| audit(&d.path().join("audit.jsonl")))
+        .filter(|l| l["command"] == "recover")
+        .collect();
+    assert_eq!(recoveries.len(), 1, "exactly one recovery: {recoveries:?}");
+    {
+        let world = ha.model();
+        let first = &world.jobs.attempts()[0];
+        assert_eq!(
+            first.recovered_into.as_deref(),
+            Some(world.jobs.attempts()[1].name.as_str())
+        );
+        assert_eq!(
+            first.ended_by,
+            Some(gantry::vocabulary::attempt::EndedBy::Preempted)
+        );
+    }
+    // Neither engine robbed the other: the Lease kept its first holder all along.
+    let lease = Api::<Lease>::default_namespaced(common::kube_client(&cloud))
+        .get(LEASE)
+        .await
+        .unwrap()
+        .spec
+        .unwrap();
+    assert_eq!(lease.holder_identity.as_deref(), Some(holder.as_str()));
+    assert_eq!(lease.lease_transitions, Some(0), "{lease:?}");
+    a.stop().await;
+    b.stop().await;
+}
