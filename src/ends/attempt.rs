@@ -65,7 +65,7 @@ pub fn of_attempt(
         ends.iter()
             .map(|e| e.cost)
             .sum::<Option<f64>>()
-            .map(crate::meter::round_usd)
+            .map(crate::pricing::format::round_usd)
     };
     AttemptEnds {
         cost,

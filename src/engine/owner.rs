@@ -174,36 +174,21 @@ impl Owner {
         if command == Command::RetryJob
             && let Some(recovery) = self.doing.recovering.clone()
         {
-            self.audit
-                .record(&by, &command, "refused: a recovery is under way");
             let text =
                 format!("retry refused: Gantry is making the next attempt itself ({recovery})");
-            self.tell(Notice::new(
-                Kind::Command,
-                Severity::Warning,
-                command.describe(),
-                text,
-            ));
-            return true;
+            return self.refuse(&by, &command, "refused: a recovery is under way", text);
         }
         // The audit file is written before the world is locked: no viewer waits on the disk.
         if !approved.may_run(self.read_only) {
             if told_to_no_one(&command) {
                 return false;
             }
-            self.audit.record(&by, &command, "refused: read-only");
             let text = format!(
                 "read-only: refused to {} (asked by {by})",
                 command.describe()
             );
             tracing::warn!(target: "gantry::audit", principal = %by, "{text}");
-            self.tell(Notice::new(
-                Kind::Command,
-                Severity::Warning,
-                command.describe(),
-                text,
-            ));
-            return true;
+            return self.refuse(&by, &command, "refused: read-only", text);
         }
         self.audit.record(&by, &command, "started");
         self.doing.decided(&command);
@@ -233,6 +218,19 @@ impl Owner {
                 .push_back(by.clone());
         }
         self.run(command, &by);
+        true
+    }
+
+    /// A command refused here: audited with `result`, told with `text`. The world changed (a
+    /// notice).
+    fn refuse(&mut self, by: &Principal, command: &Command, result: &str, text: String) -> bool {
+        self.audit.record(by, command, result);
+        self.tell(Notice::new(
+            Kind::Command,
+            Severity::Warning,
+            command.describe(),
+            text,
+        ));
         true
     }
 

@@ -164,16 +164,20 @@ fn the_owner_s_order_on_a_recorded_run_takes_the_lease_then_records_and_recovers
         [("ends", "record-ends"), ("recovery", "recover")]
     );
     let [(kind, text)] = told(&broken).try_into().unwrap();
-    assert_eq!(kind, Kind::Preempted);
+    assert_eq!(kind, Kind::RankPreempted);
     assert!(
         text.starts_with(&format!("pod {JOB}-1-abcde preempted")),
         "{text}"
     );
-    let [message] = broken.round.messages.as_slice() else {
-        panic!("{:?}", broken.round.messages)
-    };
-    assert_eq!(message.kind, Kind::Recovered);
-    assert_eq!(message.attempt, Some(1));
+    // A rank of a gang is told, not sent: the recovery is (told as its command passes the gate).
+    assert!(
+        broken.round.messages.is_empty(),
+        "{:?}",
+        broken.round.messages
+    );
+    let recover = &broken.round.commands[1].command;
+    let told = recover.told_as_recovery().unwrap();
+    assert_eq!(told.sent_as(), Some(Kind::Recovered));
 
     // The other rank goes with it: nothing more is decided, the recovery is under way.
     let after = engine.batch(

@@ -32,11 +32,6 @@ pub use spans::{Figure, Meter, NodeSpan, PerHour, Stretch};
 /// nodes only.
 pub const NOT_PRICED_ON_A_CONTEXT: &str = "a kubeconfig context's nodes are not priced";
 
-/// Dollars as `--json` gives them: to a millionth (a few seconds of a small cluster is not 0).
-pub fn round_usd(usd: f64) -> f64 {
-    (usd * 1e6).round() / 1e6
-}
-
 /// "$0.64", "at least $0.64", or `unknown` as people read a figure.
 pub fn words(usd: Option<f64>, partial: bool) -> String {
     match usd {

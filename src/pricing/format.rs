@@ -83,3 +83,8 @@ fn grouped(amount: f64, decimals: usize) -> String {
         None => format!("{sign}${digits}"),
     }
 }
+/// Dollars as `--json` and messages give them: to a millionth (a few seconds of a small
+/// cluster is not 0).
+pub fn round_usd(usd: f64) -> f64 {
+    (usd * 1e6).round() / 1e6
+}

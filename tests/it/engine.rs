@@ -126,10 +126,14 @@ async fn from_cluster_creation_to_a_retried_attempt_without_a_terminal() {
         until(&mut app, &handle, |m| m.connected).await;
 
         assert_eq!(press(&mut app, &handle, key('l')), [Command::LaunchJob]);
+        // Failed, and its pod's log followed to its end (saved whole) before the retry moves
+        // the store on.
         until(&mut app, &handle, |m| {
-            m.jobs
-                .newest()
-                .is_some_and(|a| a.status == AttemptPhase::Failed)
+            m.jobs.newest().is_some_and(|a| {
+                a.status == AttemptPhase::Failed
+                    && !m.jobs.pods_of(&a.name).is_empty()
+                    && m.logs.ended.len() == m.jobs.pods_of(&a.name).len()
+            })
         })
         .await;
         assert_eq!(press(&mut app, &handle, key('r')), [Command::RetryJob]);

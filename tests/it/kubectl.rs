@@ -208,10 +208,16 @@ fn kubectl_watches_pods_as_they_run() {
     let mut watch = kubectl_command(&sim.kubeconfig(), sim.dir.path())
         .args(["get", "pods", "-w"])
         .stdout(Stdio::piped())
-        .stderr(Stdio::null())
+        .stderr(Stdio::piped())
         .spawn()
         .unwrap();
     let stdout = watch.stdout.take().unwrap();
+    // Its first list (nothing yet) is done, and its watch begins, before the Job is made: on a
+    // busy machine the pod could otherwise be running before kubectl looks.
+    let mut stderr = BufReader::new(watch.stderr.take().unwrap());
+    let mut listed = String::new();
+    stderr.read_line(&mut listed).unwrap();
+    assert!(listed.contains("No resources found"), "{listed}");
     sim.ok(&["create", "-f", &seed_job()]);
     let mut seen = Vec::new();
     for line in BufReader::new(stdout).lines() {

@@ -213,3 +213,66 @@ async fn two_engines_whose_wall_clocks_are_five_minutes_apart_recover_a_preempte
     a.stop().await;
     b.stop().await;
 }
+
+#[test]
+fn gantry_watch_prints_the_takeover_of_a_silent_stranger_s_lease_and_the_audit_file_has_it() {
+    if !common::kubectl_available() {
+        return;
+    }
+    let sim = crate::cli_flow::Sim::start_with(&["--time-scale", "0.01"], "");
+    sim.ok(&["up", "--wait"]);
+    let lease = sim.home().join("lease.json");
+    std::fs::write(
+        &lease,
+        serde_json::json!({"apiVersion": "coordination.k8s.io/v1", "kind": "Lease",
+            "metadata": {"name": LEASE, "namespace": "default"},
+            "spec": {"holderIdentity": STRANGER, "leaseDurationSeconds": i32::MAX,
+                "renewTime": "2099-01-01T00:00:00.000000Z"}})
+        .to_string(),
+    )
+    .unwrap();
+    let made = sim.kubectl(&["apply", "-f", lease.to_str().unwrap()]);
+    assert!(made.status.success(), "{made:?}");
+    let mut watch = sim
+        .command(&["watch"])
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let stdout = watch.stdout.take().unwrap();
+    let (lines_tx, lines) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        use std::io::BufRead;
+        for line in std::io::BufReader::new(stdout)
+            .lines()
+            .map_while(Result::ok)
+        {
+            if lines_tx.send(line).is_err() {
+                return;
+            }
+        }
+    });
+    let deadline = Instant::now() + common::WAIT_BOUND;
+    let said = loop {
+        let left = deadline.saturating_duration_since(Instant::now());
+        let line = lines
+            .recv_timeout(left)
+            .unwrap_or_else(|_| panic!("no takeover said within {:?}", common::WAIT_BOUND));
+        if line.contains("recoverer: taken over") {
+            break line;
+        }
+    };
+    let _ = watch.kill();
+    let _ = watch.wait();
+    assert!(
+        said.contains(&format!("recoverer: taken over from {STRANGER}, silent ")),
+        "{said}"
+    );
+    let audited = audit(&sim.home().join("state/gantry/audit.jsonl"));
+    assert!(
+        audited.iter().any(|l| l["command"] == "take-lease"
+            && l["principal"]["name"] == "gantry (recoverer)"
+            && l["what"].as_str().is_some_and(|w| w.contains(STRANGER))),
+        "{audited:#?}"
+    );
+}

@@ -139,7 +139,7 @@ impl RunCostJson {
     pub fn of(cost: Result<&RunCost, &str>) -> RunCostJson {
         match cost {
             Ok(c) => RunCostJson {
-                cost_so_far: c.usd.map(crate::meter::round_usd),
+                cost_so_far: c.usd.map(crate::pricing::format::round_usd),
                 cost_so_far_partial: c.partial,
                 cost_since: Some(c.since),
                 cost_as_of: Some(c.as_of),

@@ -133,7 +133,7 @@ impl GkeCluster {
         match nodes.map(|n| n.cluster_so_far(now)) {
             Ok(Some(figure)) => {
                 self.so_far = Some(figure);
-                self.cost_so_far = figure.usd.map(crate::meter::round_usd);
+                self.cost_so_far = figure.usd.map(crate::pricing::format::round_usd);
                 self.cost_so_far_partial = figure.partial;
                 if figure.usd.is_none() && self.cost_unknown.is_none() {
                     self.cost_unknown = Some(cost::UNPRICED.to_string());

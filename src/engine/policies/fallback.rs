@@ -69,15 +69,13 @@ pub struct Fallback {
     fell_back: HashSet<String>,
 }
 
-impl Fallback {
+impl super::Policy for Fallback {
+    fn principal(&self) -> &'static str {
+        "recovery"
+    }
+
     /// Whether the newest attempt of a run leaves its spot pool now, and how.
-    pub fn decide(
-        &mut self,
-        world: &World,
-        doing: &Doing,
-        settings: &Settings,
-        now: Now,
-    ) -> Decisions {
+    fn decide(&mut self, world: &World, doing: &Doing, settings: &Settings, now: Now) -> Decisions {
         let Some(s) = &settings.spot_fallback else {
             return Decisions::default();
         };

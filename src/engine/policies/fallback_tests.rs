@@ -8,6 +8,7 @@ use serde_json::{Value, json};
 use super::*;
 use crate::config::ClusterConfig;
 use crate::engine::Report;
+use crate::engine::policies::Policy;
 use crate::engine::world::fixtures::model_with;
 use crate::k8s::status::{AttemptSummary, EventSummary, PodSummary};
 use crate::k8s::watch::{Change, JobWatchEvent};

@@ -36,15 +36,13 @@ pub struct Guards {
     zero_after: Option<(String, Timestamp)>,
 }
 
-impl Guards {
+impl super::Policy for Guards {
+    fn principal(&self) -> &'static str {
+        "guard"
+    }
+
     /// What the armed guards do at `now`.
-    pub fn decide(
-        &mut self,
-        world: &World,
-        doing: &Doing,
-        settings: &Settings,
-        now: Now,
-    ) -> Decisions {
+    fn decide(&mut self, world: &World, doing: &Doing, settings: &Settings, now: Now) -> Decisions {
         let mut decided = Decisions::default();
         if !world.is_recoverer() {
             return decided;
@@ -68,13 +66,23 @@ impl Guards {
                 ),
             ));
         }
-        let mut ending = Ending { doing, decided };
-        self.budget(world, attempt, &run, settings, now.wall, &mut ending);
-        run_time(attempt, &run, settings, now.wall, &mut ending);
-        stall(world, attempt, &run, settings, now.wall, &mut ending);
-        ending.decided
+        let mut judging = Judging {
+            world,
+            attempt,
+            run: &run,
+            settings,
+            now: now.wall,
+            doing,
+            decided,
+        };
+        self.budget(&mut judging);
+        run_time(&mut judging);
+        stall(&mut judging);
+        judging.decided
     }
+}
 
+impl Guards {
     /// A spent budget's pools go to zero once the ended run's pods are gone (or a minute after).
     fn scale_after_the_run(&mut self, world: &World, now: Timestamp) -> Decisions {
         let Some((ended, at)) = &self.zero_after else {
@@ -89,16 +97,9 @@ impl Guards {
     }
 
     /// The budget's shares told once each, and what reaching it does.
-    fn budget(
-        &mut self,
-        world: &World,
-        attempt: &AttemptSummary,
-        run: &Run,
-        settings: &Settings,
-        now: Timestamp,
-        ending: &mut Ending<'_>,
-    ) {
-        let guards = &settings.guards;
+    fn budget(&mut self, ending: &mut Judging<'_>) {
+        let (world, attempt, run, now) = (ending.world, ending.attempt, ending.run, ending.now);
+        let guards = &ending.settings.guards;
         let Some(budget) = guards.budget else { return };
         let Some((cost, _)) = world.run_cost_so_far(now) else {
             return;
@@ -147,13 +148,19 @@ impl Guards {
     }
 }
 
-/// What the guards decide this round, and what the engine has ended already.
-struct Ending<'a> {
+/// The active attempt being judged, and what the guards decide of it this round.
+struct Judging<'a> {
+    world: &'a World,
+    attempt: &'a AttemptSummary,
+    run: &'a Run,
+    settings: &'a Settings,
+    now: Timestamp,
+    /// What the engine has ended already.
     doing: &'a Doing,
     decided: Decisions,
 }
 
-impl Ending<'_> {
+impl Judging<'_> {
     /// Ends the run at `attempt`, unless this engine has ended it already; whether it does.
     fn end_run(&mut self, attempt: &str, why: String, ended_by: EndedBy) -> bool {
         if self.ended(attempt) {
@@ -177,14 +184,9 @@ impl Ending<'_> {
 }
 
 /// A run longer than `max-run-time` is ended.
-fn run_time(
-    attempt: &AttemptSummary,
-    run: &Run,
-    settings: &Settings,
-    now: Timestamp,
-    ending: &mut Ending<'_>,
-) {
-    let guards = &settings.guards;
+fn run_time(ending: &mut Judging<'_>) {
+    let (attempt, run, now) = (ending.attempt, ending.run, ending.now);
+    let guards = &ending.settings.guards;
     let (Some(limit), Some(started)) = (guards.max_run_time(), run.started()) else {
         return;
     };
@@ -201,14 +203,10 @@ fn run_time(
 }
 
 /// A stalled attempt is ended as a recovery (`stall-action = "end-attempt"`).
-fn stall(
-    world: &World,
-    attempt: &AttemptSummary,
-    run: &Run,
-    settings: &Settings,
-    now: Timestamp,
-    ending: &mut Ending<'_>,
-) {
+fn stall(ending: &mut Judging<'_>) {
+    let (world, attempt, run, settings) =
+        (ending.world, ending.attempt, ending.run, ending.settings);
+    let now = ending.now;
     if settings.guards.stall_action != StallAction::EndAttempt
         || ending.doing.recovering.is_some()
         || ending.ended(&attempt.name)

@@ -3,6 +3,7 @@
 use serde_json::json;
 
 use super::*;
+use crate::engine::policies::Policy;
 use crate::engine::policies::fixtures::{
     self, RUN, attempt, hold_lease, metered, model_with, pod, running_since, see_pod,
 };

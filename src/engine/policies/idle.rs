@@ -131,14 +131,12 @@ pub struct Idle {
     scaled: bool,
 }
 
-impl Idle {
-    pub fn decide(
-        &mut self,
-        world: &World,
-        doing: &Doing,
-        settings: &Settings,
-        now: Now,
-    ) -> Decisions {
+impl super::Policy for Idle {
+    fn principal(&self) -> &'static str {
+        "idle"
+    }
+
+    fn decide(&mut self, world: &World, doing: &Doing, settings: &Settings, now: Now) -> Decisions {
         let idling = decide(world, &settings.idle, now.wall);
         let mut decided = Decisions::default();
         decided.notices.extend(self.news(world, &idling));
@@ -160,7 +158,9 @@ impl Idle {
         }
         decided
     }
+}
 
+impl Idle {
     /// The idle spell, told once.
     fn news(&mut self, world: &World, idling: &Idling) -> Option<Notice> {
         let Some(text) = idling.reminder() else {

@@ -2,6 +2,7 @@
 
 use super::*;
 use crate::engine::Report;
+use crate::engine::policies::Policy;
 use crate::gke::summary::PoolSummary;
 use crate::gke::{ClusterRef, ClusterSummary};
 use crate::k8s::status::{AttemptPhase, AttemptSummary};

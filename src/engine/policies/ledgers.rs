@@ -21,8 +21,12 @@ pub struct EndsLedger {
     asked: HashSet<String>,
 }
 
-impl EndsLedger {
-    pub fn decide(
+impl super::Policy for EndsLedger {
+    fn principal(&self) -> &'static str {
+        "ends"
+    }
+
+    fn decide(
         &mut self,
         world: &World,
         _doing: &Doing,
@@ -65,10 +69,14 @@ pub struct CostLedger {
     changes_recorded: u64,
 }
 
-impl CostLedger {
+impl super::Policy for CostLedger {
+    fn principal(&self) -> &'static str {
+        "cost"
+    }
+
     /// The run's figure to record on its newest attempt now, if this engine records and it is
     /// due: never while the Node watch is away (what it would write would undercount for good).
-    pub fn decide(
+    fn decide(
         &mut self,
         world: &World,
         _doing: &Doing,
@@ -80,7 +88,9 @@ impl CostLedger {
             None => Decisions::default(),
         }
     }
+}
 
+impl CostLedger {
     fn due(&mut self, world: &World, now: Timestamp) -> Option<Entry> {
         if !world.is_recoverer() || !world.nodes.watching() {
             return None;

@@ -43,6 +43,15 @@ use super::notice::Notice;
 use super::world::World;
 use crate::notify::Message;
 
+/// A policy: one entry point, and the principal its commands pass the gate as.
+pub trait Policy {
+    /// Who its commands are from, in the audit file (`gantry (guard)`).
+    fn principal(&self) -> &'static str;
+
+    /// What it calls for now.
+    fn decide(&mut self, world: &World, doing: &Doing, settings: &Settings, now: Now) -> Decisions;
+}
+
 /// What a policy calls for.
 #[derive(Debug, Default, PartialEq)]
 pub struct Decisions {
@@ -101,6 +110,20 @@ pub struct Policies {
 }
 
 impl Policies {
+    /// The policies that decide notices and commands, in the order above (`news` comes last).
+    fn in_order(&mut self) -> [&mut dyn Policy; 8] {
+        [
+            &mut self.recoverer,
+            &mut self.ends,
+            &mut self.recovery,
+            &mut self.fallback,
+            &mut self.guards,
+            &mut self.watch,
+            &mut self.idle,
+            &mut self.cost,
+        ]
+    }
+
     /// One round, in the order above. `told` is what the world told as the batch was folded;
     /// `judge`: the batch held more than log lines. `doing` learns each command as it is
     /// decided, so a policy later in the order sees what one before it did.
@@ -115,7 +138,9 @@ impl Policies {
     ) -> Round {
         let mut round = Round::default();
         if judge {
-            let mut step = |by: &'static str, decisions: Decisions, doing: &mut Doing| {
+            for policy in self.in_order() {
+                let decisions = policy.decide(world, doing, settings, now);
+                let by = policy.principal();
                 for command in &decisions.commands {
                     doing.decided(command);
                 }
@@ -126,35 +151,7 @@ impl Policies {
                         .into_iter()
                         .map(|command| Decided { by, command }),
                 );
-            };
-            step(
-                "recoverer",
-                self.recoverer.decide(world, doing, settings, now),
-                doing,
-            );
-            step("ends", self.ends.decide(world, doing, settings, now), doing);
-            step(
-                "recovery",
-                self.recovery.decide(world, doing, settings, now),
-                doing,
-            );
-            step(
-                "recovery",
-                self.fallback.decide(world, doing, settings, now),
-                doing,
-            );
-            step(
-                "guard",
-                self.guards.decide(world, doing, settings, now),
-                doing,
-            );
-            step(
-                "watch",
-                self.watch.decide(world, doing, settings, now),
-                doing,
-            );
-            step("idle", self.idle.decide(world, doing, settings, now), doing);
-            step("cost", self.cost.decide(world, doing, settings, now), doing);
+            }
         }
         let all: Vec<&Notice> = told.iter().chain(round.notices.iter()).collect();
         round.messages = self.news.decide(world, &all, settings, now);

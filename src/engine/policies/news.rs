@@ -116,7 +116,7 @@ pub fn message_for(
     }
     event.at = now;
     if let Some((usd, partial)) = model.run_cost_so_far(now) {
-        event.cost_so_far = Some(crate::meter::round_usd(usd));
+        event.cost_so_far = Some(crate::pricing::format::round_usd(usd));
         event.detail.insert("costPartial".into(), partial.into());
     }
     if let Some(attempt) = attempt.filter(|_| sent_as == Kind::AttemptEnded) {
@@ -142,9 +142,10 @@ fn ends(event: &mut Message, model: &World, attempt: &AttemptSummary) {
     event.detail.insert("ends".into(), ends_json.into());
     let costs: Option<f64> = ends.iter().map(|e| e.cost).sum();
     if let Some(cost) = costs.filter(|_| !ends.is_empty()) {
-        event
-            .detail
-            .insert("podsCost".into(), crate::meter::round_usd(cost).into());
+        event.detail.insert(
+            "podsCost".into(),
+            crate::pricing::format::round_usd(cost).into(),
+        );
     }
 }
 

@@ -20,14 +20,12 @@ pub const SILENCE: Duration = Duration::from_secs(LEASE_SECONDS as u64);
 #[derive(Debug, Default)]
 pub struct Recoverer;
 
-impl Recoverer {
-    pub fn decide(
-        &mut self,
-        world: &World,
-        doing: &Doing,
-        settings: &Settings,
-        now: Now,
-    ) -> Decisions {
+impl super::Policy for Recoverer {
+    fn principal(&self) -> &'static str {
+        "recoverer"
+    }
+
+    fn decide(&mut self, world: &World, doing: &Doing, settings: &Settings, now: Now) -> Decisions {
         let lease = &world.lease;
         if !settings.may_act || !world.connected || !lease.read() || lease.mine() {
             return Decisions::default();
@@ -63,6 +61,7 @@ mod tests {
     use std::time::{Duration, Instant};
 
     use super::*;
+    use crate::engine::policies::Policy;
     use crate::engine::policies::fixtures;
     use crate::engine::world::lease::Reading;
     use crate::k8s::lease::Record;

@@ -28,14 +28,12 @@ pub struct Recovery {
     holder_since: Option<Timestamp>,
 }
 
-impl Recovery {
-    pub fn decide(
-        &mut self,
-        world: &World,
-        doing: &Doing,
-        settings: &Settings,
-        now: Now,
-    ) -> Decisions {
+impl super::Policy for Recovery {
+    fn principal(&self) -> &'static str {
+        "recovery"
+    }
+
+    fn decide(&mut self, world: &World, doing: &Doing, settings: &Settings, now: Now) -> Decisions {
         if !world.is_recoverer() {
             self.holder_since = None;
             return Decisions::default();

@@ -3,6 +3,7 @@
 use serde_json::json;
 
 use super::*;
+use crate::engine::policies::Policy;
 use crate::engine::policies::fixtures::{
     attempt, hold_lease, model_with, now, pod, preempted_at, running_since, see_pod, settings,
 };

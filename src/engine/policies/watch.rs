@@ -92,8 +92,12 @@ pub struct Watch {
     unreachable: Option<(Timestamp, bool)>,
 }
 
-impl Watch {
-    pub fn decide(
+impl super::Policy for Watch {
+    fn principal(&self) -> &'static str {
+        "watch"
+    }
+
+    fn decide(
         &mut self,
         world: &World,
         _doing: &Doing,
@@ -109,7 +113,9 @@ impl Watch {
             commands: Vec::new(),
         }
     }
+}
 
+impl Watch {
     fn stall(&mut self, world: &World, after: Duration, now: Timestamp) -> Option<Notice> {
         let stall = stalled(world, after, now);
         let active = world.headway.attempt.as_deref();

@@ -5,6 +5,7 @@ use serde_json::{Value, json};
 
 use super::*;
 use crate::engine::Report;
+use crate::engine::policies::Policy;
 use crate::k8s::logs::{LogLine, TailEvent};
 use crate::k8s::status::{AttemptSummary, PodSummary};
 use crate::k8s::watch::{Change, JobWatchEvent};

@@ -4,6 +4,7 @@ use jiff::{SignedDuration, Timestamp};
 use serde_json::json;
 
 use crate::engine::Command;
+use crate::engine::policies::Policy;
 use crate::engine::policies::ledgers::CostLedger;
 use crate::engine::world::World;
 use crate::engine::{Report, TargetInfo};

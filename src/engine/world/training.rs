@@ -134,19 +134,7 @@ impl Training {
             return Vec::new();
         };
         if !self.pods.contains_key(pod) {
-            self.pods.insert(pod.to_string(), PodTraining::default());
-            if self.pods.keys().take(RANKS_KEPT).any(|k| k == pod) {
-                let kept: Vec<&str> = self
-                    .pods
-                    .keys()
-                    .take(RANKS_KEPT)
-                    .map(String::as_str)
-                    .collect();
-                self.store.set_on_screen(number, &kept);
-            }
-            if self.pods.len() > MANY_RANKS {
-                self.store.keep_on_screen_only(number, self.pods.len());
-            }
+            self.first_lines_of(pod, number);
         }
         let Self {
             store,
@@ -216,6 +204,23 @@ impl Training {
             });
         }
         self.untold(number, alerts)
+    }
+
+    /// The first lines of `pod`: its ranks kept on screen, as many as there is room for.
+    fn first_lines_of(&mut self, pod: &str, number: u32) {
+        self.pods.insert(pod.to_string(), PodTraining::default());
+        if self.pods.keys().take(RANKS_KEPT).any(|k| k == pod) {
+            let kept: Vec<&str> = self
+                .pods
+                .keys()
+                .take(RANKS_KEPT)
+                .map(String::as_str)
+                .collect();
+            self.store.set_on_screen(number, &kept);
+        }
+        if self.pods.len() > MANY_RANKS {
+            self.store.keep_on_screen_only(number, self.pods.len());
+        }
     }
 
     /// `pod`'s stream is over: an update its container left without a newline is read too.

@@ -399,9 +399,9 @@ mod tests {
         assert_eq!(
             found,
             [
+                "engine::notice::Notice",
                 "engine::world::guards::child::go",
                 "engine::world::guards::g",
-                "engine::notice::Notice",
                 "k8s::labels",
                 "k8s::status::AttemptSummary",
                 "k8s::status::PodSummary",
