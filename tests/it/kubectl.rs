@@ -205,23 +205,45 @@ fn kubectl_watches_pods_as_they_run() {
         return;
     }
     let sim = Sim::start();
+    // A pod that never runs (no node has its label), for kubectl to list first: once it has
+    // printed it, its watch is on, and the Job made after is watched from its first pod.
+    let waiting = sim.dir.path().join("waiting.json");
+    std::fs::write(
+        &waiting,
+        r#"{"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "placeholder"},
+            "spec": {"nodeSelector": {"nowhere": "true"},
+                "containers": [{"name": "c", "image": "busybox"}]}}"#,
+    )
+    .unwrap();
+    sim.ok(&["create", "-f", waiting.to_str().unwrap()]);
     let mut watch = kubectl_command(&sim.kubeconfig(), sim.dir.path())
         .args(["get", "pods", "-w"])
         .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
+        .stderr(Stdio::null())
         .spawn()
         .unwrap();
     let stdout = watch.stdout.take().unwrap();
-    // Its first list (nothing yet) is done, and its watch begins, before the Job is made: on a
-    // busy machine the pod could otherwise be running before kubectl looks.
-    let mut stderr = BufReader::new(watch.stderr.take().unwrap());
-    let mut listed = String::new();
-    stderr.read_line(&mut listed).unwrap();
-    assert!(listed.contains("No resources found"), "{listed}");
+    let (tx, lines) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        for line in BufReader::new(stdout).lines().map_while(Result::ok) {
+            if tx.send(line).is_err() {
+                return;
+            }
+        }
+    });
+    let next = || {
+        lines
+            .recv_timeout(gantry_test_support::WAIT_BOUND)
+            .expect("kubectl printed nothing more")
+    };
+    while !next().starts_with("placeholder") {}
     sim.ok(&["create", "-f", &seed_job()]);
     let mut seen = Vec::new();
-    for line in BufReader::new(stdout).lines() {
-        let line = line.unwrap();
+    loop {
+        let line = next();
+        if line.starts_with("placeholder") {
+            continue;
+        }
         let done = line.contains("Completed");
         seen.push(line);
         if done {
