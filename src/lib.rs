@@ -6,6 +6,7 @@ pub mod cli;
 pub mod commands;
 pub mod config;
 pub mod connect;
+pub mod dcgm;
 pub mod ends;
 pub mod engine;
 pub mod gke;

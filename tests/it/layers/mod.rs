@@ -30,7 +30,7 @@ pub const LAYERS: &[&[&str]] = &[
     // What the read model is said in: notice kinds, end classes and fates, requests, wait
     // causes, label and annotation names.
     &["vocabulary"],
-    &["pricing", "metrics"],
+    &["pricing", "metrics", "dcgm"],
     &["config"],
     &["notify"],
     &["k8s", "gke"],
