@@ -13,6 +13,10 @@ use serde::{Deserialize, Serialize};
 pub const DEFAULT_STALL_AFTER: &str = "20m";
 /// A pod not running this long, unless told: `waiting`.
 pub const DEFAULT_WAITING_AFTER: &str = "15m";
+/// A GPU busy less than this many percent, unless told: idle (`gpu-idle`).
+pub const DEFAULT_GPU_IDLE_BELOW: f64 = 5.0;
+/// For this long while its pod runs, unless told.
+pub const DEFAULT_GPU_IDLE_AFTER: &str = "10m";
 /// Shares of the budget told, once each per run.
 pub const BUDGET_THRESHOLDS: [u32; 2] = [80, 100];
 
@@ -74,6 +78,13 @@ pub struct Guards {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub max_run_time: Option<String>,
     pub stall_action: StallAction,
+    /// A GPU of a running training pod busy less than this many percent (0 to 100; 0 turns the
+    /// watch off)…
+    pub gpu_idle_below: f64,
+    /// …for this long is told (`gpu-idle`).
+    pub gpu_idle_after: String,
+    /// What an idle GPU's attempt gets, as a stalled one: told, or ended for the next.
+    pub gpu_idle_action: StallAction,
 }
 
 impl Default for Guards {
@@ -85,6 +96,9 @@ impl Default for Guards {
             budget_action: BudgetAction::Notify,
             max_run_time: None,
             stall_action: StallAction::Notify,
+            gpu_idle_below: DEFAULT_GPU_IDLE_BELOW,
+            gpu_idle_after: DEFAULT_GPU_IDLE_AFTER.to_string(),
+            gpu_idle_action: StallAction::Notify,
         }
     }
 }
@@ -100,6 +114,16 @@ impl Guards {
 
     pub fn waiting_after(&self) -> Duration {
         super::parse_duration(&self.waiting_after).unwrap_or(Duration::from_secs(15 * 60))
+    }
+
+    pub fn gpu_idle_after(&self) -> Duration {
+        super::parse_duration(&self.gpu_idle_after).unwrap_or(Duration::from_secs(10 * 60))
+    }
+
+    /// Whether idle GPUs are watched for at all (`gpu-idle-below = 0` turns it off): the GPUs
+    /// are then read even with no screen showing them, while a pod asks for some.
+    pub fn watches_gpus(&self) -> bool {
+        self.gpu_idle_below > 0.0
     }
 
     pub fn max_run_time(&self) -> Option<Duration> {
@@ -123,6 +147,9 @@ impl Guards {
         if self.stall_action != StallAction::Notify {
             armed.push(format!("stalled → {}", self.stall_action.name()));
         }
+        if self.gpu_idle_action != StallAction::Notify && self.watches_gpus() {
+            armed.push(format!("idle GPU → {}", self.gpu_idle_action.name()));
+        }
         (!armed.is_empty()).then(|| armed.join(", "))
     }
 
@@ -135,6 +162,13 @@ impl Guards {
         };
         duration("stall-after", &self.stall_after)?;
         duration("waiting-after", &self.waiting_after)?;
+        duration("gpu-idle-after", &self.gpu_idle_after)?;
+        if !(0.0..=100.0).contains(&self.gpu_idle_below) {
+            return Err(format!(
+                "guards.gpu-idle-below = {}: write a percent from 0 to 100 (5.0; 0 turns the idle-GPU watch off)",
+                self.gpu_idle_below
+            ));
+        }
         if let Some(limit) = &self.max_run_time {
             duration("max-run-time", limit)?;
         }
@@ -171,6 +205,9 @@ mod tests {
         assert_eq!(guards.waiting_after(), Duration::from_secs(15 * 60));
         assert_eq!(guards.armed(), None);
         assert!(guards.validate().is_ok());
+        assert_eq!(guards.gpu_idle_below, 5.0);
+        assert_eq!(guards.gpu_idle_after(), Duration::from_secs(10 * 60));
+        assert!(guards.watches_gpus());
     }
 
     #[test]
@@ -197,6 +234,10 @@ mod tests {
         assert!(err.contains("more than 0"), "{err}");
         let err = parse("budget-action = \"scale-to-zero\"\n").unwrap_err();
         assert!(err.contains("needs guards.budget"), "{err}");
+        let err = parse("gpu-idle-below = 120.0\n").unwrap_err();
+        assert!(err.contains("0 to 100"), "{err}");
+        let err = parse("gpu-idle-after = \"later\"\n").unwrap_err();
+        assert!(err.contains("guards.gpu-idle-after"), "{err}");
         let err = parse("budget-action = \"panic\"\n").unwrap_err();
         assert!(err.contains("notify") && err.contains("stop-run"), "{err}");
     }

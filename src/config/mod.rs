@@ -6,10 +6,12 @@ use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 
+mod gpu;
 mod guards;
 mod notify;
 mod recovery;
 
+pub use gpu::{ExporterSource, Gpu as GpuConfig};
 pub use guards::{BUDGET_THRESHOLDS, BudgetAction, Guards, StallAction};
 pub use notify::{DEFAULT_RATE_LIMIT, NotifyTarget, TargetKind};
 pub use recovery::{Recovery, SpotFallback};
@@ -49,6 +51,9 @@ pub struct Config {
     /// What Gantry watches for while nobody looks, and what it may do (`[guards]`).
     #[serde(skip_serializing_if = "Guards::is_default")]
     pub guards: Guards,
+    /// Where the GPUs' exporter is, when not one Gantry finds by itself (`[gpu]`).
+    #[serde(skip_serializing_if = "GpuConfig::is_default")]
+    pub gpu: GpuConfig,
     /// Key bindings: action name → key (e.g. `launch = "L"`).
     pub keys: BTreeMap<String, String>,
     /// Where people are told what happened (`[[notify]]`), each with its own events, least
@@ -331,6 +336,7 @@ impl Config {
 
     pub fn validate(&self) -> Result<(), String> {
         self.guards.validate()?;
+        self.gpu.validate()?;
         if let Some(text) = &self.idle_reminder
             && parse_duration(text).is_none()
         {

@@ -83,6 +83,29 @@ pub fn is_spot(node: &Node) -> bool {
         .any(|k| labels.and_then(|l| l.get(*k)).map(String::as_str) == Some("true"))
 }
 
+/// One of the node's GPUs an hour, priced by its accelerator label as its node's GPUs are: the
+/// snapshot's price of an attached GPU, or — a machine type that carries its GPUs (A2, A3, G2)
+/// — its price shared among them. None: not a GPU node, or the snapshot has no price.
+pub fn gpu_per_hour(node: &Node) -> Option<f64> {
+    let catalogue = Catalogue::embedded();
+    let labels = node.metadata.labels.as_ref()?;
+    let kind = labels.get(ACCELERATOR)?;
+    let machine_name = machine_type_of(node)?;
+    let location = labels.get(REGION).or_else(|| labels.get(ZONE))?;
+    let provisioning = Provisioning::from_spot(is_spot(node));
+    let carried: u32 = catalogue
+        .gpus_carried_by(machine_name)
+        .map(|(_, count)| count)
+        .sum();
+    if carried > 0 {
+        let machine = catalogue
+            .machine_type(machine_name, location, provisioning)
+            .ok()?;
+        return Some(machine / f64::from(carried));
+    }
+    catalogue.gpu(kind, location, provisioning).ok()
+}
+
 fn node_per_hour(node: &Node, catalogue: &Catalogue) -> Option<f64> {
     let labels = node.metadata.labels.as_ref()?;
     let machine_name = machine_type_of(node)?;

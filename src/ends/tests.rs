@@ -294,6 +294,15 @@ fn a_gpu_node_is_priced_with_its_attached_gpus_and_a_carrying_machine_type_alone
     assert!((a2.per_hour.unwrap() - 1.92802).abs() < 1e-9);
     let k80 = cost::NodeFacts::of(&node("n1-standard-4", "nvidia-tesla-k80", 1));
     assert_eq!(k80.per_hour, None, "an unpriced GPU is unknown, never free");
+    // One GPU an hour: the attached one's price, or the carrying machine's shared.
+    let t4 = cost::gpu_per_hour(&node("n1-standard-4", "nvidia-tesla-t4", 2)).unwrap();
+    assert!((t4 - 0.175).abs() < 1e-9, "{t4}");
+    let a100 = cost::gpu_per_hour(&node("a2-highgpu-1g", "nvidia-tesla-a100", 1)).unwrap();
+    assert!((a100 - 1.92802).abs() < 1e-9, "{a100}");
+    assert_eq!(
+        cost::gpu_per_hour(&node("n1-standard-4", "nvidia-tesla-k80", 1)),
+        None
+    );
 }
 
 #[test]
