@@ -363,6 +363,7 @@ impl Owner {
             notices,
             messages,
         } = round;
+        self.workers.want_gpus(world.wants_gpus());
         let job = self.settings.job.clone();
         let told: Vec<_> = told
             .into_iter()

@@ -50,6 +50,9 @@ pub enum Report {
     /// What the pods and nodes use (metrics.k8s.io), read every 15 s while shown; `None`: the
     /// cluster has no metrics-server.
     Usage(Option<crate::k8s::usage::Reading>),
+    /// What the GPUs are doing (DCGM exporters), read every 10 s while a screen shows GPUs or
+    /// the idle-GPU guard needs them.
+    Gpus(crate::k8s::gpus::GpuRead),
     /// The recoverer's Lease as its keeper read (or wrote) it, and when, by the engine's
     /// monotonic clock (what a holder's silence is judged by).
     Lease {

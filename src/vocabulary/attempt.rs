@@ -23,16 +23,20 @@ pub enum EndedBy {
     Budget,
     /// Its run ran longer than `max-run-time`.
     MaxRunTime,
+    /// A GPU of it did next to nothing for `gpu-idle-after`, and `gpu-idle-action` ends such an
+    /// attempt.
+    GpuIdle,
 }
 
 impl EndedBy {
-    pub const ALL: [EndedBy; 6] = [
+    pub const ALL: [EndedBy; 7] = [
         EndedBy::Preempted,
         EndedBy::Stall,
         EndedBy::SpotFallback,
         EndedBy::MaxRecoveries,
         EndedBy::Budget,
         EndedBy::MaxRunTime,
+        EndedBy::GpuIdle,
     ];
 
     /// The name scripts see (`gantry status --json`'s `endedBy`) and the annotation holds.
@@ -44,6 +48,7 @@ impl EndedBy {
             EndedBy::MaxRecoveries => "max-recoveries",
             EndedBy::Budget => "budget",
             EndedBy::MaxRunTime => "max-run-time",
+            EndedBy::GpuIdle => "gpu-idle",
         }
     }
 

@@ -27,6 +27,9 @@ pub enum Kind {
     /// Sent: the cluster is in ERROR or DEGRADED, or its API out of reach (subject: the
     /// cluster).
     Cluster,
+    /// Sent: a GPU of a running training pod has done next to nothing for `gpu-idle-after`
+    /// (subject: the pod).
+    GpuIdle,
     /// Sent as `recovered`: Kubernetes took a pod away — its spot node reclaimed, evicted — and
     /// the Job replaces it without counting a failure (subject: the pod).
     Preempted,
@@ -57,11 +60,14 @@ pub enum Kind {
     Guard,
     /// A viewer's answer to its own operator: a search that found nothing, a refused key.
     Viewer,
+    /// The GPUs' metrics cannot be read (no DCGM exporter, a permission missing), or can be
+    /// again (subject: `gpu-metrics`).
+    GpuMetrics,
 }
 
 impl Kind {
     /// The kinds that are sent, each under its own name.
-    pub const SENT: [Kind; 8] = [
+    pub const SENT: [Kind; 9] = [
         Kind::AttemptEnded,
         Kind::Recovered,
         Kind::Alert,
@@ -70,10 +76,11 @@ impl Kind {
         Kind::Idle,
         Kind::Budget,
         Kind::Cluster,
+        Kind::GpuIdle,
     ];
 
     /// Every kind, for the tests that hold names and meanings together.
-    pub const ALL: [Kind; 21] = [
+    pub const ALL: [Kind; 23] = [
         Kind::AttemptEnded,
         Kind::Recovered,
         Kind::Alert,
@@ -82,6 +89,7 @@ impl Kind {
         Kind::Idle,
         Kind::Budget,
         Kind::Cluster,
+        Kind::GpuIdle,
         Kind::Preempted,
         Kind::RankPreempted,
         Kind::ClusterStatus,
@@ -95,6 +103,7 @@ impl Kind {
         Kind::Trouble,
         Kind::Guard,
         Kind::Viewer,
+        Kind::GpuMetrics,
     ];
 
     /// The stable name: `gantry watch`, the log, a target's `events`, a webhook's `event`.
@@ -108,6 +117,7 @@ impl Kind {
             Kind::Idle => "idle",
             Kind::Budget => "budget",
             Kind::Cluster => "cluster",
+            Kind::GpuIdle => "gpu-idle",
             Kind::Preempted => "preempted",
             Kind::RankPreempted => "rank-preempted",
             Kind::ClusterStatus => "cluster-status",
@@ -121,6 +131,7 @@ impl Kind {
             Kind::Trouble => "trouble",
             Kind::Guard => "guard",
             Kind::Viewer => "viewer",
+            Kind::GpuMetrics => "gpu-metrics",
         }
     }
 
@@ -134,7 +145,8 @@ impl Kind {
             | Kind::Waiting
             | Kind::Idle
             | Kind::Budget
-            | Kind::Cluster => Some(self),
+            | Kind::Cluster
+            | Kind::GpuIdle => Some(self),
             Kind::Preempted => Some(Kind::Recovered),
             Kind::RankPreempted
             | Kind::ClusterStatus
@@ -147,7 +159,8 @@ impl Kind {
             | Kind::Command
             | Kind::Trouble
             | Kind::Guard
-            | Kind::Viewer => None,
+            | Kind::Viewer
+            | Kind::GpuMetrics => None,
         }
     }
 
@@ -162,6 +175,7 @@ impl Kind {
             Kind::Idle => "Cluster idle",
             Kind::Budget => "Budget",
             Kind::Cluster => "Cluster",
+            Kind::GpuIdle => "GPU idle",
             _ => "Gantry",
         }
     }
@@ -188,7 +202,9 @@ impl Kind {
             | Kind::Budget
             | Kind::Guard
             | Kind::Recovered => true,
-            Kind::Log | Kind::Pending | Kind::Waiting => severity >= super::Severity::Warning,
+            Kind::Log | Kind::Pending | Kind::Waiting | Kind::GpuIdle | Kind::GpuMetrics => {
+                severity >= super::Severity::Warning
+            }
             Kind::Idle
             | Kind::Cluster
             | Kind::ClusterStatus

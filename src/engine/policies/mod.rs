@@ -13,11 +13,13 @@
 //! 3. `recovery` — restart a gang a preemption broke, or end a run out of recoveries.
 //! 4. `fallback` — move a run that spot capacity deserted to its on-demand pool.
 //! 5. `guards` — a spent budget, a run too long, a stall ended as a recovery.
-//! 6. `watch` — tell of a stall, a long wait, an unreachable cluster.
-//! 7. `idle` — tell of an idle cluster, and scale it to zero when asked to.
-//! 8. `cost` — record the run's cost on its newest attempt.
-//! 9. `news` — what of everything told (by the world and the policies above) is a message for
-//!    those not looking, sent by the holder alone.
+//! 6. `gpu_idle` — tell of a GPU a running pod leaves idle, and end its attempt when asked to
+//!    (a guard: after the others, so an attempt they end is not ended twice).
+//! 7. `watch` — tell of a stall, a long wait, an unreachable cluster.
+//! 8. `idle` — tell of an idle cluster, and scale it to zero when asked to.
+//! 9. `cost` — record the run's cost on its newest attempt.
+//! 10. `news` — what of everything told (by the world and the policies above) is a message for
+//!     those not looking, sent by the holder alone.
 //!
 //! A recovery, a fallback and a guard may each want to end the same attempt: whichever comes
 //! first in the order does, and those after it see it in `Doing` (`ended`) and leave it. A batch
@@ -25,6 +27,7 @@
 
 mod doing;
 pub mod fallback;
+pub mod gpu_idle;
 pub mod guards;
 pub mod idle;
 pub mod ledgers;
@@ -103,6 +106,7 @@ pub struct Policies {
     pub recovery: recovery::Recovery,
     pub fallback: fallback::Fallback,
     pub guards: guards::Guards,
+    pub gpu_idle: gpu_idle::GpuIdle,
     pub watch: watch::Watch,
     pub idle: idle::Idle,
     pub cost: ledgers::CostLedger,
@@ -111,13 +115,14 @@ pub struct Policies {
 
 impl Policies {
     /// The policies that decide notices and commands, in the order above (`news` comes last).
-    fn in_order(&mut self) -> [&mut dyn Policy; 8] {
+    fn in_order(&mut self) -> [&mut dyn Policy; 9] {
         [
             &mut self.recoverer,
             &mut self.ends,
             &mut self.recovery,
             &mut self.fallback,
             &mut self.guards,
+            &mut self.gpu_idle,
             &mut self.watch,
             &mut self.idle,
             &mut self.cost,

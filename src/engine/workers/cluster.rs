@@ -232,6 +232,12 @@ fn start_watchers(shared: &Arc<Shared>, client: kube::Client) -> Connection {
         shared.usage_shown.clone(),
         watchers.clone(),
     ));
+    tokio::spawn(super::gpus::poll_gpus(
+        client.clone(),
+        shared.tx.clone(),
+        gpu_demand(shared),
+        watchers.clone(),
+    ));
     // What the meter prices: GKE's nodes (a kubeconfig context's are not priced).
     if let Backend::Gke { .. } = &shared.session.backend {
         tokio::spawn(super::meter::watch_nodes(
@@ -247,6 +253,28 @@ fn start_watchers(shared: &Arc<Shared>, client: kube::Client) -> Connection {
     ));
     let _ = shared.tx.send(Report::Connected);
     Connection { client, watchers }
+}
+
+/// What the GPU worker is told of the engine: the screens, the pods asking for GPUs, the guard,
+/// where the exporters are, and its pace (10 s; the simulator's own, as GKE's is polled).
+fn gpu_demand(shared: &Arc<Shared>) -> super::gpus::GpuDemand {
+    let config = &shared.session.config;
+    let period = match &shared.session.backend {
+        Backend::Gke { poll, .. } => {
+            let pace = poll.max.as_secs_f64() / gke::PollPolicy::default().max.as_secs_f64();
+            k8s::gpus::POLL
+                .mul_f64(pace.clamp(0.0, 1.0))
+                .max(Duration::from_millis(500))
+        }
+        Backend::Context { .. } => k8s::gpus::POLL,
+    };
+    super::gpus::GpuDemand {
+        shown: shared.usage_shown.clone(),
+        wanted: shared.gpus_wanted.subscribe(),
+        guard: config.guards.watches_gpus(),
+        sources: k8s::gpus::ExporterSource::sources(config.gpu.exporter().as_ref()),
+        period,
+    }
 }
 
 /// Reads what the training pods and the nodes use every 15 s while connected and a screen shows

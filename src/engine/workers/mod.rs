@@ -6,6 +6,7 @@ mod apply_plan;
 mod cluster;
 mod ends;
 mod fallback;
+mod gpus;
 mod lease;
 mod logs;
 mod meter;
@@ -53,6 +54,9 @@ struct Shared {
     lease_takes: std::sync::Mutex<Option<mpsc::UnboundedSender<lease::Take>>>,
     /// How many screens show usage (`EngineHandle::show_usage`).
     usage_shown: tokio::sync::watch::Receiver<usize>,
+    /// Whether a pod of the Job asks for GPUs (`Workers::want_gpus`): the GPU worker reads
+    /// only then.
+    gpus_wanted: tokio::sync::watch::Sender<bool>,
     /// What pricing a pod's time needs of each node, read once per node (None: the node was
     /// gone, or could not be read).
     nodes:
@@ -115,12 +119,22 @@ impl Workers {
             stop: CancellationToken::new(),
             flow_budget: Arc::new(Semaphore::new(FLOW_EVENTS_IN_FLIGHT)),
             usage_shown,
+            gpus_wanted: tokio::sync::watch::channel(false).0,
             identity: lease::identity(),
             lease_takes: Default::default(),
             nodes: Default::default(),
         });
         tokio::spawn(follow_cluster(shared.clone()));
         Self { shared, tail: None }
+    }
+
+    /// Whether a pod of the Job asks for GPUs now (the world says, after every batch).
+    pub fn want_gpus(&self, wanted: bool) {
+        self.shared.gpus_wanted.send_if_modified(|w| {
+            let changed = *w != wanted;
+            *w = wanted;
+            changed
+        });
     }
 
     /// The UI took a log or watch event off its channel: room for another.

@@ -64,6 +64,17 @@ impl World {
                 applied.changed = usage != self.usage;
                 self.usage = usage;
             }
+            Report::Gpus(read) => {
+                let pods = &self.jobs.pods.items;
+                let is_training = |namespace: &str, pod: &str| {
+                    pods.get(pod).is_some_and(|p| p.namespace == namespace)
+                };
+                let (changed, told) = self.gpus.apply(read, is_training);
+                applied.changed = changed;
+                if let Some(notice) = told {
+                    self.tell(&mut applied, notice);
+                }
+            }
             Report::Disconnected => {
                 self.connected = false;
                 self.nodes.lost(jiff::Timestamp::now());

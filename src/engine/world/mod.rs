@@ -13,6 +13,7 @@ pub mod ends;
 #[cfg(test)]
 pub mod fixtures;
 mod fold;
+pub mod gpus;
 pub mod headway;
 pub mod jobs;
 pub mod lease;
@@ -70,6 +71,8 @@ pub struct World {
     pub logs: LogStore,
     /// What each pod uses, by pod name, as metrics.k8s.io said last.
     pub usage: Usage,
+    /// What the GPUs are doing, as their DCGM exporters said last.
+    pub gpus: gpus::Gpus,
     /// The training's own metrics, read out of the followed attempts' log lines.
     pub training: Training,
     /// Why each pod that is not running waits.
@@ -97,6 +100,15 @@ impl World {
     /// Whether the screen changes with time alone (elapsed counters).
     pub fn ticking(&self) -> bool {
         self.cluster.ticking()
+    }
+
+    /// Whether a pod of the Job asks for GPUs and has not ended: what the GPU worker reads for.
+    pub fn wants_gpus(&self) -> bool {
+        self.jobs
+            .pods
+            .items
+            .values()
+            .any(|p| p.gpus > 0 && !p.terminated)
     }
 
     /// Whether this engine holds the recoverer's Lease: the one that acts and sends.
