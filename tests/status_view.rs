@@ -63,6 +63,7 @@ fn report(job: Option<JobStatus>) -> StatusReport {
         job,
         logs_dir,
         run_cost,
+        gpus: None,
     }
 }
 
@@ -165,6 +166,7 @@ fn a_cluster_that_is_not_there_says_how_to_create_it() {
         job: None,
         logs_dir: None,
         run_cost: None,
+        gpus: None,
     };
     let text = shown(&r);
     assert!(text.contains("gantry up --wait"), "{text}");
@@ -276,6 +278,7 @@ fn the_nodes_line_counts_each_machine_type_and_its_spot_nodes_the_nodes_labels_f
         job: Some(job(vec![])),
         logs_dir: None,
         run_cost: None,
+        gpus: None,
     };
     // GKE's pools alone: each pool's nodes, of its machine type.
     let from_pools = shown(&report(GkeCluster::new(gpu_example_cluster())));
@@ -365,6 +368,7 @@ fn a_context_says_its_cost_is_unavailable() {
             "unavailable: {}",
             gantry::meter::NOT_PRICED_ON_A_CONTEXT
         ))),
+        gpus: None,
     };
     let text = shown(&r);
     assert!(

@@ -1,6 +1,8 @@
 //! What one viewer's metrics pane shows: whether it is shown, the metric chosen and whether the
 //! curve is smoothed. The metric is kept by name, so it stays chosen while new metrics appear,
-//! and a name the attempt lacks falls back to its first (a loss when there is one).
+//! and a name the attempt lacks falls back to its first (a loss when there is one). The
+//! attempt's GPU series (utilisation, memory: `engine::world::gpus`) come after the training's
+//! own, so `]` reaches them.
 
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct MetricsView {
@@ -26,4 +28,20 @@ impl MetricsView {
         self.metric = Some(next.clone());
         Some(next)
     }
+}
+
+/// The names the chart can show for an attempt: the training's own metrics, then its pods' GPU
+/// series when the GPUs were read.
+pub fn metric_names<'a>(
+    model: &'a crate::engine::World,
+    attempt: &crate::k8s::status::AttemptSummary,
+) -> Vec<&'a str> {
+    let mut names = model.training.store.metrics(attempt.number());
+    let pods = model.jobs.pods_of(&attempt.name);
+    names.extend(
+        model
+            .gpus
+            .series_names(pods.iter().map(|p| p.name.as_str())),
+    );
+    names
 }

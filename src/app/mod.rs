@@ -13,7 +13,7 @@ mod update;
 use crossterm::event::KeyEvent;
 
 pub use log_cursor::{FETCH_CAPACITY, LogCursor, Shown};
-pub use metrics_view::MetricsView;
+pub use metrics_view::{MetricsView, metric_names};
 pub use plan_view::PlanView;
 pub use selection::Selection;
 

@@ -77,7 +77,7 @@ impl App {
         let Some(attempt) = self.selection.attempt(&model.jobs) else {
             return self.notify(Severity::Info, "no attempt yet: no metrics to chart");
         };
-        let names = model.training.store.metrics(attempt.number());
+        let names = super::metric_names(model, attempt);
         if self.metrics.step(&names, delta).is_none() {
             let name = attempt.name.clone();
             self.notify(

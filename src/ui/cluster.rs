@@ -190,7 +190,12 @@ pub fn draw(
     if lines.len() < 2
         && view.progress.is_none()
         && view.summary.as_ref().map(|s| s.status) == Some(ClusterStatus::Running)
-        && let Some(usage) = super::node_usage::line(&model.usage, view.name(), theme)
+        && let Some(usage) = super::node_usage::line(
+            &model.usage,
+            view.name(),
+            super::gpus::cluster_part(model, app.config.guards.gpu_idle_below),
+            theme,
+        )
     {
         lines.push(usage);
     }

@@ -3,6 +3,7 @@
 
 mod cluster;
 mod events;
+pub mod gpus;
 mod jobs;
 mod logs;
 pub mod metrics;

@@ -7,16 +7,36 @@ use super::theme::Theme;
 use crate::engine::world::Usage;
 use crate::k8s::usage::{NodeUsage, cpu_text, memory_text, total};
 
-/// The line, or None before the first reading.
-pub fn line(usage: &Usage, cluster: &str, theme: &Theme) -> Option<Line<'static>> {
+/// The line, or None before the first reading; `gpus`: the GPUs' part
+/// (`GPU 6/8 busy · 412 W`), after the memory.
+pub fn line(
+    usage: &Usage,
+    cluster: &str,
+    gpus: Option<String>,
+    theme: &Theme,
+) -> Option<Line<'static>> {
+    let gpu_spans = |spans: &mut Vec<Span<'static>>| {
+        if let Some(gpus) = &gpus {
+            spans.push(Span::styled("  ·  ", theme.dim()));
+            spans.push(Span::raw(gpus.clone()));
+        }
+    };
     let nodes = match usage {
+        Usage::Unknown if gpus.is_some() => {
+            let mut spans = Vec::new();
+            gpu_spans(&mut spans);
+            spans.remove(0);
+            return Some(Line::from(spans));
+        }
         Usage::Unknown => return None,
         Usage::Unavailable => {
-            return Some(Line::from(vec![
+            let mut spans = vec![
                 Span::styled("usage ", theme.dim()),
                 Span::raw("n/a"),
                 Span::styled(" (no metrics-server on this cluster)", theme.dim()),
-            ]));
+            ];
+            gpu_spans(&mut spans);
+            return Some(Line::from(spans));
         }
         Usage::Known(reading) if reading.nodes.is_empty() => return None,
         Usage::Known(reading) => &reading.nodes,
@@ -35,6 +55,7 @@ pub fn line(usage: &Usage, cluster: &str, theme: &Theme) -> Option<Line<'static>
         memory_text(all.memory_allocatable_bytes),
         mem_pct,
     )));
+    gpu_spans(&mut spans);
     let mut busiest: Vec<&NodeUsage> = nodes.iter().collect();
     busiest.sort_by(|a, b| {
         b.cpu_millis

@@ -1,6 +1,7 @@
 //! The pods pane: the current attempt's pods with phase, readiness, restarts, what each uses
-//! (CPU and memory from metrics.k8s.io, `n/a` without metrics-server), the GPUs it asked for,
-//! node, age, and why when waiting or terminated.
+//! (CPU and memory from metrics.k8s.io, `n/a` without metrics-server), its GPUs (how busy and
+//! how full, from the DCGM exporters, where there is room; else how many it asked for), node,
+//! age, and why when waiting or terminated; the selected pod's GPUs each on a line under it.
 
 use ratatui::Frame;
 use ratatui::layout::Rect;
@@ -17,6 +18,8 @@ use crate::sanitize::one_line;
 const CPU_W: usize = 6;
 const MEM_W: usize = 7;
 const GPU_W: usize = 4;
+/// `100% 568G/640G `: eight H100s' figures.
+const GPU_FIGURES_W: usize = 15;
 
 /// The optional columns that fit.
 #[derive(Clone, Copy)]
@@ -24,23 +27,31 @@ struct Shown {
     cpu: bool,
     mem: bool,
     gpu: bool,
+    /// The GPUs' figures, not their count.
+    figures: bool,
 }
 
 impl Shown {
     /// CPU and MEM (metrics.k8s.io) where they fit: both from 51 columns, MEM alone from 45;
-    /// GPU when a pod asked for one, from 55.
-    fn at(width: usize, gpus: bool) -> Shown {
+    /// GPU when a pod asked for one, from 55: its figures once read, from 70.
+    fn at(width: usize, gpus: bool, figures: bool) -> Shown {
+        let gpu = gpus && width >= 55;
         Shown {
             cpu: width >= 51,
             mem: width >= 45,
-            gpu: gpus && width >= 55,
+            gpu,
+            figures: gpu && figures && width >= 70,
         }
+    }
+
+    fn gpu_width(self) -> usize {
+        if self.figures { GPU_FIGURES_W } else { GPU_W }
     }
 
     fn width(self) -> usize {
         usize::from(self.cpu) * CPU_W
             + usize::from(self.mem) * MEM_W
-            + usize::from(self.gpu) * GPU_W
+            + usize::from(self.gpu) * self.gpu_width()
     }
 
     fn header(self) -> String {
@@ -52,7 +63,7 @@ impl Shown {
             h.push_str(&col("MEM", MEM_W));
         }
         if self.gpu {
-            h.push_str(&col("GPU", GPU_W));
+            h.push_str(&col("GPU", self.gpu_width()));
         }
         h
     }
@@ -80,7 +91,19 @@ pub fn draw(
         .unwrap_or(0);
     let selected = pods.get(at).map(|p| p.name.as_str());
     let wide = width >= 80;
-    let shown = Shown::at(width, pods.iter().any(|p| p.gpus > 0));
+    let figures: Vec<Option<String>> = pods
+        .iter()
+        .map(|p| {
+            (p.gpus > 0)
+                .then(|| super::gpus::pod_cell(model, p))
+                .flatten()
+        })
+        .collect();
+    let shown = Shown::at(
+        width,
+        pods.iter().any(|p| p.gpus > 0),
+        figures.iter().any(Option::is_some),
+    );
     let usage_w = shown.width();
     // NODE takes what NAME, READY, STATUS, RST, the usage and AGE leave.
     let node_w = width
@@ -115,7 +138,7 @@ pub fn draw(
     let body = rows.saturating_sub(1);
     let skip = (at + 1).saturating_sub(body);
     let mut shown_rows = 0;
-    for p in pods.iter().skip(skip) {
+    for (i, p) in pods.iter().enumerate().skip(skip) {
         if shown_rows >= body {
             break;
         }
@@ -152,7 +175,11 @@ pub fn draw(
             spans.push(Span::raw(col(&mem, MEM_W)));
         }
         if shown.gpu {
-            spans.push(Span::raw(col(&p.gpus.to_string(), GPU_W)));
+            let cell = match &figures[i] {
+                Some(figures) if shown.figures => figures.clone(),
+                _ => p.gpus.to_string(),
+            };
+            spans.push(Span::raw(col(&cell, shown.gpu_width())));
         }
         if wide {
             spans.push(Span::styled(
@@ -186,6 +213,16 @@ pub fn draw(
             let text = format!("  ↳ {} · {}", w.detail(now), w.hint());
             lines.push(super::widgets::truncate_line(
                 Line::styled(one_line(&text), theme.busy()),
+                width,
+            ));
+        } else if is_selected
+            && !p.terminated
+            && shown_rows < body
+            && let Some(gpus) = super::gpus::pod_line(model, p)
+        {
+            shown_rows += 1;
+            lines.push(super::widgets::truncate_line(
+                Line::styled(format!("  ↳ {}", one_line(&gpus)), theme.dim()),
                 width,
             ));
         }

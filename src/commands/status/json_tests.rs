@@ -84,6 +84,7 @@ fn json_of(cluster: ClusterReport, job: JobStatus, nodes: Result<&cost::Nodes, S
         logs_dir: None,
         waiting: Default::default(),
         run_cost,
+        gpus: None,
     };
     with_run_cost(with_waiting(&report, now()), &report)
 }

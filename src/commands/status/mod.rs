@@ -2,6 +2,7 @@
 //! cluster can answer. `view` lays it out for a person; `--json` is one document for scripts.
 
 pub mod cost;
+pub mod gpus;
 pub mod job;
 pub mod nodes;
 mod usage;
@@ -45,6 +46,9 @@ pub struct StatusReport {
     /// JSON); None without an attempt.
     #[serde(skip)]
     pub run_cost: Option<Result<crate::meter::RunCost, String>>,
+    /// What the Job's GPUs are doing, when a pod asks for some (added to each pod in JSON).
+    #[serde(skip)]
+    pub gpus: Option<crate::k8s::gpus::GpuRead>,
 }
 
 /// The cluster Gantry manages on GKE, or the one a kubeconfig context names. `kind` tells them
@@ -172,22 +176,24 @@ pub async fn run(args: StatusArgs, settings: &Settings) -> i32 {
             Err(code) => return code,
         },
     };
-    let (mut job, events, nodes) = match client {
+    let (mut job, events, nodes, gpus) = match client {
         Some(Ok(client)) => {
             let job = job::job_status(&client, &config.job).await;
+            let gpus = gpus::read(&client, &config, &job).await;
             let events = job::job_events(&client, &config.job).await;
             let listed = list_nodes(&client).await;
             if let (ClusterReport::Gke(gke), Ok(listed)) = (&mut cluster, &listed) {
                 gke.count_nodes(listed);
             }
-            (Some(job), events, Some(listed))
+            (Some(job), events, Some(listed), gpus)
         }
         Some(Err(e)) => (
             Some(JobStatus::unreadable(&config.job, e)),
             Vec::new(),
             None,
+            None,
         ),
-        None => (None, Vec::new(), None),
+        None => (None, Vec::new(), None, None),
     };
     let facts = node_facts(nodes.as_ref());
     let metered = meter_nodes(&cluster, nodes.as_ref(), now);
@@ -228,9 +234,14 @@ pub async fn run(args: StatusArgs, settings: &Settings) -> i32 {
         logs_dir,
         waiting,
         run_cost,
+        gpus,
     };
     if args.json {
-        match crate::sanitize::to_json_pretty(&with_run_cost(with_waiting(&report, now), &report)) {
+        let mut value = with_run_cost(with_waiting(&report, now), &report);
+        if let (Some(job), Some(read)) = (&report.job, &report.gpus) {
+            gpus::add_to_json(&mut value, job, read);
+        }
+        match crate::sanitize::to_json_pretty(&value) {
             Ok(text) => crate::outln!("{text}"),
             Err(e) => return fail(&e, 1),
         }

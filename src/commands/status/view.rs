@@ -44,6 +44,7 @@ pub fn render(report: &StatusReport, now: Timestamp) -> Vec<String> {
                 cost,
                 run_cost: report.run_cost.as_ref(),
                 waiting: &report.waiting,
+                gpus: report.gpus.as_ref(),
             };
             job_lines(&mut out, job, &place, now);
         }
@@ -66,6 +67,8 @@ struct Place<'a> {
     run_cost: Option<&'a Result<crate::meter::RunCost, String>>,
     /// Why each waiting pod waits.
     waiting: &'a std::collections::BTreeMap<String, crate::waiting::Waiting>,
+    /// What the Job's GPUs are doing, when a pod asks for some.
+    gpus: Option<&'a crate::k8s::gpus::GpuRead>,
 }
 
 fn cluster(out: &mut Vec<String>, gke: &GkeCluster, now: Timestamp) {
@@ -353,6 +356,14 @@ fn pods(out: &mut Vec<String>, a: &AttemptStatus, place: &Place, now: Timestamp)
         } else if let Some(why) = why(p) {
             out.push(format!("    {why}"));
         }
+        if let Some(read) = place.gpus.filter(|_| p.gpus > 0 && !p.terminated) {
+            for gpu in super::gpus::of_pod(read, p) {
+                out.push(format!("    {}", one_line(&crate::ui::gpus::one(gpu))));
+            }
+        }
+    }
+    if let Some(crate::k8s::gpus::GpuRead::Unavailable(why)) = place.gpus {
+        out.push(format!("  {why}"));
     }
 }
 

@@ -4,6 +4,7 @@
 //! and the latest and best values in the border. Drawn from the store's bounded series, so a
 //! frame costs the same after a million points as after ten.
 
+mod gpu;
 pub mod scale;
 
 use ratatui::Frame;
@@ -34,7 +35,7 @@ pub fn draw(frame: &mut Frame, area: Rect, model: &World, app: &App, theme: &The
         return message(frame, area, theme, "No attempt yet.", None);
     };
     let number = attempt.number();
-    let names = store.metrics(number);
+    let names = crate::app::metric_names(model, attempt);
     let Some(metric) = app.metrics.metric(&names) else {
         return message(
             frame,
@@ -46,6 +47,9 @@ pub fn draw(frame: &mut Frame, area: Rect, model: &World, app: &App, theme: &The
             ),
         );
     };
+    if crate::engine::world::gpus::SERIES.contains(&metric) {
+        return gpu::draw(frame, area, model, attempt, metric, &names, theme);
+    }
     let mut curves = Vec::new();
     if let Some(previous) = model.training.previous(number)
         && let Some(points) = aggregate(store, previous, metric)
