@@ -42,6 +42,9 @@ pub enum Fault {
     HostileStrings,
     /// Clusters serve no `metrics.k8s.io` (no metrics-server).
     NoMetricsApi,
+    /// GPU nodes run no DCGM exporter (a GKE cluster made before 1.32.1-gke.1357000 without
+    /// `--monitoring=SYSTEM,DCGM`).
+    NoDcgm,
     /// The project's GPU quota in all regions (Compute Engine's `GPUS_ALL_REGIONS`) is this
     /// many GPUs: a node pool create, resize or autoscaler scale-up past it fails as on GKE.
     GpuQuota(u32),
@@ -92,6 +95,7 @@ fault_table! {
     RECONCILE = "reconcile" = "SECS",
     HOSTILE_STRINGS = "hostile-strings",
     NO_METRICS_API = "no-metrics-api",
+    NO_DCGM = "no-dcgm",
     GPU_QUOTA = "gpu-quota" = "GPUS",
     STOCKOUT = "stockout" = "POOL[:N]",
     PREEMPT = "preempt" = "SECS:COUNT",
@@ -115,6 +119,7 @@ impl Fault {
             Fault::Reconcile(_) => RECONCILE,
             Fault::HostileStrings => HOSTILE_STRINGS,
             Fault::NoMetricsApi => NO_METRICS_API,
+            Fault::NoDcgm => NO_DCGM,
             Fault::GpuQuota(_) => GPU_QUOTA,
             Fault::Stockout { .. } => STOCKOUT,
             Fault::Preempt { .. } => PREEMPT,
@@ -189,6 +194,7 @@ impl FromStr for Fault {
             RECONCILE => Ok(Fault::Reconcile(secs(arg)?)),
             HOSTILE_STRINGS => no_arg(Fault::HostileStrings),
             NO_METRICS_API => no_arg(Fault::NoMetricsApi),
+            NO_DCGM => no_arg(Fault::NoDcgm),
             GPU_QUOTA => {
                 let a = arg.ok_or_else(|| err("needs a number of GPUs, e.g. =0 or =4"))?;
                 let gpus = a
@@ -373,6 +379,10 @@ impl Faults {
     }
     pub fn no_metrics_api(&self) -> bool {
         self.find(|f| matches!(f, Fault::NoMetricsApi).then_some(()))
+            .is_some()
+    }
+    pub fn no_dcgm(&self) -> bool {
+        self.find(|f| matches!(f, Fault::NoDcgm).then_some(()))
             .is_some()
     }
     pub fn hostile_strings(&self) -> bool {

@@ -113,9 +113,10 @@ fn kind(fault: &Fault) -> usize {
         Fault::GpuQuota(_) => 14,
         Fault::Stockout { .. } => 15,
         Fault::Preempt { .. } => 16,
+        Fault::NoDcgm => 17,
     }
 }
-const KINDS: usize = 17;
+const KINDS: usize = 18;
 
 #[test]
 fn every_form_in_the_table_parses_to_a_fault_of_that_name() {

@@ -58,11 +58,11 @@ fn cordon(state: &ClusterState, node: &str) {
     }
 }
 
-/// Evicts every pod still running on the node; returns them as (namespace, name, uid).
+/// Evicts every pod still running on the node but a DaemonSet's; returns them as (namespace, name, uid).
 fn evict_pods(state: &Arc<ClusterState>, node: &str) -> Vec<(String, String, String)> {
     let mut evicted = Vec::new();
     for pod in pods_on(state, node) {
-        if is_terminal(&pod) {
+        if is_terminal(&pod) || super::daemon_sets::owned_by_daemon_set(&pod) {
             continue;
         }
         let (ns, name, uid) = (meta::namespace(&pod), meta::name(&pod), meta::uid(&pod));

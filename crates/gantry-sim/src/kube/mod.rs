@@ -5,6 +5,8 @@ pub mod admission;
 pub mod api;
 pub mod cluster;
 pub mod controllers;
+pub mod daemon_sets;
+pub mod dcgm;
 pub mod defaults;
 pub mod drain;
 pub mod errors;

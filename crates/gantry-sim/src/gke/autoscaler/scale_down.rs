@@ -1,5 +1,5 @@
 //! Scale-down: a node of an autoscaled pool that has had no pods (none bound to it that has not
-//! ended: the simulated cluster runs no DaemonSets or mirror pods) for ten simulated minutes
+//! ended, a DaemonSet's aside: GKE's DCGM exporter runs on every GPU node) for ten simulated minutes
 //! (`--scale-down-unneeded-time`) is tainted `ToBeDeletedByClusterAutoscaler`, gets a `ScaleDown`
 //! event, and is drained and deleted as GKE deletes a node; newest first, never below the
 //! group's minimum, and not within ten simulated minutes of a scale-up
@@ -24,7 +24,9 @@ const DELAY_AFTER_ADD_SECS: f64 = 600.0;
 
 pub(super) fn run(ctx: &Ctx, view: &View, memory: &mut Memory) {
     let now = Instant::now();
-    let (pods, _) = ctx.state.store.list(Kind::Pod, None, |p| !is_terminal(p));
+    let (pods, _) = ctx.state.store.list(Kind::Pod, None, |p| {
+        !is_terminal(p) && !crate::kube::daemon_sets::owned_by_daemon_set(p)
+    });
     let busy: HashSet<&str> = pods
         .iter()
         .filter_map(|p| p.pointer("/spec/nodeName").and_then(Value::as_str))

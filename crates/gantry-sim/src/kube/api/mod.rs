@@ -11,6 +11,7 @@ mod metrics;
 mod objects;
 mod openapi;
 mod patch;
+mod proxy;
 mod stream_body;
 pub mod table;
 mod watch;
@@ -97,6 +98,18 @@ async fn dispatch(
         ["apis", group] => return discovery::group(group, metrics::served(&state)),
         ["apis", group, version] => return discovery::resources(group, version),
         ["openapi", rest @ ..] => return openapi::serve(rest, &uri),
+        [
+            "api",
+            "v1",
+            "namespaces",
+            ns,
+            "pods",
+            pod,
+            "proxy",
+            rest @ ..,
+        ] => {
+            return proxy::serve(&state, &method, ns, pod, rest);
+        }
         _ => {}
     }
     let target = match parse_target(&segments) {

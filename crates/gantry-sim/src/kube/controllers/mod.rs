@@ -12,4 +12,5 @@ pub fn start(state: &Arc<ClusterState>) {
     tokio::spawn(job::run(state.clone()));
     tokio::spawn(kubelet::run(state.clone()));
     tokio::spawn(gc::run(state.clone()));
+    tokio::spawn(crate::kube::dcgm::run(state.clone()));
 }
