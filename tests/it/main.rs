@@ -23,6 +23,7 @@ mod drills;
 mod engine;
 mod engine_plan;
 mod gke_provision;
+mod gpu_e2e;
 mod hostile_drill;
 mod hostile_input;
 mod job_manifest;
