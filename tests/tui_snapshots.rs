@@ -241,6 +241,101 @@ fn pods_show_the_gpus_each_asked_for_where_there_is_room() {
     insta::assert_snapshot!("pods_gpus_120x30", render(&app, 120, 30).backend());
 }
 
+/// Eight H100s on the running pod's node: four held by it, busy and nearly full, four idle.
+fn gpus_read() -> gantry::engine::Report {
+    gpus_read_at(now(), 0.0)
+}
+
+/// As [`gpus_read`], read at `at`, the held GPUs `less` busier than 93 %.
+fn gpus_read_at(at: jiff::Timestamp, less: f64) -> gantry::engine::Report {
+    use gantry::dcgm::{Gpu, PodRef};
+    use gantry::k8s::gpus::{GpuRead, NodeGpus, Reading};
+    let gpu = |index: u32| {
+        let held = index < 4;
+        Gpu {
+            index,
+            uuid: format!("GPU-3a5cd185-7c5c-e8d4-6b75-d416612adc6{index}"),
+            model: "NVIDIA H100 80GB HBM3".into(),
+            pods: if held {
+                vec![PodRef {
+                    namespace: "default".into(),
+                    pod: POD_RUNNING.into(),
+                    container: "ml-training-container".into(),
+                }]
+            } else {
+                Vec::new()
+            },
+            util_percent: Some(if held { 91.0 } else { 0.0 }),
+            gr_engine_active: Some(if held {
+                0.93 - 0.01 * f64::from(index) - less
+            } else {
+                0.0
+            }),
+            fb_used_mib: Some(if held { 72_704.0 } else { 0.0 }),
+            fb_total_mib: Some(81_559.0),
+            power_w: Some(if held { 612.4 } else { 71.7 }),
+            temp_c: Some(if held { 64.0 } else { 33.0 }),
+            ..Gpu::default()
+        }
+    };
+    gantry::engine::Report::Gpus(GpuRead::Read(Reading {
+        at,
+        nodes: vec![NodeGpus {
+            node: NODE.into(),
+            exporter: "gke-managed-system/dcgm-exporter-rv72r".into(),
+            gpus: (0..8).map(gpu).collect(),
+            per_gpu_hour: Some(11.06),
+        }],
+    }))
+}
+
+#[test]
+fn pods_show_how_busy_and_full_their_gpus_are_and_the_cluster_what_they_draw() {
+    let mut app = with_attempts(false);
+    for p in running_pods() {
+        let gpus = u32::from(p.name != POD_IMAGE) * 4;
+        app.on_event(pod_event(Change::Applied(PodSummary { gpus, ..p })));
+    }
+    app.on_event(usage());
+    app.on_event(gpus_read());
+    app.focus = Focus::Pods;
+    snapshot_usage("pods_gpu_figures", &mut app);
+    app.log_rows = gantry::ui::log_rows(200, 50, false);
+    insta::assert_snapshot!("pods_gpu_figures_200x50", render(&app, 200, 50).backend());
+}
+
+#[test]
+fn the_metrics_pane_charts_each_pods_gpu_utilisation_after_the_trainings_metrics() {
+    let mut app = with_attempts(false);
+    for p in running_pods() {
+        let gpus = u32::from(p.name != POD_IMAGE) * 4;
+        app.on_event(pod_event(Change::Applied(PodSummary { gpus, ..p })));
+    }
+    for (secs, less) in [(120, 0.6), (90, 0.1), (60, 0.0), (30, 0.5), (0, 0.05)] {
+        app.on_event(gpus_read_at(ago(secs).unwrap(), less));
+    }
+    app.on_key(key('m'));
+    // Round the list backwards: the GPU memory last, the utilisation before it.
+    app.on_key(key('['));
+    app.on_key(key('['));
+    app.log_rows = gantry::ui::log_rows(200, 50, true);
+    insta::assert_snapshot!("metrics_gpu_util_200x50", render(&app, 200, 50).backend());
+}
+
+#[test]
+fn gpu_metrics_unavailable_are_n_a_in_the_panes() {
+    let mut app = with_attempts(false);
+    for p in running_pods() {
+        let gpus = u32::from(p.name != POD_IMAGE) * 4;
+        app.on_event(pod_event(Change::Applied(PodSummary { gpus, ..p })));
+    }
+    app.on_event(usage());
+    app.on_event(gantry::engine::Report::Gpus(
+        gantry::k8s::gpus::GpuRead::Unavailable(gantry::k8s::gpus::Unavailable::NoExporter),
+    ));
+    snapshot_usage("pods_gpu_unavailable", &mut app);
+}
+
 #[test]
 fn pods_say_n_a_without_metrics_server() {
     let mut app = with_attempts(false);

@@ -57,10 +57,18 @@ pub(super) fn draw(
     if let Some(latest) = latest {
         title.push(Span::raw(format!("latest {} ", scale::value(latest))));
     }
-    let bottom = Line::from(Span::styled(
+    // Said where the chart is: these series are this Gantry's own, not the saved logs'.
+    let room = usize::from(area.width.saturating_sub(4));
+    let bottom = [
         " x: seconds since the attempt started · GPU series are not in the saved logs: a restart starts them afresh ",
-        theme.dim(),
-    ));
+        " x: s since the attempt started · not in the saved logs: a restart starts afresh ",
+        " x: s since start · not in the saved logs ",
+        " not in the saved logs ",
+    ]
+    .into_iter()
+    .find(|words| words.chars().count() <= room)
+    .unwrap_or_default();
+    let bottom = Line::from(Span::styled(bottom, theme.dim()));
     let block = pane(Line::from(title), false, theme).title_bottom(bottom);
     let inner = block.inner(area);
     frame.render_widget(block, area);
