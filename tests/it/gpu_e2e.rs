@@ -251,3 +251,93 @@ async fn without_an_exporter_gpu_metrics_are_na_said_once_and_the_run_goes_on() 
     .await
     .expect("the run did not go on");
 }
+
+/// A GKE cluster with a default pool and one n1-standard-4 with a T4, RUNNING at once.
+async fn gpu_cloud(dirs: &tempfile::TempDir) -> gantry::sim::SimCloud {
+    use gantry::sim::cloud::{DEMO_LOCATION, DEMO_PROJECT};
+    use gantry::sim::kube::cluster::{ClusterSpec, DEFAULT_VERSION, NodePoolSpec};
+    let cloud = gantry_test_support::cloud_with(gantry::sim::SimOptions {
+        time_scale: 0.01,
+        state_dir: Some(dirs.path().join("sim")),
+        ..Default::default()
+    })
+    .await;
+    let pool = |name: &str, machine: &str, accelerator: Option<(String, u32)>| NodePoolSpec {
+        name: name.into(),
+        machine_type: machine.into(),
+        nodes_per_zone: 1,
+        zones: vec![DEMO_LOCATION.into()],
+        accelerator,
+        labels: Default::default(),
+        taints: Vec::new(),
+        spot: false,
+        disk_size_gb: 100,
+        disk_type: "pd-balanced".into(),
+    };
+    cloud
+        .gke()
+        .create_running(ClusterSpec {
+            project: DEMO_PROJECT.into(),
+            location: DEMO_LOCATION.into(),
+            name: gantry_test_support::CLUSTER.into(),
+            version: DEFAULT_VERSION.into(),
+            node_pools: vec![
+                pool("default-pool", "n1-standard-1", None),
+                pool("gpu-pool", "n1-standard-4", Some(("nvidia-tesla-t4".into(), 1))),
+            ],
+        })
+        .await
+        .unwrap();
+    cloud
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_gpus_are_read_only_while_a_screen_shows_them_or_the_guard_watches() {
+    use gantry::engine::world::gpus::GpuState;
+    let dirs = tempfile::tempdir().unwrap();
+    let cloud = gpu_cloud(&dirs).await;
+    let mut job = gantry::config::JobConfig::default();
+    job.env.insert("SIM_LOG_LINES".into(), "100000".into());
+    job.resources.gpus = Some(1);
+    let client = gantry_test_support::kube_client(&cloud);
+    gantry::k8s::launch(&client, &job, Some("demo-project"))
+        .await
+        .unwrap();
+    // The idle-GPU guard off: only a screen showing them makes the GPUs worth reading.
+    let mut config = gantry::config::Config::default();
+    config.guards.gpu_idle_below = 0.0;
+    config.job = job;
+    let options =
+        gantry_test_support::engine_options(&cloud, &dirs.path().join("sim"), dirs.path());
+    let engine = gantry::engine::Engine::start(
+        gantry::engine::open_session(&options, config).await.unwrap(),
+    );
+    let handle = engine.handle();
+    let mut app = gantry::app::App::new(
+        gantry::config::Config::default(),
+        gantry::keys::Keymap::default(),
+        false,
+    );
+    tokio::time::timeout(HANG_GUARD, async {
+        // The GPU pod runs and this engine holds the Lease (its keeper's ticks came): nothing
+        // was read all that while.
+        crate::engine::until(&mut app, &handle, |m| {
+            m.wants_gpus()
+                && m.is_recoverer()
+                && m.jobs.pods.items.values().any(|p| p.phase == "Running")
+        })
+        .await;
+        assert_eq!(handle.model().gpus.state, GpuState::Unknown);
+
+        let shown = handle.show_usage();
+        crate::engine::until(&mut app, &handle, |m| {
+            matches!(&m.gpus.state, GpuState::Known(r) if r.gpus().any(|(_, g)| !g.pods.is_empty()))
+        })
+        .await;
+        drop(shown);
+        crate::engine::until(&mut app, &handle, |m| m.gpus.state == GpuState::Unknown).await;
+    })
+    .await
+    .expect("the GPUs were read, and let go, as screens came and went");
+    engine.stop().await;
+}
