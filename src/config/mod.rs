@@ -12,7 +12,7 @@ mod notify;
 mod recovery;
 
 pub use gpu::{ExporterSource, Gpu as GpuConfig};
-pub use guards::{BUDGET_THRESHOLDS, BudgetAction, Guards, StallAction};
+pub use guards::{BUDGET_THRESHOLDS, BudgetAction, DEFAULT_GPU_IDLE_BELOW, Guards, StallAction};
 pub use notify::{DEFAULT_RATE_LIMIT, NotifyTarget, TargetKind};
 pub use recovery::{Recovery, SpotFallback};
 

@@ -69,9 +69,15 @@ pub fn pod_line(model: &World, pod: &PodSummary) -> Option<String> {
     (!gpus.is_empty()).then(|| gpus.join(" · "))
 }
 
-/// `GPU 6/8 busy · 412 W` of every GPU read (busy: at least `busy_from` percent), `GPU n/a`
-/// when they cannot be read, None when not read.
+/// `GPU 6/8 busy · 412 W` of every GPU read (busy: at least `busy_from` percent, the idle
+/// guard's threshold, its default when the guard is off), `GPU n/a` when they cannot be read,
+/// None when not read.
 pub fn cluster_part(model: &World, busy_from: f64) -> Option<String> {
+    let busy_from = if busy_from > 0.0 {
+        busy_from
+    } else {
+        crate::config::DEFAULT_GPU_IDLE_BELOW
+    };
     let reading = match &model.gpus.state {
         GpuState::Unknown => return None,
         GpuState::Unavailable(_) => return Some("GPU n/a".into()),

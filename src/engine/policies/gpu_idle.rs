@@ -43,7 +43,13 @@ impl super::Policy for GpuIdle {
         "guard"
     }
 
-    fn decide(&mut self, world: &World, doing: &Doing, settings: &Settings, now: Now) -> Decisions {
+    fn decide(
+        &mut self,
+        world: &World,
+        doing: &Doing,
+        settings: &Settings,
+        _now: Now,
+    ) -> Decisions {
         let guards = &settings.guards;
         let GpuState::Known(reading) = &world.gpus.state else {
             if matches!(world.gpus.state, GpuState::Unknown) {
@@ -105,8 +111,8 @@ impl super::Policy for GpuIdle {
                 }
             }
         }
+        // Judged by the readings' own times: a spell ends with the first reading it is not in.
         self.spells.retain(|k, _| seen.contains(k));
-        let _ = now;
         decided
     }
 }

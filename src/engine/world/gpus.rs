@@ -55,6 +55,9 @@ pub struct Gpus {
     pub state: GpuState,
     /// Each training pod's series, by pod name.
     pub series: BTreeMap<String, PodSeries>,
+    /// Each pod's GPUs together, by (namespace, pod), made once a reading: the panes ask for
+    /// every pod each frame.
+    by_pod: BTreeMap<(String, String), PodGpus>,
 }
 
 /// One pod's GPUs together, for a pane: mean busy percent, memory used and total (MiB), power.
@@ -78,6 +81,7 @@ impl Gpus {
         let before = std::mem::take(&mut self.state);
         let (state, told) = match read {
             GpuRead::Read(reading) => {
+                self.by_pod = index(&reading);
                 self.record(&reading, is_training);
                 let told = matches!(before, GpuState::Unavailable(_)).then(|| {
                     Notice::new(
@@ -107,6 +111,9 @@ impl Gpus {
             }
             GpuRead::Stopped => (GpuState::Unknown, None),
         };
+        if !matches!(state, GpuState::Known(_)) {
+            self.by_pod.clear();
+        }
         let changed = state != before || matches!(state, GpuState::Known(_));
         self.state = state;
         (changed, told)
@@ -130,8 +137,9 @@ impl Gpus {
 
     /// The pod's GPUs together, if any was read.
     pub fn pod_summary(&self, namespace: &str, pod: &str) -> Option<PodGpus> {
-        let gpus: Vec<&Gpu> = self.of_pod(namespace, pod).map(|(_, g)| g).collect();
-        summarise(&gpus)
+        // An exporter that names no namespace (`pod_name` alone) is taken at its word.
+        let get = |ns: &str| self.by_pod.get(&(ns.to_string(), pod.to_string())).copied();
+        get(namespace).or_else(|| get(""))
     }
 
     /// `n/a` when the GPUs cannot be read, for the panes.
@@ -197,6 +205,20 @@ impl Gpus {
     }
 }
 
+/// Each pod's GPUs of a reading together.
+fn index(reading: &Reading) -> BTreeMap<(String, String), PodGpus> {
+    let mut pods: BTreeMap<(String, String), Vec<&Gpu>> = BTreeMap::new();
+    for (_, gpu) in reading.gpus() {
+        for pod in &gpu.pods {
+            let key = (pod.namespace.clone(), pod.pod.clone());
+            pods.entry(key).or_default().push(gpu);
+        }
+    }
+    pods.into_iter()
+        .filter_map(|(key, gpus)| Some((key, summarise(&gpus)?)))
+        .collect()
+}
+
 fn summarise(gpus: &[&Gpu]) -> Option<PodGpus> {
     if gpus.is_empty() {
         return None;
@@ -217,3 +239,7 @@ fn summarise(gpus: &[&Gpu]) -> Option<PodGpus> {
         power_w: sum(&|g| g.power_w),
     })
 }
+
+#[cfg(test)]
+#[path = "gpus_tests.rs"]
+mod tests;
