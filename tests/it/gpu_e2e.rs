@@ -283,7 +283,11 @@ async fn gpu_cloud(dirs: &tempfile::TempDir) -> gantry::sim::SimCloud {
             version: DEFAULT_VERSION.into(),
             node_pools: vec![
                 pool("default-pool", "n1-standard-1", None),
-                pool("gpu-pool", "n1-standard-4", Some(("nvidia-tesla-t4".into(), 1))),
+                pool(
+                    "gpu-pool",
+                    "n1-standard-4",
+                    Some(("nvidia-tesla-t4".into(), 1)),
+                ),
             ],
         })
         .await
@@ -310,7 +314,9 @@ async fn the_gpus_are_read_only_while_a_screen_shows_them_or_the_guard_watches()
     let options =
         gantry_test_support::engine_options(&cloud, &dirs.path().join("sim"), dirs.path());
     let engine = gantry::engine::Engine::start(
-        gantry::engine::open_session(&options, config).await.unwrap(),
+        gantry::engine::open_session(&options, config)
+            .await
+            .unwrap(),
     );
     let handle = engine.handle();
     let mut app = gantry::app::App::new(
@@ -334,10 +340,86 @@ async fn the_gpus_are_read_only_while_a_screen_shows_them_or_the_guard_watches()
             matches!(&m.gpus.state, GpuState::Known(r) if r.gpus().any(|(_, g)| !g.pods.is_empty()))
         })
         .await;
+        // The pods pane shows the pod's GPU as read: how busy, how full.
+        let mut terminal =
+            ratatui::Terminal::new(ratatui::backend::TestBackend::new(200, 50)).unwrap();
+        let theme = gantry::ui::theme::Theme::plain();
+        terminal
+            .draw(|frame| {
+                gantry::ui::draw(frame, &handle.model(), &app, &theme, jiff::Timestamp::now())
+            })
+            .unwrap();
+        let screen = format!("{:?}", terminal.backend());
+        assert!(screen.contains("/15G"), "{screen}");
+        let cluster = gantry::ui::gpus::cluster_part(&handle.model(), 5.0).unwrap();
+        assert!(
+            cluster.starts_with("GPU ") && cluster.contains("/1 busy · "),
+            "{cluster}"
+        );
         drop(shown);
         crate::engine::until(&mut app, &handle, |m| m.gpus.state == GpuState::Unknown).await;
     })
     .await
     .expect("the GPUs were read, and let go, as screens came and went");
     engine.stop().await;
+}
+
+/// An API server that answers every request with `status` and `body`.
+async fn answering(status: u16, body: Vec<u8>) -> kube::Client {
+    let app = axum::Router::new().fallback(move || {
+        let body = body.clone();
+        async move {
+            (
+                axum::http::StatusCode::from_u16(status).unwrap(),
+                [("content-type", "application/json")],
+                body,
+            )
+        }
+    });
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap();
+    tokio::spawn(async move { axum::serve(listener, app).await });
+    let config = kube::Config::new(format!("http://{addr}").parse().unwrap());
+    kube::Client::try_from(config).unwrap()
+}
+
+#[tokio::test]
+async fn a_refusal_says_which_permission_is_missing_and_an_answer_past_its_bound_is_not_read() {
+    use gantry::k8s::gpus::{self, Exporter, ExporterSource, ScrapeError, Unavailable};
+    let exporter = Exporter {
+        namespace: "gke-managed-system".into(),
+        pod: "dcgm-exporter-rv72r".into(),
+        node: "n".into(),
+        port: 9400,
+    };
+    let refused = serde_json::json!({"kind": "Status", "apiVersion": "v1", "status": "Failure",
+        "message": "pods \"dcgm-exporter-rv72r:9400\" is forbidden: User \"system:serviceaccount:default:gantry\" cannot get resource \"pods/proxy\" in API group \"\" in the namespace \"gke-managed-system\"",
+        "reason": "Forbidden", "code": 403});
+    let client = answering(403, refused.to_string().into_bytes()).await;
+    let err = gpus::scrape(&client, &exporter).await.unwrap_err();
+    assert!(matches!(err, ScrapeError::Forbidden { .. }), "{err:?}");
+    let said = err.to_string();
+    assert!(
+        said.starts_with("forbidden to get pods/proxy in namespace gke-managed-system (grant get on pods/proxy there)"),
+        "{said}"
+    );
+    assert!(said.contains("cannot get resource"), "{said}");
+    // Listing the exporters refused: the list permission, where.
+    let sources = ExporterSource::sources(None);
+    let Err(Unavailable::Forbidden(why)) = gpus::discover(&client, &sources).await else {
+        panic!("not refused")
+    };
+    assert!(
+        why.starts_with(
+            "forbidden to list pods in namespace gke-managed-system (grant list on pods there)"
+        ),
+        "{why}"
+    );
+
+    let flood = answering(200, vec![b'#'; gpus::scrape::MAX_BYTES + 1]).await;
+    let err = gpus::scrape::fetch(&flood, &exporter).await.unwrap_err();
+    assert!(
+        err.to_string().contains("answer longer than 4 MiB"),
+        "{err}"
+    );
 }

@@ -203,7 +203,8 @@ fn load(pod: &Value, gpu: u32, now: Timestamp, scale: f64) -> Load {
     let pace = number("SIM_LINES_PER_SECOND", 5.0);
     let epochs = number("SIM_EPOCHS", 3.0).max(1.0);
     let run = lines / pace;
-    let loading = (run * 0.08).max(1.0);
+    // Loading data and weights: a share of a short run, a minute at most of a long one.
+    let loading = (run * 0.08).clamp(1.0, 60.0);
     let full = if memory_bound { 0.97 } else { 0.86 };
     if age < loading {
         return Load {
