@@ -24,6 +24,7 @@ mod engine;
 mod engine_plan;
 mod gke_provision;
 mod gpu_e2e;
+mod gpu_reading;
 mod hostile_drill;
 mod hostile_input;
 mod job_manifest;

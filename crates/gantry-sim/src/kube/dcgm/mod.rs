@@ -6,6 +6,7 @@
 //! an exporter on every GPU node that is up, a failed one replaced, none on a node going away;
 //! none at all under the `no-dcgm` fault.
 
+mod load;
 mod metrics;
 
 use std::sync::Arc;
