@@ -350,10 +350,20 @@ async fn a_stockout_after_the_first_node_lets_the_cluster_be_made_and_fails_its_
 }
 
 #[tokio::test]
-async fn an_idle_autoscaled_node_goes_after_ten_simulated_minutes() {
+async fn an_idle_autoscaled_node_goes_after_ten_simulated_minutes_its_exporter_aside() {
     let started = tokio::time::Instant::now();
     let (api, state) = cluster(Vec::new(), gpu_pool(1, 0, 2)).await;
     let node = nodes::of_pool(&state, "gpu-pool").remove(0).name;
+    // GKE's DCGM exporter runs on it: a DaemonSet's pod, which keeps no node.
+    until(&state, "the node's exporter running", |s| {
+        let (pods, _) = s
+            .store
+            .list(Kind::Pod, Some(crate::kube::dcgm::NAMESPACE), |p| {
+                p["spec"]["nodeName"] == node.as_str() && p["status"]["phase"] == "Running"
+            });
+        (!pods.is_empty()).then_some(())
+    })
+    .await;
     let marked = until(&state, "ScaleDown", |s| event(s, &node, "ScaleDown")).await;
     assert_eq!(
         marked["message"],
