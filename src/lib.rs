@@ -33,3 +33,4 @@ pub mod ui;
 pub mod viewer;
 pub mod vocabulary;
 pub mod waiting;
+pub mod watcher;

@@ -34,7 +34,7 @@ pub const LAYERS: &[&[&str]] = &[
     &["config"],
     &["notify"],
     &["k8s", "gke"],
-    &["ends", "waiting", "meter", "kubeconfig"],
+    &["ends", "waiting", "meter", "kubeconfig", "watcher"],
     &["connect", "simulated", "sim"],
     &["engine"],
     &["settings"],
