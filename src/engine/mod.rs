@@ -48,6 +48,8 @@ const FETCH_IN_FLIGHT: usize = 256;
 /// What a viewer asks: a command for the workers, or its own fetch of logs.
 enum Request {
     Run(Approved),
+    /// Answered by the owner between two rounds: that it is not stuck (a health probe).
+    Ping(tokio::sync::oneshot::Sender<()>),
     Fetch {
         command: Approved,
         to: mpsc::Sender<(u64, TailEvent)>,
@@ -109,11 +111,12 @@ impl Engine {
         let audit = session.audit.clone();
         let clock = session.clock;
         let notifier = start_notifier(&session.config);
-        let settings = policies::Settings::of(
+        let mut settings = policies::Settings::of(
             &session.config,
             read_only,
             policies::fallback::SpotFallback::of(&session),
         );
+        settings.in_cluster = session.in_cluster;
         let (events_tx, events_rx) = mpsc::unbounded_channel();
         let (usage_shown, usage_watch) = watch::channel(0usize);
         let workers = Workers::start(session, events_tx, usage_watch);
@@ -217,6 +220,15 @@ impl EngineHandle {
     /// [`fetch`]: EngineHandle::fetch
     pub fn run(&self, command: Approved) {
         let _ = self.requests.send(Request::Run(command));
+    }
+
+    /// Whether the world's owner answers within `patience`: not stuck in a round, not gone.
+    pub async fn answers(&self, patience: std::time::Duration) -> bool {
+        let (tx, rx) = tokio::sync::oneshot::channel();
+        if self.requests.send(Request::Ping(tx)).is_err() {
+            return false;
+        }
+        matches!(tokio::time::timeout(patience, rx).await, Ok(Ok(())))
     }
 
     /// Starts a viewer's own fetch (`Command::FetchLogs`).

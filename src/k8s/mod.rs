@@ -13,6 +13,7 @@ pub mod client;
 pub mod cluster_info;
 pub mod delete;
 pub mod fate;
+pub mod in_cluster;
 pub mod labels;
 pub mod launch;
 pub mod lease;

@@ -97,14 +97,45 @@ pub async fn install(
     if let Some(lb) = plan.load_balancer() {
         objects.push(put(Api::<Service>::namespaced(client.clone(), &ns), lb).await?);
     }
+    let public = host.public_key();
+    let mut deployment = plan.deployment();
+    let settings = plan
+        .secrets
+        .iter()
+        .fold(plan.document.clone(), |text, (k, v)| {
+            format!("{text}\0{k}\0{v}")
+        });
+    if let Some(template) = deployment
+        .spec
+        .as_mut()
+        .and_then(|s| s.template.metadata.as_mut())
+    {
+        template
+            .annotations
+            .get_or_insert_with(Default::default)
+            .insert(
+                super::SETTINGS_ANNOTATION.into(),
+                // 32 bits: enough to tell a change, too few to say anything of a secret.
+                format!("{:08x}", super::fnv(settings.as_bytes()) as u32),
+            );
+    }
+    if plan.serve {
+        deployment
+            .metadata
+            .annotations
+            .get_or_insert_with(Default::default)
+            .insert(
+                super::HOST_KEY_ANNOTATION.into(),
+                public.to_openssh().unwrap_or_default(),
+            );
+    }
     objects.push(
         put(
             Api::<Deployment>::namespaced(client.clone(), &ns),
-            plan.deployment(),
+            deployment,
         )
         .await?,
     );
-    let public = host.public_key();
     Ok(Installed {
         objects,
         host_key_fingerprint: plan

@@ -91,6 +91,11 @@ impl Troubles {
         self.present.iter().any(|(s, _)| s == source)
     }
 
+    /// Every trouble's message, oldest first.
+    pub fn messages(&self) -> impl Iterator<Item = &str> {
+        self.present.iter().map(|(_, m)| m.as_str())
+    }
+
     /// The newest trouble's message.
     pub fn newest(&self) -> Option<&str> {
         self.present.last().map(|(_, m)| m.as_str())
