@@ -234,6 +234,7 @@ pub fn sim_options(
         clusters: args.clusters.clone(),
         faults: faults.to_vec(),
         replay_dir: replay_dir.map(std::path::Path::to_path_buf),
+        run_images: Vec::new(),
     }
 }
 

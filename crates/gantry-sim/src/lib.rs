@@ -32,6 +32,8 @@ pub struct SimShared {
     pub ca: Arc<tls::CertificateAuthority>,
     /// `--replay-dir`, resolved: where `SIM_REPLAY` files are read from.
     pub replay_dir: Option<Arc<std::path::Path>>,
+    /// `--run-image`, each executable found: the images the kubelet runs as local processes.
+    pub run_images: Arc<kube::process::RunImages>,
 }
 
 #[derive(Debug, thiserror::Error)]

@@ -30,6 +30,7 @@ pub fn shared(scale: f64, faults: Vec<Fault>) -> SimShared {
         auth: TokenAuthority::new(None).unwrap(),
         ca: Arc::new(CertificateAuthority::generate().unwrap()),
         replay_dir: None,
+        run_images: Default::default(),
     }
 }
 

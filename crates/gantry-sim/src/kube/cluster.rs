@@ -80,6 +80,8 @@ pub struct ClusterState {
     pub scheduler: super::scheduler::Scheduler,
     /// How many pods each owner (a Job's uid) has had, so a workload knows it is the Nth.
     pub pod_ordinals: std::sync::Mutex<std::collections::HashMap<String, u64>>,
+    /// The pods run as local processes (`--run-image`): their addresses.
+    pub processes: super::process::ProcessPods,
     pub shared: SimShared,
     pub stop: CancellationToken,
 }
@@ -100,6 +102,7 @@ impl ClusterRuntime {
             events: Default::default(),
             scheduler: Default::default(),
             pod_ordinals: Default::default(),
+            processes: Default::default(),
             shared: shared.clone(),
             stop: CancellationToken::new(),
             spec,
