@@ -44,6 +44,7 @@ pub fn check_schema(
         Kind::Node => roundtrip::<k8s_openapi::api::core::v1::Node>(obj),
         Kind::Event => roundtrip::<k8s_openapi::api::core::v1::Event>(obj),
         Kind::ConfigMap => roundtrip::<k8s_openapi::api::core::v1::ConfigMap>(obj),
+        Kind::Secret => roundtrip::<k8s_openapi::api::core::v1::Secret>(obj),
         Kind::Lease => roundtrip::<k8s_openapi::api::coordination::v1::Lease>(obj),
     };
     let back = decoded.map_err(|e| {
@@ -222,6 +223,7 @@ pub fn check_namespace(
 pub fn admit_update(resource: &ResourceType, obj: &mut Value) -> Result<(), ApiError> {
     match resource.kind {
         Kind::Lease => super::lease::admit(resource, obj),
+        Kind::Secret => super::secrets::admit(resource, obj),
         _ => Ok(()),
     }
 }

@@ -35,6 +35,7 @@ pub fn apply_defaults(resource: &ResourceType, obj: &mut Value) -> Result<(), Ap
             Ok(())
         }
         Kind::Lease => super::lease::admit(resource, obj),
+        Kind::Secret => super::secrets::admit(resource, obj),
         Kind::Node | Kind::Event | Kind::ConfigMap => Ok(()),
     }
 }

@@ -38,6 +38,6 @@ pub fn poison_object(kind: Kind, obj: &mut Value) {
         Kind::Job | Kind::Node => {
             poison_each(obj, &["status", "conditions"], &["message"], false);
         }
-        Kind::Namespace | Kind::Service | Kind::ConfigMap | Kind::Lease => {}
+        Kind::Namespace | Kind::Service | Kind::ConfigMap | Kind::Secret | Kind::Lease => {}
     }
 }

@@ -201,6 +201,7 @@ pub const DEPENDENT_KINDS: &[Kind] = &[
     Kind::Service,
     Kind::Job,
     Kind::ConfigMap,
+    Kind::Secret,
     Kind::Lease,
 ];
 

@@ -26,6 +26,7 @@ pub mod process;
 pub mod quantity;
 pub mod resources;
 pub mod scheduler;
+pub mod secrets;
 pub mod selectors;
 pub mod server;
 pub mod store;

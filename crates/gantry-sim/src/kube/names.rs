@@ -114,9 +114,13 @@ pub fn object_name(kind: Kind, name: &str) -> Vec<String> {
     match kind {
         Kind::Service => rfc1035_label(name),
         Kind::Namespace => rfc1123_label(name),
-        Kind::Pod | Kind::Job | Kind::Node | Kind::Event | Kind::ConfigMap | Kind::Lease => {
-            rfc1123_subdomain(name)
-        }
+        Kind::Pod
+        | Kind::Job
+        | Kind::Node
+        | Kind::Event
+        | Kind::ConfigMap
+        | Kind::Secret
+        | Kind::Lease => rfc1123_subdomain(name),
     }
 }
 

@@ -196,6 +196,19 @@ const CONFIGMAP_COLUMNS: &[Column] = &[
     AGE,
 ];
 
+const SECRET_COLUMNS: &[Column] = &[
+    NAME,
+    col(
+        "Type",
+        "Used to facilitate programmatic handling of secret data. More info: https://kubernetes.io/docs/concepts/configuration/secret/#secret-types",
+    ),
+    col(
+        "Data",
+        "Data contains the secret data. Each key must consist of alphanumeric characters, '-', '_' or '.'. The serialized form of the secret data is a base64 encoded string, representing the arbitrary (possibly non-string) data value here. Described in https://tools.ietf.org/html/rfc4648#section-4",
+    ),
+    AGE,
+];
+
 const LEASE_COLUMNS: &[Column] = &[
     NAME,
     col(
@@ -228,6 +241,7 @@ fn columns_of(kind: Kind) -> &'static [Column] {
         Kind::Event => EVENT_COLUMNS,
         Kind::Namespace => NAMESPACE_COLUMNS,
         Kind::ConfigMap => CONFIGMAP_COLUMNS,
+        Kind::Secret => SECRET_COLUMNS,
         Kind::Lease => LEASE_COLUMNS,
     }
 }

@@ -184,6 +184,7 @@ mod tests {
             Kind::Event,
             Kind::Namespace,
             Kind::ConfigMap,
+            Kind::Secret,
             Kind::Lease,
         ] {
             let t = table(

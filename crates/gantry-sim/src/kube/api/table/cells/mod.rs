@@ -11,6 +11,7 @@ mod lease;
 mod namespace;
 mod node;
 mod pod;
+mod secret;
 mod service;
 
 use jiff::Timestamp;
@@ -29,6 +30,7 @@ pub(super) fn cells(kind: Kind, obj: &Value, now: Timestamp) -> (Vec<Value>, Opt
         Kind::Event => (event::cells(obj, now), None),
         Kind::Namespace => (namespace::cells(obj, now), None),
         Kind::ConfigMap => (configmap::cells(obj, now), None),
+        Kind::Secret => (secret::cells(obj, now), None),
         Kind::Lease => (lease::cells(obj, now), None),
     }
 }
