@@ -12,6 +12,7 @@ pub mod hostile;
 pub mod http_faults;
 pub mod kube;
 pub mod machines;
+pub mod metadata;
 mod state_files;
 #[cfg(test)]
 mod test_http;

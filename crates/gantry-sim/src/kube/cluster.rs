@@ -120,6 +120,9 @@ impl ClusterRuntime {
         let (port, availability) =
             super::server::start(port, tls, router, shared.faults.clone(), state.stop.clone())
                 .await?;
+        state
+            .processes
+            .set_api_server(std::net::SocketAddr::from(([127, 0, 0, 1], port)));
         Ok(Self {
             state,
             port,

@@ -177,7 +177,24 @@ fn pod_spec(spec: &mut Value) {
                 "IfNotPresent"
             };
             set_default(c, "imagePullPolicy", json!(pull));
+            for probe in ["livenessProbe", "readinessProbe", "startupProbe"] {
+                if let Some(probe) = c.get_mut(probe).filter(|p| p.is_object()) {
+                    probe_defaults(probe);
+                }
+            }
         }
+    }
+}
+
+/// `SetDefaults_Probe` and `SetDefaults_HTTPGetAction`.
+fn probe_defaults(probe: &mut Value) {
+    set_default(probe, "timeoutSeconds", json!(1));
+    set_default(probe, "periodSeconds", json!(10));
+    set_default(probe, "successThreshold", json!(1));
+    set_default(probe, "failureThreshold", json!(3));
+    if let Some(http) = probe.get_mut("httpGet").filter(|h| h.is_object()) {
+        set_default(http, "path", json!("/"));
+        set_default(http, "scheme", json!("HTTP"));
     }
 }
 

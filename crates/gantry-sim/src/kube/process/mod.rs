@@ -6,15 +6,17 @@
 //! The port-forward and Service code ask [`ClusterState::pod_endpoint`] where a pod's port is
 //! reached on this machine.
 
+mod identity;
 mod loopback;
 pub mod run_images;
 
 use std::collections::HashMap;
 use std::net::{IpAddr, SocketAddr};
-use std::sync::Mutex;
+use std::sync::{Mutex, OnceLock};
 
 use crate::kube::cluster::ClusterState;
 
+pub use identity::{GoogleIdentity, ProjectedToken, SERVICE_ACCOUNT_DIR, project_number};
 pub use loopback::per_pod_addresses;
 pub use run_images::{RunImage, RunImageError, RunImages};
 
@@ -23,9 +25,21 @@ pub use run_images::{RunImage, RunImageError, RunImages};
 pub struct ProcessPods {
     /// (namespace, pod name) → (uid, address): a pod recreated under its name is another pod.
     addresses: Mutex<HashMap<(String, String), (String, IpAddr)>>,
+    /// The cluster's API server, once it listens: what `KUBERNETES_SERVICE_HOST` and
+    /// `KUBERNETES_SERVICE_PORT` tell a pod.
+    api_server: OnceLock<SocketAddr>,
 }
 
 impl ProcessPods {
+    /// The API server listens here (set once, when the cluster starts).
+    pub fn set_api_server(&self, address: SocketAddr) {
+        let _ = self.api_server.set(address);
+    }
+
+    pub fn api_server(&self) -> Option<SocketAddr> {
+        self.api_server.get().copied()
+    }
+
     /// Gives the pod its own loopback address (its `status.podIP`) until [`Self::release`].
     pub fn assign(&self, namespace: &str, pod: &str, uid: &str) -> IpAddr {
         let mut addresses = self.addresses.lock().unwrap_or_else(|p| p.into_inner());
