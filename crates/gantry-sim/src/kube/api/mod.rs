@@ -1,6 +1,8 @@
 //! Routing of the Kubernetes REST paths to discovery, objects, watches and logs.
 
 mod access;
+#[cfg(test)]
+mod access_tests;
 mod computed;
 mod discovery;
 mod json_body;
@@ -13,6 +15,7 @@ mod metrics;
 mod objects;
 mod openapi;
 mod patch;
+mod protobuf;
 mod request_info;
 mod reviews;
 mod scale;
@@ -137,6 +140,13 @@ async fn dispatch(
             )
             .into_response();
         }
+    };
+    let content_type = headers
+        .get(http::header::CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok());
+    let body = match protobuf::json_body(content_type, body) {
+        Ok(body) => body,
+        Err(e) => return e.into_response(),
     };
     let caller = caller.map_or_else(UserInfo::anonymous, |axum::Extension(user)| user);
     if let Some(answer) = computed::serve(&state, &method, &target, &caller, &headers, &body) {
