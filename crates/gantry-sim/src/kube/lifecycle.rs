@@ -202,6 +202,8 @@ pub const DEPENDENT_KINDS: &[Kind] = &[
     Kind::Job,
     Kind::ConfigMap,
     Kind::Lease,
+    Kind::ReplicaSet,
+    Kind::Deployment,
 ];
 
 pub fn dependents(state: &ClusterState, owner_uid: &str) -> Vec<(Kind, Obj)> {
