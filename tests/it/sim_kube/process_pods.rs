@@ -277,3 +277,39 @@ async fn gantry_sim_runs_a_mapped_image_as_a_process() {
     let logs = kubectl(&["logs", "hello"]).output().await.unwrap();
     assert_eq!(common::text(&logs.stdout), "hello from hello\n");
 }
+
+#[test]
+fn run_image_is_refused_off_the_simulator_and_a_bad_mapping_says_what_to_give() {
+    let gantry = |args: &[&str]| {
+        let out = std::process::Command::new(common::gantry_bin())
+            .args(args)
+            .stdin(Stdio::null())
+            .output()
+            .unwrap();
+        (out.status.code(), common::text(&out.stderr))
+    };
+    let (code, err) = gantry(&["--run-image", "python:*=python3", "status"]);
+    assert_eq!(code, Some(2));
+    assert!(
+        err.contains("--run-image works on the simulated cloud: add --sim"),
+        "{err}"
+    );
+    let (code, err) = gantry(&[
+        "sim",
+        "--state-dir",
+        "/nonexistent",
+        "--run-image",
+        "python3",
+    ]);
+    assert_eq!(code, Some(2));
+    assert!(err.contains("give PATTERN=EXECUTABLE"), "{err}");
+    let dir = tempfile::tempdir().unwrap();
+    let state = dir.path().to_str().unwrap();
+    let missing = "python:*=surely-no-such-interpreter";
+    let (code, err) = gantry(&["sim", "--state-dir", state, "--run-image", missing]);
+    assert_ne!(code, Some(0));
+    assert!(
+        err.contains("surely-no-such-interpreter is not on PATH: give a path to the executable"),
+        "{err}"
+    );
+}
