@@ -1,7 +1,9 @@
 //! Pods as real processes: a container whose image matches a `--run-image PATTERN=EXECUTABLE`
 //! is run by the simulated kubelet as a local process instead of the simulated workload. This
-//! module holds what the cluster knows of such pods (their addresses, their directories); the
-//! kubelet's side is `controllers::kubelet::process`.
+//! module holds what the cluster knows of such pods: which images they are (`run_images`), the
+//! loopback address each listens on (`loopback`), and who they are to the APIs they call
+//! (`identity`: their service account's token, their Google account). The kubelet's side is
+//! `controllers::kubelet::process`.
 //!
 //! The port-forward and Service code ask [`ClusterState::pod_endpoint`] where a pod's port is
 //! reached on this machine.
