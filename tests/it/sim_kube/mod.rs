@@ -2,11 +2,13 @@
 //! controller, the kubelet stand-in, logs, selectors, patches, deletion and watches. Grouped by
 //! what they check: what any client of the API relies on (`api`), Jobs run by the controller
 //! and the kubelet stand-in to their end (`job_controller`), and what keeps a pod from running
-//! (`pod_troubles`). Here: the Job they all create and the waits they share.
+//! (`pod_troubles`), and what kubectl does with Deployments and ServiceAccounts
+//! (`kubectl_workloads`). Here: the Job they all create and the waits they share.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 mod api;
 mod job_controller;
+mod kubectl_workloads;
 mod pod_troubles;
 
 use futures::{StreamExt, TryStreamExt};
