@@ -30,6 +30,9 @@ pub struct ProcessPods {
     /// The cluster's API server, once it listens: what `KUBERNETES_SERVICE_HOST` and
     /// `KUBERNETES_SERVICE_PORT` tell a pod.
     api_server: OnceLock<SocketAddr>,
+    /// Where the pods' own directories are made (private; made with the first process pod),
+    /// so that a cluster that stops can take them all at once.
+    directories: OnceLock<tempfile::TempDir>,
 }
 
 impl ProcessPods {
@@ -40,6 +43,30 @@ impl ProcessPods {
 
     pub fn api_server(&self) -> Option<SocketAddr> {
         self.api_server.get().copied()
+    }
+
+    /// The directory the pods' own directories are made in.
+    pub fn directories(&self) -> std::io::Result<&std::path::Path> {
+        if let Some(dir) = self.directories.get() {
+            return Ok(dir.path());
+        }
+        let made = tempfile::Builder::new()
+            .prefix("gantry-sim-pods-")
+            .tempdir()?;
+        // Another pod may have made it meanwhile: the first one made is kept.
+        let _ = self.directories.set(made);
+        self.directories
+            .get()
+            .map(tempfile::TempDir::path)
+            .ok_or_else(|| std::io::Error::other("the pods' directory is gone"))
+    }
+
+    /// The cluster stops: every pod's directory goes now, without waiting for the pods' tasks
+    /// (a simulator that exits does not wait for them).
+    pub fn remove_directories(&self) {
+        if let Some(dir) = self.directories.get() {
+            let _ = std::fs::remove_dir_all(dir.path());
+        }
     }
 
     /// Gives the pod its own loopback address (its `status.podIP`) until [`Self::release`].

@@ -170,10 +170,11 @@ impl Drop for Sandbox {
 
 /// The pod's directory (only its owner may enter) with its volumes written.
 fn mount(ctx: &PodCtx, pod: &Value) -> Result<(tempfile::TempDir, Volumes), String> {
+    let cannot = |e: std::io::Error| format!("could not make the pod's directory: {e}");
     let dir = tempfile::Builder::new()
         .prefix(&format!("gantry-pod-{}-{}-", ctx.ns, ctx.name))
-        .tempdir()
-        .map_err(|e| format!("could not make the pod's directory: {e}"))?;
+        .tempdir_in(ctx.state.processes.directories().map_err(cannot)?)
+        .map_err(cannot)?;
     std::fs::create_dir_all(dir.path().join("home"))
         .map_err(|e| format!("could not make the pod's home: {e}"))?;
     let volumes = volumes::write_all(&ctx.state, pod, dir.path())?;
