@@ -276,6 +276,14 @@ async fn gantry_sim_runs_a_mapped_image_as_a_process() {
     assert!(waited.status.success(), "{}", common::text(&waited.stderr));
     let logs = kubectl(&["logs", "hello"]).output().await.unwrap();
     assert_eq!(common::text(&logs.stdout), "hello from hello\n");
+    // Stopped as an operator stops it, it takes its pods' directories with it.
+    let pid = sim.id().unwrap().to_string();
+    let signalled = std::process::Command::new("kill")
+        .args(["-TERM", &pid])
+        .status();
+    assert!(signalled.unwrap().success());
+    let exited = tokio::time::timeout(common::WAIT_BOUND, sim.wait()).await;
+    assert!(exited.unwrap().unwrap().success());
 }
 
 #[test]

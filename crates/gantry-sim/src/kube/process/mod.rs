@@ -50,9 +50,7 @@ impl ProcessPods {
         if let Some(dir) = self.directories.get() {
             return Ok(dir.path());
         }
-        let made = tempfile::Builder::new()
-            .prefix("gantry-sim-pods-")
-            .tempdir()?;
+        let made = private_dir("gantry-sim-pods-").tempdir()?;
         // Another pod may have made it meanwhile: the first one made is kept.
         let _ = self.directories.set(made);
         self.directories
@@ -106,6 +104,18 @@ impl ProcessPods {
             .get(&(namespace.to_string(), pod.to_string()))
             .map(|(_, ip)| *ip)
     }
+}
+
+/// A temporary directory only its owner may enter (tempfile's own default follows the umask).
+pub fn private_dir(prefix: &str) -> tempfile::Builder<'_, 'static> {
+    let mut builder = tempfile::Builder::new();
+    builder.prefix(prefix);
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        builder.permissions(std::fs::Permissions::from_mode(0o700));
+    }
+    builder
 }
 
 impl ClusterState {

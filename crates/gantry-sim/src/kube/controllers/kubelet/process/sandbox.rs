@@ -17,7 +17,7 @@ use crate::kube::cluster::ClusterState;
 use crate::kube::controllers::kubelet::MIN_RETRY_WAIT;
 use crate::kube::controllers::kubelet::context::PodCtx;
 use crate::kube::events::EventType;
-use crate::kube::process::SERVICE_ACCOUNT_DIR;
+use crate::kube::process::{SERVICE_ACCOUNT_DIR, private_dir};
 use crate::kube::resources::Kind;
 use crate::metadata::{self, Metadata};
 
@@ -171,8 +171,8 @@ impl Drop for Sandbox {
 /// The pod's directory (only its owner may enter) with its volumes written.
 fn mount(ctx: &PodCtx, pod: &Value) -> Result<(tempfile::TempDir, Volumes), String> {
     let cannot = |e: std::io::Error| format!("could not make the pod's directory: {e}");
-    let dir = tempfile::Builder::new()
-        .prefix(&format!("gantry-pod-{}-{}-", ctx.ns, ctx.name))
+    let prefix = format!("gantry-pod-{}-{}-", ctx.ns, ctx.name);
+    let dir = private_dir(&prefix)
         .tempdir_in(ctx.state.processes.directories().map_err(cannot)?)
         .map_err(cannot)?;
     std::fs::create_dir_all(dir.path().join("home"))
