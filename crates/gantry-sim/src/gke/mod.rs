@@ -186,7 +186,7 @@ impl GkeApi {
     }
 
     /// Ends every operation and shuts every cluster's API server down.
-    fn shutdown(&self) {
+    pub(crate) fn shutdown(&self) {
         self.stop.cancel();
         let runtimes: Vec<Arc<ClusterRuntime>> = self
             .registry()
