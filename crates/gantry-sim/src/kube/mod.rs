@@ -22,6 +22,7 @@ pub mod nodes;
 pub mod pod_failure_policy;
 pub mod pod_gc;
 pub mod pod_status;
+pub mod portforward;
 pub mod process;
 pub mod quantity;
 pub mod resources;

@@ -108,16 +108,17 @@ pub fn resources(group: &str, version: &str) -> Response {
         }
         list.push(entry);
         for sub in r.subresources {
-            let verbs: &[&str] = if *sub == "log" {
-                &["get"]
-            } else {
-                &["get", "patch", "update"]
+            let (verbs, kind): (&[&str], &str) = match *sub {
+                "log" => (&["get"], r.kind_name),
+                // A connect subresource: its kind is its options' (as kube-apiserver lists it).
+                "portforward" => (&["create", "get"], "PodPortForwardOptions"),
+                _ => (&["get", "patch", "update"], r.kind_name),
             };
             list.push(json!({
                 "name": format!("{}/{sub}", r.plural),
                 "singularName": "",
                 "namespaced": r.namespaced,
-                "kind": r.kind_name,
+                "kind": kind,
                 "verbs": verbs,
             }));
         }

@@ -26,7 +26,7 @@ use http::{HeaderMap, Method, StatusCode, Uri};
 
 use super::cluster::ClusterState;
 use super::errors::ApiError;
-use super::resources::ResourceType;
+use super::resources::{Kind, ResourceType};
 use crate::http_faults::{ErrorShape, Gate, gate};
 
 struct KubeErrors;
@@ -77,6 +77,7 @@ async fn dispatch(
     uri: Uri,
     headers: HeaderMap,
     Query(params): Query<Params>,
+    upgrade: super::portforward::Upgrade,
     body: Bytes,
 ) -> Response {
     let path = uri.path().trim_matches('/');
@@ -110,7 +111,7 @@ async fn dispatch(
             .into_response();
         }
     };
-    let result = route(&state, &method, &target, &headers, &params, body).await;
+    let result = route(&state, &method, &target, &headers, &params, body, upgrade).await;
     result.unwrap_or_else(IntoResponse::into_response)
 }
 
@@ -161,9 +162,18 @@ async fn route(
     headers: &HeaderMap,
     params: &Params,
     body: Bytes,
+    upgrade: super::portforward::Upgrade,
 ) -> Result<Response, ApiError> {
     let wants_table = table::wants_table(headers);
     match (method, &target.name, target.subresource.as_deref()) {
+        (&Method::GET | &Method::POST, Some(name), Some("portforward"))
+            if target.resource.kind == Kind::Pod =>
+        {
+            let namespace = target.namespace.as_deref().unwrap_or_default();
+            Ok(super::portforward::serve(
+                state, namespace, name, headers, params, upgrade,
+            ))
+        }
         (&Method::GET, None, _) if is_watch(target, params) => {
             watch::serve(state, target, params, wants_table)
         }
