@@ -13,6 +13,10 @@
 mod channels;
 mod pod;
 mod spdy;
+#[cfg(test)]
+mod test_pods;
+#[cfg(test)]
+mod tests;
 mod tunnel;
 
 use std::sync::Arc;

@@ -12,6 +12,8 @@ mod headers;
 mod pair;
 mod session;
 #[cfg(test)]
+mod session_tests;
+#[cfg(test)]
 mod tests;
 
 pub use session::serve;
