@@ -31,5 +31,7 @@ pub mod secrets;
 pub mod selectors;
 pub mod server;
 pub mod store;
+#[cfg(test)]
+pub mod test_pods;
 pub mod training_log;
 pub mod workload;

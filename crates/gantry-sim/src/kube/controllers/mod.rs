@@ -7,9 +7,11 @@ use super::cluster::ClusterState;
 pub mod gc;
 pub mod job;
 pub mod kubelet;
+pub mod load_balancer;
 
 pub fn start(state: &Arc<ClusterState>) {
     tokio::spawn(job::run(state.clone()));
     tokio::spawn(kubelet::run(state.clone()));
     tokio::spawn(gc::run(state.clone()));
+    tokio::spawn(load_balancer::run(state.clone()));
 }

@@ -14,8 +14,6 @@ mod channels;
 mod pod;
 mod spdy;
 #[cfg(test)]
-mod test_pods;
-#[cfg(test)]
 mod tests;
 mod tunnel;
 

@@ -12,7 +12,7 @@ use serde_json::json;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 
 use super::channels::Codec;
-use super::test_pods::Sim;
+use crate::kube::test_pods::Sim;
 use crate::test_support::PATIENCE;
 
 fn client(sim: &Sim) -> kube::Client {

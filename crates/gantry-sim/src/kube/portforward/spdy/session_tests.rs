@@ -13,7 +13,7 @@ use tokio_util::sync::CancellationToken;
 
 use super::frame::{CANCEL, Frame, FrameDecoder, FrameEncoder, PROTOCOL_ERROR};
 use crate::kube::portforward::pod::PodTarget;
-use crate::kube::portforward::test_pods::Sim;
+use crate::kube::test_pods::Sim;
 use crate::test_support::PATIENCE;
 
 struct Client {

@@ -1,5 +1,6 @@
-//! What the port-forward tests share: a running cluster with pods made through its API, and a
-//! pod that listens (a TCP echo on the pod's own loopback address, as a process pod's would).
+//! What the tests of reaching pods (port-forward, load balancers) share: a running cluster with
+//! pods made through its API, and pods that listen (a TCP echo on the pod's own loopback
+//! address, as a process pod's would).
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
@@ -78,6 +79,13 @@ impl Sim {
         let port = listener.local_addr().unwrap().port();
         tokio::spawn(echo(listener));
         port
+    }
+
+    /// Listens with a TCP echo at the pod's address on a port of its spec.
+    pub async fn echo_at(&self, pod: &str, port: u16) {
+        let ip = self.listen(pod).await.local_addr().unwrap().ip();
+        let listener = TcpListener::bind(SocketAddr::new(ip, port)).await.unwrap();
+        tokio::spawn(echo(listener));
     }
 
     /// A listener at the pod's address, for a test to answer on as it likes.
