@@ -8,6 +8,7 @@
 mod api;
 mod job_controller;
 mod pod_troubles;
+mod port_forward;
 
 use futures::{StreamExt, TryStreamExt};
 use k8s_openapi::api::batch::v1::Job;
