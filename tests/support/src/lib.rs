@@ -182,6 +182,7 @@ pub fn engine_options(
         time_scale: 1.0,
         faults: Vec::new(),
         replay_dir: None,
+        run_images: Vec::new(),
         read_only: false,
         logs_root: Some(logs_root.to_path_buf()),
         audit_file: Some(logs_root.join("audit.jsonl")),

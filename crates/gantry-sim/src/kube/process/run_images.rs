@@ -13,21 +13,21 @@ pub struct RunImage {
     pub executable: PathBuf,
 }
 
+/// What is wrong with a `--run-image`: its form (as the command line parses it), or its
+/// executable (naming the mapping, when the simulator starts).
 #[derive(Debug, thiserror::Error)]
-#[error("--run-image {given}: {why}")]
-pub struct RunImageError {
-    given: String,
-    why: String,
+pub enum RunImageError {
+    #[error("{0}")]
+    Form(String),
+    #[error("--run-image {given}: {why}")]
+    Executable { given: String, why: String },
 }
 
 impl FromStr for RunImage {
     type Err = RunImageError;
 
     fn from_str(s: &str) -> Result<Self, Self::Err> {
-        let err = |why: &str| RunImageError {
-            given: s.to_string(),
-            why: why.to_string(),
-        };
+        let err = |why: &str| RunImageError::Form(why.to_string());
         let Some((pattern, executable)) = s.split_once('=') else {
             return Err(err(
                 "give PATTERN=EXECUTABLE, e.g. 'python:*=python3' or '*/trainer:*=./train.sh'",
@@ -61,7 +61,7 @@ impl RunImage {
     /// meant whatever their own PATH and working directory.
     pub fn resolved(&self) -> Result<Self, RunImageError> {
         let given = format!("{}={}", self.pattern, self.executable.display());
-        let err = |why: String| RunImageError {
+        let err = |why: String| RunImageError::Executable {
             given: given.clone(),
             why,
         };
@@ -119,6 +119,10 @@ impl RunImages {
 
     pub fn is_empty(&self) -> bool {
         self.0.is_empty()
+    }
+
+    pub fn iter(&self) -> impl Iterator<Item = &RunImage> {
+        self.0.iter()
     }
 }
 

@@ -10,6 +10,7 @@ mod deletion;
 mod env;
 mod images;
 mod pod;
+mod process;
 mod scheduling;
 mod shutdown;
 
