@@ -25,8 +25,20 @@ pub struct Sim {
 
 impl Sim {
     pub async fn start() -> Sim {
+        Sim::with(test_support::shared(0.01, Vec::new())).await
+    }
+
+    /// A cluster whose `python:*` images run as python3 processes; None (the test skipped,
+    /// saying so) where python3 is missing, unless GANTRY_REQUIRE_PYTHON3=1.
+    pub async fn with_python() -> Option<Sim> {
+        let python = test_support::python3()?;
+        let mut shared = test_support::shared(0.01, Vec::new());
+        shared.run_images = Arc::new(crate::kube::process::RunImages::new(vec![python]));
+        Some(Sim::with(shared).await)
+    }
+
+    async fn with(shared: SimShared) -> Sim {
         let _ = rustls::crypto::aws_lc_rs::default_provider().install_default();
-        let shared = test_support::shared(0.01, Vec::new());
         let runtime =
             ClusterRuntime::start(ClusterSpec::seed(PROJECT, ZONE, "c"), shared.clone(), 0)
                 .await
@@ -37,6 +49,19 @@ impl Sim {
             api,
             shared,
         }
+    }
+
+    /// kube-rs's client for the cluster, trusting its CA, with its token.
+    pub fn kube_client(&self) -> kube::Client {
+        use rustls::pki_types::CertificateDer;
+        use rustls::pki_types::pem::PemObject;
+        let url = format!("https://127.0.0.1:{}", self.runtime.port());
+        let mut config = kube::Config::new(url.parse().unwrap());
+        let ca = CertificateDer::from_pem_slice(self.shared.ca.pem().as_bytes()).unwrap();
+        config.root_cert = Some(vec![ca.to_vec()]);
+        config.auth_info.token = Some(self.shared.auth.current().into());
+        config.default_namespace = "default".into();
+        kube::Client::try_from(config).unwrap()
     }
 
     pub fn state(&self) -> &Arc<ClusterState> {

@@ -6,24 +6,12 @@
 
 use k8s_openapi::api::core::v1::Pod;
 use kube::Api;
-use rustls::pki_types::CertificateDer;
-use rustls::pki_types::pem::PemObject;
 use serde_json::json;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 
 use super::channels::Codec;
 use crate::kube::test_pods::Sim;
 use crate::test_support::PATIENCE;
-
-fn client(sim: &Sim) -> kube::Client {
-    let url = format!("https://127.0.0.1:{}", sim.runtime.port());
-    let mut config = kube::Config::new(url.parse().unwrap());
-    let ca = CertificateDer::from_pem_slice(sim.shared.ca.pem().as_bytes()).unwrap();
-    config.root_cert = Some(vec![ca.to_vec()]);
-    config.auth_info.token = Some(sim.shared.auth.current().into());
-    config.default_namespace = "default".into();
-    kube::Client::try_from(config).unwrap()
-}
 
 /// Writes `sent` to the forwarded stream and reads until as many bytes came back.
 async fn exchange<S>(stream: &mut S, sent: &[u8]) -> Vec<u8>
@@ -44,7 +32,7 @@ async fn kube_rs_forwards_two_ports_of_a_pod_each_on_its_own_channels() {
     let sim = Sim::start().await;
     sim.running_pod("web").await;
     let (first, second) = (sim.echo("web").await, sim.echo("web").await);
-    let pods: Api<Pod> = Api::default_namespaced(client(&sim));
+    let pods: Api<Pod> = Api::default_namespaced(sim.kube_client());
     let mut forwarder = pods.portforward("web", &[first, second]).await.unwrap();
     let mut a = forwarder.take_stream(first).unwrap();
     let mut b = forwarder.take_stream(second).unwrap();
@@ -66,7 +54,7 @@ async fn a_port_nothing_listens_on_is_refused_on_its_error_channel_in_the_kubele
     let sim = Sim::start().await;
     sim.running_pod("web").await;
     let idle = sim.idle_port("web").await;
-    let pods: Api<Pod> = Api::default_namespaced(client(&sim));
+    let pods: Api<Pod> = Api::default_namespaced(sim.kube_client());
     let mut forwarder = pods.portforward("web", &[idle]).await.unwrap();
     let error = forwarder.take_error(idle).unwrap();
     let message = tokio::time::timeout(PATIENCE, error)
@@ -117,7 +105,7 @@ async fn a_missing_pod_is_404_an_unscheduled_one_400_and_a_finished_one_500_befo
     assert_eq!(body["message"], "Upgrade request required");
 
     // kube-rs asks WebSocket; without a pod it gets no upgrade.
-    let pods: Api<Pod> = Api::default_namespaced(client(&sim));
+    let pods: Api<Pod> = Api::default_namespaced(sim.kube_client());
     assert!(pods.portforward("nope", &[80]).await.is_err());
 }
 

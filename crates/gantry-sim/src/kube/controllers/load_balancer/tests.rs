@@ -199,6 +199,53 @@ async fn the_listener_closes_when_the_service_stops_being_a_load_balancer_or_goe
     until_closed(second).await;
 }
 
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_python_process_pod_answers_http_through_its_load_balancer_and_a_port_forward() {
+    let Some(sim) = Sim::with_python().await else {
+        return;
+    };
+    let container = json!({"containers": [{
+        "name": "web",
+        "image": "python:3.12",
+        "args": ["-m", "http.server", "8080", "--bind", "$(POD_IP)"],
+        "env": [{"name": "POD_IP", "valueFrom": {"fieldRef": {"fieldPath": "status.podIP"}}}],
+        "ports": [{"name": "http", "containerPort": 8080}],
+        "readinessProbe": {"tcpSocket": {"port": "http"}, "periodSeconds": 1},
+    }]});
+    sim.pod("web", json!([]), container, |p| {
+        p["status"]["conditions"].as_array().is_some_and(|c| {
+            c.iter()
+                .any(|c| c["type"] == "Ready" && c["status"] == "True")
+        })
+    })
+    .await;
+    service(&sim, "front", json!("http"), json!({})).await;
+    let (_, at) = balanced(&sim, "front").await;
+    let get = b"GET / HTTP/1.0\r\n\r\n";
+    let answer = ask(at, get).await.unwrap();
+    assert!(
+        answer.starts_with(b"HTTP/1.0 200 OK"),
+        "{}",
+        String::from_utf8_lossy(&answer)
+    );
+
+    let pods: kube::Api<k8s_openapi::api::core::v1::Pod> =
+        kube::Api::default_namespaced(sim.kube_client());
+    let mut forwarder = pods.portforward("web", &[8080]).await.unwrap();
+    let mut stream = forwarder.take_stream(8080).unwrap();
+    stream.write_all(get).await.unwrap();
+    let mut answer = Vec::new();
+    tokio::time::timeout(PATIENCE, stream.read_to_end(&mut answer))
+        .await
+        .expect("http.server answers and closes in time")
+        .unwrap();
+    assert!(
+        answer.starts_with(b"HTTP/1.0 200 OK"),
+        "{}",
+        String::from_utf8_lossy(&answer)
+    );
+}
+
 #[test]
 fn a_port_taken_on_the_address_is_moved_to_one_the_system_picks_and_udp_is_refused() {
     let ip = IpAddr::from([127, 0, 0, 1]);
