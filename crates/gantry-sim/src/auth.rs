@@ -11,9 +11,6 @@ use rand::distr::Alphanumeric;
 pub struct TokenAuthority {
     current: RwLock<String>,
     file: Option<PathBuf>,
-    /// How many tokens have been issued: whoever keeps a copy (a pod's projected token) hears
-    /// of each rotation.
-    issued: tokio::sync::watch::Sender<u64>,
 }
 
 impl TokenAuthority {
@@ -22,7 +19,6 @@ impl TokenAuthority {
         let authority = Arc::new(Self {
             current: RwLock::new(String::new()),
             file,
-            issued: tokio::sync::watch::channel(0).0,
         });
         authority.rotate()?;
         Ok(authority)
@@ -42,13 +38,7 @@ impl TokenAuthority {
             super::state_files::write_private(path, token.as_bytes())?;
         }
         *self.current.write().unwrap_or_else(|p| p.into_inner()) = token;
-        self.issued.send_modify(|n| *n += 1);
         Ok(())
-    }
-
-    /// Changes with every rotation.
-    pub fn rotations(&self) -> tokio::sync::watch::Receiver<u64> {
-        self.issued.subscribe()
     }
 
     /// Whether an `Authorization` header value carries the current token.

@@ -37,6 +37,11 @@ pub fn apply_defaults(resource: &ResourceType, obj: &mut Value) -> Result<(), Ap
         Kind::Lease => super::lease::admit(resource, obj),
         Kind::Secret => super::secrets::admit(resource, obj),
         Kind::Node | Kind::Event | Kind::ConfigMap => Ok(()),
+        Kind::Deployment | Kind::ReplicaSet => super::apps::admit_new(resource, obj),
+        Kind::Role | Kind::RoleBinding | Kind::ClusterRole | Kind::ClusterRoleBinding => {
+            super::rbac::admit(resource, obj)
+        }
+        _ => Ok(()),
     }
 }
 
@@ -154,7 +159,7 @@ fn job(resource: &ResourceType, obj: &mut Value) -> Result<(), ApiError> {
 }
 
 /// The pod spec defaults the API server fills (SetDefaults_PodSpec and friends).
-fn pod_spec(spec: &mut Value) {
+pub(super) fn pod_spec(spec: &mut Value) {
     if !spec.is_object() {
         *spec = json!({});
     }
@@ -198,7 +203,7 @@ fn probe_defaults(probe: &mut Value) {
     }
 }
 
-fn validate_pod_spec(
+pub(super) fn validate_pod_spec(
     resource: &ResourceType,
     name: &str,
     spec: &Value,

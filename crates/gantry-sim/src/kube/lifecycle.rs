@@ -203,6 +203,8 @@ pub const DEPENDENT_KINDS: &[Kind] = &[
     Kind::ConfigMap,
     Kind::Secret,
     Kind::Lease,
+    Kind::ReplicaSet,
+    Kind::Deployment,
 ];
 
 pub fn dependents(state: &ClusterState, owner_uid: &str) -> Vec<(Kind, Obj)> {

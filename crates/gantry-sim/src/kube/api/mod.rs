@@ -1,5 +1,9 @@
 //! Routing of the Kubernetes REST paths to discovery, objects, watches and logs.
 
+mod access;
+#[cfg(test)]
+mod access_tests;
+mod computed;
 mod discovery;
 mod json_body;
 #[cfg(test)]
@@ -11,8 +15,13 @@ mod metrics;
 mod objects;
 mod openapi;
 mod patch;
+mod protobuf;
+mod request_info;
+mod reviews;
+mod scale;
 mod stream_body;
 pub mod table;
+mod token_request;
 mod watch;
 
 use std::collections::HashMap;
@@ -26,10 +35,13 @@ use http::{HeaderMap, Method, StatusCode, Uri};
 
 use super::cluster::ClusterState;
 use super::errors::ApiError;
+use super::identity::UserInfo;
 use super::resources::{Kind, ResourceType};
 use crate::http_faults::{ErrorShape, Gate, gate};
 
-struct KubeErrors;
+struct KubeErrors {
+    state: Arc<ClusterState>,
+}
 
 impl ErrorShape for KubeErrors {
     fn error(&self, status: StatusCode, message: &str) -> Response {
@@ -45,16 +57,34 @@ impl ErrorShape for KubeErrors {
     fn is_public(&self, path: &str) -> bool {
         matches!(path, "/version" | "/healthz" | "/livez" | "/readyz")
     }
+
+    /// The cluster's ServiceAccount tokens.
+    fn authenticate(&self, request: &mut axum::extract::Request) -> bool {
+        let authorization = request
+            .headers()
+            .get(http::header::AUTHORIZATION)
+            .and_then(|v| v.to_str().ok());
+        match self.state.authenticate_bearer(authorization) {
+            Some(user) => {
+                request.extensions_mut().insert(user);
+                true
+            }
+            None => false,
+        }
+    }
 }
 
 pub fn router(state: Arc<ClusterState>) -> Router {
     let gate_state = Gate {
         shared: state.shared.clone(),
-        shape: Arc::new(KubeErrors),
+        shape: Arc::new(KubeErrors {
+            state: state.clone(),
+        }),
     };
     Router::new()
         .fallback(dispatch)
-        .with_state(state)
+        .with_state(state.clone())
+        .layer(axum::middleware::from_fn_with_state(state, access::guard))
         .layer(axum::middleware::from_fn_with_state(gate_state, gate))
 }
 
@@ -78,6 +108,7 @@ async fn dispatch(
     headers: HeaderMap,
     Query(params): Query<Params>,
     upgrade: super::portforward::Upgrade,
+    caller: Option<axum::Extension<UserInfo>>,
     body: Bytes,
 ) -> Response {
     let path = uri.path().trim_matches('/');
@@ -111,6 +142,17 @@ async fn dispatch(
             .into_response();
         }
     };
+    let content_type = headers
+        .get(http::header::CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok());
+    let body = match protobuf::json_body(content_type, body) {
+        Ok(body) => body,
+        Err(e) => return e.into_response(),
+    };
+    let caller = caller.map_or_else(UserInfo::anonymous, |axum::Extension(user)| user);
+    if let Some(answer) = computed::serve(&state, &method, &target, &caller, &headers, &body) {
+        return answer;
+    }
     let result = route(&state, &method, &target, &headers, &params, body, upgrade).await;
     result.unwrap_or_else(IntoResponse::into_response)
 }

@@ -7,13 +7,18 @@ use std::time::Duration;
 use serde_json::Value;
 
 use crate::kube::cluster::ClusterState;
+use crate::kube::meta;
+use crate::kube::resources::Kind;
+use crate::kube::tokens::{PodRef, TokenOptions};
 
 /// Where a container finds its service account's token, CA and namespace (every client's
 /// in-cluster configuration reads exactly this directory).
 pub const SERVICE_ACCOUNT_DIR: &str = "/var/run/secrets/kubernetes.io/serviceaccount";
 
-/// A token projected into a pod, and when it stops working (None: when the cloud's token
-/// rotates).
+/// The annotation that binds a Kubernetes service account to a Google one (Workload Identity).
+const WORKLOAD_IDENTITY: &str = "iam.gke.io/gcp-service-account";
+
+/// A token projected into a pod, and when it stops working (if it does).
 #[derive(Clone, PartialEq, Eq)]
 pub struct ProjectedToken {
     pub token: String,
@@ -37,38 +42,68 @@ pub struct GoogleIdentity {
 }
 
 impl ClusterState {
-    /// A token for the pod's service account, as the kubelet asks the TokenRequest API for one
-    /// to project into it (`audience`: the projection's, empty for the API server's own;
-    /// `lifetime`: its `expirationSeconds`). The one place a pod's Kubernetes credential comes
-    /// from; Err(why) when none can be had.
+    /// A token for the pod's service account, bound to the pod, as the kubelet asks the
+    /// TokenRequest API for one to project into it (`audience`: the projection's, empty for the
+    /// API server's own; `lifetime`: its `expirationSeconds`). The one place a pod's
+    /// Kubernetes credential comes from; Err(the kubelet's words) when none can be had.
     pub fn service_account_token(
         &self,
         pod: &Value,
         audience: &str,
         lifetime: Duration,
     ) -> Result<ProjectedToken, String> {
-        let _ = (pod, audience, lifetime);
-        // Until service accounts have tokens of their own: the bearer token every API of the
-        // simulated cloud accepts, which the kubelet projects again whenever it rotates.
-        Ok(ProjectedToken {
-            token: self.shared.auth.current(),
-            expires_at: None,
+        let options = TokenOptions {
+            audiences: if audience.is_empty() {
+                Vec::new()
+            } else {
+                vec![audience.to_string()]
+            },
+            bound_pod: Some(PodRef::of(pod)),
+        };
+        self.issue_token(
+            meta::namespace(pod),
+            service_account_of(pod),
+            lifetime,
+            &options,
+        )
+        .map(|issued| ProjectedToken {
+            token: issued.token,
+            expires_at: Some(issued.expires_at),
         })
+        .map_err(|e| format!("failed to fetch token: {}", e.message))
     }
 
-    /// The Google service account a pod acts as through its node's metadata server: the
-    /// node's, the project's Compute Engine default service account, as GKE's default node
-    /// pools have. Its token is the one the simulated Google APIs accept.
+    /// The Google service account a pod acts as through its node's metadata server: the one
+    /// its Kubernetes service account is bound to by Workload Identity (the
+    /// `iam.gke.io/gcp-service-account` annotation), else the node's, the project's Compute
+    /// Engine default service account as GKE's default node pools have. Its token is the one
+    /// the simulated Google APIs accept.
     pub fn google_identity(&self, pod: &Value) -> GoogleIdentity {
-        let _ = pod;
         let project = self.spec.project.clone();
         let project_number = project_number(&project);
+        let bound = self
+            .store
+            .get(
+                Kind::ServiceAccount,
+                meta::namespace(pod),
+                service_account_of(pod),
+            )
+            .and_then(|sa| meta::annotation(&sa, WORKLOAD_IDENTITY).map(str::to_string));
         GoogleIdentity {
-            email: format!("{project_number}-compute@developer.gserviceaccount.com"),
+            email: bound.unwrap_or_else(|| {
+                format!("{project_number}-compute@developer.gserviceaccount.com")
+            }),
             project,
             project_number,
         }
     }
+}
+
+fn service_account_of(pod: &Value) -> &str {
+    pod.pointer("/spec/serviceAccountName")
+        .and_then(Value::as_str)
+        .filter(|s| !s.is_empty())
+        .unwrap_or("default")
 }
 
 /// A project's number: stable for its id, twelve digits as Google's are.

@@ -199,34 +199,34 @@ fn metadata_of(state: &ClusterState, pod: &Value, node: &str) -> Metadata {
     }
 }
 
-/// Writes the token again when the cloud's token rotates, or at four fifths of its life as the
-/// kubelet's token manager does, until the pod goes.
+/// Writes the token again at four fifths of its life, as the kubelet's token manager does,
+/// until the pod goes.
 async fn keep_fresh(
     state: Arc<ClusterState>,
     pod: Value,
     token: TokenFile,
     stop: CancellationToken,
 ) {
-    let mut rotations = state.shared.auth.rotations();
-    rotations.borrow_and_update();
     let mut expires_at = token.expires_at;
-    loop {
-        // A day stands for never: a token without an end is written again when it rotates.
-        let refresh = expires_at.map_or(Duration::from_secs(86_400), |at: jiff::Timestamp| {
-            let left = at
-                .duration_since(jiff::Timestamp::now())
-                .as_secs_f64()
-                .max(0.0);
-            Duration::from_secs_f64(left * 0.8).max(MIN_RETRY_WAIT)
-        });
+    while let Some(at) = expires_at {
+        let left = at
+            .duration_since(jiff::Timestamp::now())
+            .as_secs_f64()
+            .max(0.0);
+        let refresh = Duration::from_secs_f64(left * 0.8).max(MIN_RETRY_WAIT);
         tokio::select! {
             _ = stop.cancelled() => return,
-            changed = rotations.changed() => if changed.is_err() { return },
             _ = tokio::time::sleep(refresh) => {}
         }
         match volumes::write_token(&state, &pod, &token) {
             Ok(at) => expires_at = at,
-            Err(e) => tracing::warn!(error = %e, "could not refresh a pod's projected token"),
+            Err(e) => {
+                tracing::warn!(error = %e, "could not refresh a pod's projected token");
+                // Asked again in a while, as the token manager retries.
+                expires_at = jiff::Timestamp::now()
+                    .checked_add(jiff::SignedDuration::from_secs(10))
+                    .ok();
+            }
         }
     }
 }

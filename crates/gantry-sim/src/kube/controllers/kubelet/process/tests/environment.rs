@@ -7,7 +7,7 @@ use serde_json::json;
 use super::*;
 
 const SEES: &str = r#"
-import os, ssl, stat, sys, urllib.request
+import json, os, ssl, stat, sys, urllib.request
 print("NAMES=" + ",".join(sorted(os.environ)))
 print("HOME=" + os.environ["HOME"])
 print("PASSWORD=" + os.environ["PASSWORD"])
@@ -17,12 +17,14 @@ print("CONFIG=" + open(sys.argv[2]).read())
 print("NAMESPACE=" + open(sys.argv[3] + "/namespace").read())
 print("CWD=" + os.getcwd())
 print("POD_IP=" + os.environ["POD_IP"])
-api = "https://%s:%s/api/v1/namespaces/default/pods/%s" % (
-    os.environ["KUBERNETES_SERVICE_HOST"], os.environ["KUBERNETES_SERVICE_PORT"], os.environ["HOSTNAME"])
+api = "https://%s:%s/apis/authentication.k8s.io/v1/selfsubjectreviews" % (
+    os.environ["KUBERNETES_SERVICE_HOST"], os.environ["KUBERNETES_SERVICE_PORT"])
 token = open(sys.argv[3] + "/token").read()
 tls = ssl.create_default_context(cafile=sys.argv[3] + "/ca.crt")
-request = urllib.request.Request(api, headers={"Authorization": "Bearer " + token})
-print("API=%d" % urllib.request.urlopen(request, context=tls).status)
+review = json.dumps({"apiVersion": "authentication.k8s.io/v1", "kind": "SelfSubjectReview"})
+request = urllib.request.Request(api, data=review.encode(), method="POST",
+    headers={"Authorization": "Bearer " + token, "Content-Type": "application/json"})
+print("WHO=" + json.load(urllib.request.urlopen(request, context=tls))["status"]["userInfo"]["username"])
 "#;
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -74,7 +76,7 @@ async fn a_process_pod_sees_its_secrets_volumes_and_service_account_and_nothing_
         matches!(phase(p), "Succeeded" | "Failed")
     })
     .await;
-    let log = logged(state, "sees", "API=").await;
+    let log = logged(state, "sees", "WHO=").await;
     assert_eq!(phase(&done), "Succeeded", "{log}");
     let names: Vec<&str> = said(&log, "NAMES").split(',').collect();
     for name in &names {
@@ -107,7 +109,7 @@ async fn a_process_pod_sees_its_secrets_volumes_and_service_account_and_nothing_
     let ip: std::net::IpAddr = said(&log, "POD_IP").parse().unwrap();
     assert!(ip.is_loopback());
     assert_eq!(done["status"]["podIP"], ip.to_string());
-    assert_eq!(said(&log, "API"), "200");
+    assert_eq!(said(&log, "WHO"), "system:serviceaccount:default:default");
     let terminated = &container(&done)["state"]["terminated"];
     assert_eq!(
         (
