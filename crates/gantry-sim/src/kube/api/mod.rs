@@ -101,6 +101,8 @@ pub struct Target {
 
 pub type Params = HashMap<String, String>;
 
+// An axum handler: each argument is one part of the request it is given.
+#[allow(clippy::too_many_arguments)]
 async fn dispatch(
     State(state): State<Arc<ClusterState>>,
     method: Method,
