@@ -40,23 +40,30 @@ pub fn run(state: Arc<ClusterState>) -> impl std::future::Future<Output = ()> + 
     control_loop(state, rx)
 }
 
-/// One Service's load balancer: its address and open listeners.
+/// One Service's load balancer: its address and its ports' listeners.
 struct Balancer {
     uid: String,
-    /// Given back to the pool when the balancer goes, unless kept for its successor.
-    address: Option<IpAddr>,
-    ports: Vec<ServicePort>,
-    /// Each port bound and the address it listens on.
-    bound: Vec<(ServicePort, String)>,
-    listening: CancellationToken,
+    address: IpAddr,
+    ports: Vec<Listening>,
 }
 
 impl Drop for Balancer {
     fn drop(&mut self) {
-        self.listening.cancel();
-        if let Some(ip) = self.address.take() {
-            loopback::give_back(ip);
-        }
+        // Its listeners stop as `ports` drops.
+        loopback::give_back(self.address);
+    }
+}
+
+/// One port of a balancer: where it listens (None when it could not be bound).
+struct Listening {
+    port: ServicePort,
+    at: Option<String>,
+    stop: CancellationToken,
+}
+
+impl Drop for Listening {
+    fn drop(&mut self) {
+        self.stop.cancel();
     }
 }
 
@@ -129,20 +136,9 @@ fn reconcile(state: &Arc<ClusterState>, balancers: &mut Balancers, ns: &str, nam
         return;
     };
     let uid = meta::uid(&svc).to_string();
-    if let Some(b) = balancers.get(&key)
-        && b.uid == uid
-        && b.ports == ports
-    {
-        // Written again should a write have dropped them (a status PUT, say).
-        set_status(state, ns, name, b.address, &b.bound);
-        return;
-    }
-    // New, recreated or with other ports: the same Service keeps its address, as on GKE.
-    let kept = balancers
-        .remove(&key)
-        .filter(|b| b.uid == uid)
-        .and_then(|mut b| b.address.take());
-    if kept.is_none() {
+    if balancers.get(&key).is_none_or(|b| b.uid != uid) {
+        // A Service recreated under its name is another: the old balancer goes first.
+        balancers.remove(&key);
         event(
             state,
             &svc,
@@ -150,65 +146,30 @@ fn reconcile(state: &Arc<ClusterState>, balancers: &mut Balancers, ns: &str, nam
             "EnsuringLoadBalancer",
             "Ensuring load balancer",
         );
+        let balancer = Balancer {
+            uid,
+            address: loopback::take(),
+            ports: Vec::new(),
+        };
+        balancers.insert(key.clone(), balancer);
     }
-    let ip = kept.unwrap_or_else(loopback::take);
-    let listening = state.stop.child_token();
-    let mut bound = Vec::new();
-    for port in &ports {
-        match listen::bind(ip, port) {
-            Ok(Bound { listener, moved }) => {
-                let at = listener.local_addr().ok();
-                if let Some(why) = moved
-                    && let Some(at) = at
-                {
-                    let message = format!(
-                        "port {port} listens on {at} instead: {ip}:{} {why}",
-                        port.port
-                    );
-                    event(
-                        state,
-                        &svc,
-                        EventType::Warning,
-                        "LoadBalancerPortMoved",
-                        &message,
-                    );
-                }
-                if let Some(at) = at {
-                    bound.push((port.clone(), at.to_string()));
-                }
-                let target = listen::Target {
-                    state: state.clone(),
-                    namespace: ns.to_string(),
-                    name: name.to_string(),
-                    port: port.port,
-                };
-                tokio::spawn(listen::accept(target, listener, listening.clone()));
-            }
-            Err(why) => {
-                let message = format!(
-                    "Error syncing load balancer: failed to ensure load balancer: port {port}: {why}"
-                );
-                event(
-                    state,
-                    &svc,
-                    EventType::Warning,
-                    "SyncLoadBalancerFailed",
-                    &message,
-                );
-            }
+    let Some(balancer) = balancers.get_mut(&key) else {
+        return;
+    };
+    // Ports kept keep their listeners (and so their connections); ports gone stop.
+    balancer.ports.retain(|l| ports.contains(&l.port));
+    for port in ports {
+        if !balancer.ports.iter().any(|l| l.port == port) {
+            let listening = open(state, &svc, balancer.address, port);
+            balancer.ports.push(listening);
         }
     }
-    balancers.insert(
-        key,
-        Balancer {
-            uid,
-            address: Some(ip),
-            ports,
-            bound: bound.clone(),
-            listening,
-        },
-    );
-    if set_status(state, ns, name, Some(ip), &bound) {
+    let listed: Vec<String> = balancer
+        .ports
+        .iter()
+        .filter_map(|l| Some(format!("{}={}", l.port, l.at.as_ref()?)))
+        .collect();
+    if set_status(state, ns, name, balancer.address, &listed.join(",")) {
         event(
             state,
             &svc,
@@ -219,27 +180,63 @@ fn reconcile(state: &Arc<ClusterState>, balancers: &mut Balancers, ns: &str, nam
     }
 }
 
+/// Listens for one port of the Service, saying in an event what did not go as asked.
+fn open(state: &Arc<ClusterState>, svc: &Value, ip: IpAddr, port: ServicePort) -> Listening {
+    let stop = state.stop.child_token();
+    let Bound { listener, moved } = match listen::bind(ip, &port) {
+        Ok(bound) => bound,
+        Err(why) => {
+            let message = format!(
+                "Error syncing load balancer: failed to ensure load balancer: port {port}: {why}"
+            );
+            event(
+                state,
+                svc,
+                EventType::Warning,
+                "SyncLoadBalancerFailed",
+                &message,
+            );
+            return Listening {
+                port,
+                at: None,
+                stop,
+            };
+        }
+    };
+    let at = listener.local_addr().ok().map(|a| a.to_string());
+    if let (Some(why), Some(at)) = (moved, &at) {
+        let message = format!(
+            "port {port} listens on {at} instead: {ip}:{} {why}",
+            port.port
+        );
+        event(
+            state,
+            svc,
+            EventType::Warning,
+            "LoadBalancerPortMoved",
+            &message,
+        );
+    }
+    let target = listen::Target {
+        state: state.clone(),
+        namespace: meta::namespace(svc).to_string(),
+        name: meta::name(svc).to_string(),
+        port: port.port,
+    };
+    tokio::spawn(listen::accept(target, listener, stop.clone()));
+    Listening { port, at, stop }
+}
+
 /// Writes the ingress address and the ports annotation; whether anything changed.
-fn set_status(
-    state: &ClusterState,
-    ns: &str,
-    name: &str,
-    ip: Option<IpAddr>,
-    bound: &[(ServicePort, String)],
-) -> bool {
+fn set_status(state: &ClusterState, ns: &str, name: &str, ip: IpAddr, listed: &str) -> bool {
     let before = state.store.get(Kind::Service, ns, name);
     let after = state.store.update(Kind::Service, ns, name, |svc| {
-        if let Some(ip) = ip {
-            svc["status"]["loadBalancer"] =
-                json!({"ingress": [{"ip": ip.to_string(), "ipMode": "VIP"}]});
+        svc["status"]["loadBalancer"] =
+            json!({"ingress": [{"ip": ip.to_string(), "ipMode": "VIP"}]});
+        if !svc["metadata"]["annotations"].is_object() {
+            svc["metadata"]["annotations"] = json!({});
         }
-        if !bound.is_empty() {
-            let listed: Vec<String> = bound.iter().map(|(p, at)| format!("{p}={at}")).collect();
-            if !svc["metadata"]["annotations"].is_object() {
-                svc["metadata"]["annotations"] = json!({});
-            }
-            svc["metadata"]["annotations"][PORTS_ANNOTATION] = json!(listed.join(","));
-        }
+        svc["metadata"]["annotations"][PORTS_ANNOTATION] = json!(listed);
     });
     match (before, after) {
         (Some(before), Ok(after)) => rv_of(&before) != rv_of(&after),

@@ -108,6 +108,52 @@ async fn a_load_balancer_gets_a_loopback_address_of_its_own_that_reaches_a_ready
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_port_added_listens_on_the_same_address_while_a_kept_port_keeps_its_connections() {
+    let sim = Sim::start().await;
+    sim.running_pod("web").await;
+    let pod_port = sim.echo("web").await;
+    service(&sim, "front", json!(pod_port), json!({})).await;
+    let (ip, at) = balanced(&sim, "front").await;
+    let mut open = TcpStream::connect(at).await.unwrap();
+    open.write_all(b"before").await.unwrap();
+    let ports = json!({"spec": {"ports": [
+        {"name": "http", "port": 80, "targetPort": pod_port},
+        {"name": "alt", "port": 8443, "targetPort": pod_port},
+    ]}});
+    let (status, body) = sim
+        .api
+        .request_as(
+            "PATCH",
+            "/api/v1/namespaces/default/services/front",
+            "application/strategic-merge-patch+json",
+            Some(&ports),
+        )
+        .await;
+    assert_eq!(status, 200, "{body}");
+    let alt: SocketAddr = test_support::until(sim.state(), "the second port", |s| {
+        let svc = s.store.get(Kind::Service, "default", "front")?;
+        let listed = svc["metadata"]["annotations"][PORTS_ANNOTATION].as_str()?;
+        let (_, alt) = listed.split_once("8443/TCP=")?;
+        alt.split(',').next()?.parse().ok()
+    })
+    .await;
+    assert_eq!(alt.ip(), ip, "one address for the Service");
+    assert_eq!(
+        ask(alt, b"on the new port").await.unwrap(),
+        b"on the new port"
+    );
+    assert_eq!(
+        ask(at, b"on the old port").await.unwrap(),
+        b"on the old port"
+    );
+    open.write_all(b" and after").await.unwrap();
+    open.shutdown().await.unwrap();
+    let mut echoed = Vec::new();
+    open.read_to_end(&mut echoed).await.unwrap();
+    assert_eq!(echoed, b"before and after");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn source_ranges_without_the_clients_address_refuse_it_until_they_include_it() {
     let sim = Sim::start().await;
     sim.running_pod("web").await;
