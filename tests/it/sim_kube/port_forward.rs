@@ -149,6 +149,11 @@ async fn kubectl_port_forward_reaches_a_pod_through_spdy_in_a_websocket_and_thro
             let answer = ask(local, asked.as_bytes()).await;
             assert_eq!(text(&answer), format!("reply: {asked}"));
         }
+        // Far past SPDY's 64 KiB initial window: neither side holds data back for it.
+        let large: Vec<u8> = (0..1_000_000u32).map(|i| (i % 251) as u8).collect();
+        let answer = ask(local, &large).await;
+        assert_eq!(answer.len(), b"reply: ".len() + large.len());
+        assert!(answer.ends_with(&large));
         let log = stop(child).await;
         // The WebSocket is asked with GET, the SPDY upgrade with POST; both switch protocols.
         let method = if websockets { "GET" } else { "POST" };
