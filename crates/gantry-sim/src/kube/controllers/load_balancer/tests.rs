@@ -315,3 +315,41 @@ fn a_port_taken_on_the_address_is_moved_to_one_the_system_picks_and_udp_is_refus
     let refused = runtime.block_on(async { bind(ip, &udp) }).err().unwrap();
     assert_eq!(refused, "the simulator balances TCP only, not UDP");
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn source_ranges_that_are_no_cidrs_or_on_another_type_are_refused_as_upstream_refuses_them() {
+    let sim = Sim::start().await;
+    let svc = |name: &str, kind: &str| {
+        json!({
+            "apiVersion": "v1",
+            "kind": "Service",
+            "metadata": {"name": name},
+            "spec": {
+                "type": kind,
+                "ports": [{"port": 80}],
+                "loadBalancerSourceRanges": ["10.0.0.0/8", "59.100.192.6"],
+            },
+        })
+    };
+    let path = "/api/v1/namespaces/default/services";
+    let (status, body) = sim
+        .api
+        .request("POST", path, Some(&svc("bare", "LoadBalancer")))
+        .await;
+    assert_eq!(status, 422);
+    assert_eq!(
+        body["message"],
+        "Service \"bare\" is invalid: spec.LoadBalancerSourceRanges: Invalid value: \
+         \"[10.0.0.0/8 59.100.192.6]\": must be a list of IP ranges. For example, \
+         10.240.0.0/24,10.250.0.0/24 "
+    );
+    let mut internal = svc("internal", "ClusterIP");
+    internal["spec"]["loadBalancerSourceRanges"] = json!(["10.0.0.0/8"]);
+    let (status, body) = sim.api.request("POST", path, Some(&internal)).await;
+    assert_eq!(status, 422);
+    assert_eq!(
+        body["message"],
+        "Service \"internal\" is invalid: spec.LoadBalancerSourceRanges: Forbidden: may only be \
+         used when `type` is 'LoadBalancer'"
+    );
+}
