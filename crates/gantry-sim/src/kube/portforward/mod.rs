@@ -33,6 +33,7 @@ use tokio_util::sync::CancellationToken;
 use super::api::Params;
 use super::cluster::ClusterState;
 use super::errors::ApiError;
+use super::server::Incarnation;
 use channels::Codec;
 use pod::PodTarget;
 
@@ -45,14 +46,21 @@ const BASE64_CHANNEL_V4: &str = "v4.base64.channel.k8s.io";
 /// Channels are numbered by a byte and each port takes two.
 const MAX_PORTS: usize = 127;
 
-/// The connection's upgrade, taken from the request before its body is read.
-pub struct Upgrade(Option<OnUpgrade>);
+/// The connection's upgrade, taken from the request before its body is read, and the server
+/// incarnation that took the connection: an upgraded connection ends with it.
+pub struct Upgrade {
+    on: Option<OnUpgrade>,
+    incarnation: Option<Incarnation>,
+}
 
 impl<S: Send + Sync> FromRequestParts<S> for Upgrade {
     type Rejection = std::convert::Infallible;
 
     async fn from_request_parts(parts: &mut Parts, _: &S) -> Result<Self, Self::Rejection> {
-        Ok(Upgrade(parts.extensions.remove::<OnUpgrade>()))
+        Ok(Upgrade {
+            on: parts.extensions.remove::<OnUpgrade>(),
+            incarnation: parts.extensions.get::<Incarnation>().cloned(),
+        })
     }
 }
 
@@ -68,7 +76,11 @@ pub fn serve(
         Ok(pod) => Arc::new(pod),
         Err(refused) => return refused.into_response(),
     };
-    let stop = state.stop.child_token();
+    // The incarnation's token is the cluster's child: either ending ends the forward.
+    let stop = match &upgrade.incarnation {
+        Some(Incarnation(token)) => token.child_token(),
+        None => state.stop.child_token(),
+    };
     if is_websocket(headers) {
         return websocket(pod, headers, params, upgrade, stop);
     }
@@ -252,7 +264,7 @@ where
     F: FnOnce(TokioIo<hyper::upgrade::Upgraded>) -> Fut + Send + 'static,
     Fut: Future<Output = ()> + Send + 'static,
 {
-    let Upgrade(Some(on_upgrade)) = upgrade else {
+    let Some(on_upgrade) = upgrade.on else {
         return ApiError::new(
             500,
             "InternalError",

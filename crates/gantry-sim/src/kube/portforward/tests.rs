@@ -11,6 +11,9 @@ use tokio::io::{AsyncReadExt, AsyncWriteExt};
 
 use super::channels::Codec;
 use crate::kube::test_pods::Sim;
+use std::time::Duration;
+
+use crate::faults::Fault;
 use crate::test_support::PATIENCE;
 
 /// Writes `sent` to the forwarded stream and reads until as many bytes came back.
@@ -70,6 +73,28 @@ async fn a_port_nothing_listens_on_is_refused_on_its_error_channel_in_the_kubele
             && message.ends_with(": connect: connection refused"),
         "{message}"
     );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_forward_ends_when_the_api_server_restarts_as_all_its_connections_do() {
+    let sim = Sim::start().await;
+    sim.running_pod("web").await;
+    let port = sim.echo("web").await;
+    let pods: Api<Pod> = Api::default_namespaced(sim.kube_client());
+    let mut forwarder = pods.portforward("web", &[port]).await.unwrap();
+    let mut stream = forwarder.take_stream(port).unwrap();
+    assert_eq!(exchange(&mut stream, b"before").await, b"before");
+    let mut availability = sim.runtime.availability();
+    sim.shared.faults.set(Fault::Restart(Duration::ZERO));
+    tokio::time::timeout(PATIENCE, availability.wait_for(|a| !a.up))
+        .await
+        .expect("the API server restarts")
+        .unwrap();
+    sim.shared.faults.clear();
+    let mut rest = Vec::new();
+    let ended = tokio::time::timeout(PATIENCE, stream.read_to_end(&mut rest)).await;
+    assert!(ended.is_ok(), "the forwarded stream ends with the server");
+    assert!(rest.is_empty());
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
