@@ -1,6 +1,6 @@
 //! Request bodies in Kubernetes' protobuf encoding, which kubectl's typed commands send
 //! (`kubectl create serviceaccount`, `create role`, `create rolebinding`, `create token`,
-//! `auth can-i`, `auth whoami`): the `k8s\0` envelope (`runtime.Unknown`) and, inside it, the
+//! `auth can-i`, `auth whoami`, `create secret`, `create configmap`): the `k8s\0` envelope (`runtime.Unknown`) and, inside it, the
 //! object in its `generated.proto` form, read into the JSON every handler takes. Only the kinds
 //! those commands send are known here, with the fields they set; any other kind is refused with
 //! 415, saying to send JSON (as `kubectl apply -f` and `create -f` do).
@@ -152,6 +152,58 @@ struct TokenRequestSpec {
     expiration_seconds: Option<i64>,
 }
 
+/// A Secret; its `data` is bytes, which JSON carries in base64.
+#[derive(Clone, PartialEq, Message)]
+struct Secret {
+    #[prost(message, optional, tag = "1")]
+    metadata: Option<ObjectMeta>,
+    #[prost(btree_map = "string, bytes", tag = "2")]
+    data: BTreeMap<String, Vec<u8>>,
+    #[prost(string, optional, tag = "3")]
+    type_: Option<String>,
+    #[prost(btree_map = "string, string", tag = "4")]
+    string_data: BTreeMap<String, String>,
+    #[prost(bool, optional, tag = "5")]
+    immutable: Option<bool>,
+}
+
+#[derive(Clone, PartialEq, Message)]
+struct ConfigMap {
+    #[prost(message, optional, tag = "1")]
+    metadata: Option<ObjectMeta>,
+    #[prost(btree_map = "string, string", tag = "2")]
+    data: BTreeMap<String, String>,
+    #[prost(btree_map = "string, bytes", tag = "3")]
+    binary_data: BTreeMap<String, Vec<u8>>,
+    #[prost(bool, optional, tag = "4")]
+    immutable: Option<bool>,
+}
+
+fn base64_values(map: &BTreeMap<String, Vec<u8>>) -> Value {
+    use base64::Engine;
+    let encode = |v: &Vec<u8>| Value::String(base64::engine::general_purpose::STANDARD.encode(v));
+    Value::Object(map.iter().map(|(k, v)| (k.clone(), encode(v))).collect())
+}
+
+fn secret_json(secret: Secret) -> Value {
+    serde_json::json!({
+        "metadata": secret.metadata,
+        "data": base64_values(&secret.data),
+        "type": secret.type_,
+        "stringData": secret.string_data,
+        "immutable": secret.immutable,
+    })
+}
+
+fn config_map_json(config_map: ConfigMap) -> Value {
+    serde_json::json!({
+        "metadata": config_map.metadata,
+        "data": config_map.data,
+        "binaryData": base64_values(&config_map.binary_data),
+        "immutable": config_map.immutable,
+    })
+}
+
 /// A request whose body is metadata and a spec (TokenRequest, the reviews).
 #[derive(Clone, PartialEq, Message, Serialize)]
 struct WithSpec<S: Message + Default + Serialize + std::fmt::Debug> {
@@ -249,6 +301,8 @@ pub fn to_json(body: &[u8]) -> Result<Value, ApiError> {
         }
         "SelfSubjectRulesReview" => read::<WithSpec<RulesReviewSpec>>(&raw),
         "SelfSubjectReview" => read::<WithSpec<RulesReviewSpec>>(&raw),
+        "Secret" => Secret::decode(raw.as_slice()).map(secret_json),
+        "ConfigMap" => ConfigMap::decode(raw.as_slice()).map(config_map_json),
         _ => {
             return Err(ApiError::new(
                 415,
@@ -354,6 +408,35 @@ mod tests {
             object["spec"],
             json!({"audiences": ["vault"], "expirationSeconds": 7200})
         );
+    }
+
+    #[test]
+    fn a_secret_sent_as_protobuf_carries_its_data_in_base64() {
+        let secret = Secret {
+            metadata: Some(ObjectMeta {
+                name: Some("db".into()),
+                ..ObjectMeta::default()
+            }),
+            data: BTreeMap::from([("password".to_string(), b"hunter2".to_vec())]),
+            type_: Some("Opaque".into()),
+            ..Secret::default()
+        };
+        let body = envelope("v1", "Secret", secret.encode_to_vec());
+        assert_eq!(
+            to_json(&body).unwrap(),
+            json!({"apiVersion": "v1", "kind": "Secret", "metadata": {"name": "db"},
+                "data": {"password": "aHVudGVyMg=="}, "type": "Opaque"})
+        );
+        let config_map = ConfigMap {
+            metadata: None,
+            data: BTreeMap::from([("mode".to_string(), "fast".to_string())]),
+            binary_data: BTreeMap::from([("blob".to_string(), vec![0, 1])]),
+            immutable: None,
+        };
+        let body = envelope("v1", "ConfigMap", config_map.encode_to_vec());
+        let object = to_json(&body).unwrap();
+        assert_eq!(object["data"], json!({"mode": "fast"}));
+        assert_eq!(object["binaryData"], json!({"blob": "AAE="}));
     }
 
     #[test]

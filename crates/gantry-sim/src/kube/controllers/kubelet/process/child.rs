@@ -103,8 +103,10 @@ impl Running {
     /// output; its exit code as the runtime reports it (128 + the signal that killed it).
     pub async fn wait(&mut self) -> i32 {
         let status = self.child.wait().await;
-        // The container's PID 1 is gone: so is everything else in it.
+        // The container's PID 1 is gone: so is everything else in it. Then its pid is
+        // forgotten: once its group is empty the number may be another process's.
         self.kill();
+        self.pid = None;
         let pumps = std::mem::take(&mut self.pumps);
         let drained = futures::future::join_all(pumps);
         if tokio::time::timeout(DRAIN, drained).await.is_err() {

@@ -1,7 +1,8 @@
 //! A container's own environment as the kubelet builds it (`kubelet_pods.go`,
 //! `makeEnvironmentVariables`): `envFrom` sources in order, then `env`, a later name replacing
 //! an earlier one, each value's `$(VAR)` expanded against what came before; values from
-//! Secrets, ConfigMaps and the downward API. A Secret, ConfigMap or key that is required and
+//! Secrets, ConfigMaps and the downward API; every value under a mount path rewritten to its
+//! volume's directory (`launch::Mounts`). A Secret, ConfigMap or key that is required and
 //! missing stops the container from being created (`CreateContainerConfigError`, with the
 //! kubelet's message).
 
@@ -43,7 +44,7 @@ pub fn add_container_env(
         for (key, value) in values_of(kind, &object) {
             // Keys that are not variable names are skipped, as the kubelet skips them.
             if is_env_name(&key) {
-                env.set(&format!("{prefix}{key}"), value);
+                env.set(&format!("{prefix}{key}"), mounts.rewrite(&value));
             }
         }
     }
@@ -55,7 +56,7 @@ pub fn add_container_env(
             mounts.rewrite(&env.expand(value))
         } else if let Some(from) = var.get("valueFrom") {
             match value_from(from, pod, ns, store)? {
-                Some(value) => value,
+                Some(value) => mounts.rewrite(&value),
                 // An optional key that is missing: the variable is not set at all.
                 None => continue,
             }
@@ -191,6 +192,22 @@ mod tests {
         assert_eq!(get("PASSWORD"), Some("hunter2"));
         assert_eq!(get("URL"), Some("http://127.9.9.9:80/fast"));
         assert_eq!(get("NOPE"), None);
+    }
+
+    #[test]
+    fn a_value_from_a_config_map_under_a_mount_path_names_the_volumes_directory() {
+        let store = store();
+        store
+            .update(Kind::ConfigMap, "default", "cfg", |c| {
+                c["data"]["CONFIG"] = json!("/etc/app/app.yaml");
+            })
+            .unwrap();
+        let mounts = Mounts::new(vec![("/etc/app".into(), "/tmp/pod/volumes/app".into())]);
+        let container = json!({"env": [{"name": "CONFIG",
+            "valueFrom": {"configMapKeyRef": {"name": "cfg", "key": "CONFIG"}}}]});
+        let mut env = Environment::default();
+        add_container_env(&mut env, &container, &pod(), &store, &mounts).unwrap();
+        assert_eq!(env.get("CONFIG"), Some("/tmp/pod/volumes/app/app.yaml"));
     }
 
     #[test]

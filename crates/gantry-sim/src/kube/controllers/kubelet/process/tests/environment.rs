@@ -209,7 +209,10 @@ try:
     print("BARE=200")
 except urllib.error.HTTPError as e:
     print("BARE=%d" % e.code)
-answer = urllib.request.urlopen(urllib.request.Request(url, headers={"Metadata-Flavor": "Google"}))
+google = {"Metadata-Flavor": "Google"}
+email = url.replace("/token", "/email")
+print("EMAIL=" + urllib.request.urlopen(urllib.request.Request(email, headers=google)).read().decode())
+answer = urllib.request.urlopen(urllib.request.Request(url, headers=google))
 print("FLAVOR=" + answer.headers["Metadata-Flavor"])
 token = json.load(answer)
 print("TYPE=" + token["token_type"])
@@ -218,20 +221,103 @@ print("GKE=%d" % urllib.request.urlopen(gke).status)
 "#;
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn the_metadata_server_gives_a_token_the_gke_api_accepts_and_refuses_a_bare_request() {
+async fn the_metadata_server_gives_the_bound_accounts_token_which_the_gke_api_accepts_and_refuses_a_bare_request()
+ {
     let Some((_api, state, gke, stop)) = cluster_in_cloud().await else {
         return;
     };
     let clusters = format!("{gke}/v1/projects/p/locations/us-central1-a/clusters");
+    // Workload Identity: the pod's ServiceAccount names the Google account it acts as.
+    let gsa = "trainer@p.iam.gserviceaccount.com";
+    create(
+        &state,
+        Kind::ServiceAccount,
+        json!({"metadata": {"name": "trainer",
+        "annotations": {"iam.gke.io/gcp-service-account": gsa}}}),
+    );
+    let spec = json!({"serviceAccountName": "trainer"});
     create(
         &state,
         Kind::Pod,
-        python_pod("gcp", METADATA, &[&clusters], json!({}), json!({})),
+        python_pod("gcp", METADATA, &[&clusters], json!({}), spec),
     );
     let log = logged(&state, "gcp", "GKE=").await;
     assert_eq!(said(&log, "BARE"), "403");
     assert_eq!(said(&log, "FLAVOR"), "Google");
     assert_eq!(said(&log, "TYPE"), "Bearer");
     assert_eq!(said(&log, "GKE"), "200");
+    assert_eq!(said(&log, "EMAIL"), gsa);
     stop.cancel();
+}
+
+const FILES: &str = r#"
+import os, stat, sys
+for path in sys.argv[1:]:
+    print("%s %s" % (oct(stat.S_IMODE(os.stat(path).st_mode)), open(path, "rb").read()))
+"#;
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn volumes_hold_binary_data_modes_downward_fields_and_projections() {
+    let Some(runtime) = cluster().await else {
+        return;
+    };
+    let state = runtime.state();
+    create(
+        state,
+        Kind::ConfigMap,
+        json!({"metadata": {"name": "blobs"},
+        "data": {"text": "plain"}, "binaryData": {"raw": "AAEC"}}),
+    );
+    create(
+        state,
+        Kind::Secret,
+        json!({"metadata": {"name": "key"}, "stringData": {"pem": "KEY"}}),
+    );
+    let mounts = json!({"volumeMounts": [
+        {"name": "blobs", "mountPath": "/v/blobs"},
+        {"name": "info", "mountPath": "/v/info"},
+        {"name": "all", "mountPath": "/v/all"},
+    ]});
+    let volumes = json!({"volumes": [
+        {"name": "blobs", "configMap": {"name": "blobs", "defaultMode": 0o640}},
+        {"name": "info", "downwardAPI": {"items": [
+            {"path": "labels/team", "fieldRef": {"fieldPath": "metadata.labels['team']"}}]}},
+        {"name": "all", "projected": {"defaultMode": 0o400, "sources": [
+            {"secret": {"name": "key", "items": [{"key": "pem", "path": "tls/key.pem"}]}},
+            {"configMap": {"name": "blobs", "items": [{"key": "text", "path": "text", "mode": 0o644}]}},
+        ]}},
+    ]});
+    let args = [
+        "/v/blobs/text",
+        "/v/blobs/raw",
+        "/v/info/labels/team",
+        "/v/all/tls/key.pem",
+        "/v/all/text",
+    ];
+    let mut pod = python_pod("files", FILES, &args, mounts, volumes);
+    pod["metadata"]["labels"] = json!({"team": "ml"});
+    create(state, Kind::Pod, pod);
+    let done = pod_when(state, "files", "the pod's end", |p| {
+        matches!(phase(p), "Succeeded" | "Failed")
+    })
+    .await;
+    let log = log_text(
+        &state
+            .logs
+            .stream("default", "files", "main", false)
+            .unwrap(),
+    );
+    assert_eq!(phase(&done), "Succeeded", "{log}");
+    let lines: Vec<&str> = log.lines().collect();
+    assert_eq!(
+        lines,
+        [
+            "0o640 b'plain'",
+            "0o640 b'\\x00\\x01\\x02'",
+            "0o644 b'ml'",
+            "0o400 b'KEY'",
+            "0o644 b'plain'",
+        ],
+        "{log}"
+    );
 }

@@ -119,6 +119,7 @@ async fn a_failing_liveness_probe_kills_the_container_and_the_kubelet_restarts_i
     );
     let restarted = pod_when(state, "sick", "a restart", |p| {
         container(p)["restartCount"].as_u64() >= Some(1)
+            && container(p)["state"].get("running").is_some()
     })
     .await;
     let last = &container(&restarted)["lastState"]["terminated"];
@@ -130,9 +131,58 @@ async fn a_failing_liveness_probe_kills_the_container_and_the_kubelet_restarts_i
         message.starts_with("Liveness probe failed: ") && message.contains("No such file"),
         "{message}"
     );
+    let previous = state.logs.stream("default", "sick", "main", true).unwrap();
+    assert_eq!(
+        log_text(&previous),
+        "up\n",
+        "the killed run's log is the previous one"
+    );
     let killing = test_support::events(state, "sick", "Killing");
     assert_eq!(
         killing[0]["message"],
         "Container main failed liveness probe, will be restarted"
     );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_container_is_started_and_ready_only_once_its_startup_probe_passes() {
+    let Some(runtime) = cluster().await else {
+        return;
+    };
+    let state = runtime.state();
+    let probe = json!({"startupProbe": {"exec": {"command": ["cat", "/s/started"]},
+        "periodSeconds": 5, "failureThreshold": 100},
+        "volumeMounts": [{"name": "s", "mountPath": "/s"}]});
+    let spec = json!({"restartPolicy": "Always", "volumes": [{"name": "s", "emptyDir": {}}]});
+    let script = "import sys, time\n\
+        time.sleep(0.3)\n\
+        open(sys.argv[1], 'w').write('yes')\n\
+        print('started')\n\
+        time.sleep(600)";
+    create(
+        state,
+        Kind::Pod,
+        python_pod("slow", script, &["/s/started"], probe, spec),
+    );
+    let running = pod_when(state, "slow", "the container running", |p| {
+        container(p)["state"].get("running").is_some()
+    })
+    .await;
+    assert_eq!(
+        (
+            &container(&running)["started"],
+            &container(&running)["ready"]
+        ),
+        (&json!(false), &json!(false))
+    );
+    let started = pod_when(state, "slow", "the container started", |p| {
+        container(p)["started"] == true
+    })
+    .await;
+    assert_eq!(
+        container(&started)["ready"],
+        true,
+        "no readiness probe: ready once started"
+    );
+    assert!(logged(state, "slow", "started").await.contains("started"));
 }
