@@ -12,6 +12,7 @@ mod job_controller;
 mod kubectl_env;
 mod kubectl_workloads;
 mod pod_troubles;
+mod port_forward;
 mod process_pods;
 mod secrets;
 

@@ -25,7 +25,7 @@ pub fn apply_defaults(resource: &ResourceType, obj: &mut Value) -> Result<(), Ap
         }
         Kind::Service => {
             service(obj);
-            Ok(())
+            source_ranges(resource, obj)
         }
         Kind::Namespace => {
             obj["status"] = json!({"phase": "Active"});
@@ -304,4 +304,44 @@ fn service(obj: &mut Value) {
         }
     }
     obj["status"] = json!({"loadBalancer": {}});
+}
+
+/// `ValidateService`'s check of `loadBalancerSourceRanges`: CIDRs (a bare address is none), on a
+/// LoadBalancer only. The field is named as upstream names it, capitalised.
+fn source_ranges(resource: &ResourceType, obj: &Value) -> Result<(), ApiError> {
+    let Some(ranges) = obj
+        .pointer("/spec/loadBalancerSourceRanges")
+        .and_then(Value::as_array)
+        .filter(|r| !r.is_empty())
+    else {
+        return Ok(());
+    };
+    let field = "spec.LoadBalancerSourceRanges".to_string();
+    let mut causes = Vec::new();
+    if obj.pointer("/spec/type").and_then(Value::as_str) != Some("LoadBalancer") {
+        causes.push((
+            field.clone(),
+            "Forbidden: may only be used when `type` is 'LoadBalancer'".to_string(),
+        ));
+    }
+    let listed: Vec<&str> = ranges.iter().map(|r| r.as_str().unwrap_or("")).collect();
+    if listed
+        .iter()
+        .any(|r| r.trim().parse::<ipnet::IpNet>().is_err())
+    {
+        // Go's %v of the list, and upstream's trailing space.
+        causes.push((
+            field,
+            format!(
+                "Invalid value: \"[{}]\": must be a list of IP ranges. For example, \
+                 10.240.0.0/24,10.250.0.0/24 ",
+                listed.join(" ")
+            ),
+        ));
+    }
+    if causes.is_empty() {
+        Ok(())
+    } else {
+        Err(ApiError::invalid(resource, meta::name(obj), &causes))
+    }
 }

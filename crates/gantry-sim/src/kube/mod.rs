@@ -24,6 +24,7 @@ pub mod nodes;
 pub mod pod_failure_policy;
 pub mod pod_gc;
 pub mod pod_status;
+pub mod portforward;
 pub mod process;
 pub mod quantity;
 pub mod rbac;
@@ -34,6 +35,8 @@ pub mod secrets;
 pub mod selectors;
 pub mod server;
 pub mod store;
+#[cfg(test)]
+pub mod test_pods;
 pub mod tokens;
 pub mod training_log;
 pub mod workload;

@@ -95,7 +95,7 @@ pub const RESOURCES: &[ResourceType] = &[
         namespaced: true,
         short_names: &["po"],
         categories: &["all"],
-        subresources: &["status", "log"],
+        subresources: &["status", "log", "portforward"],
         verbs: ALL_VERBS,
     },
     ResourceType {

@@ -100,6 +100,8 @@ fn subresource(r: &ResourceType, sub: &str) -> Value {
             Some(("autoscaling", "v1")),
             &["get", "patch", "update"],
         ),
+        // A connect subresource: its kind is its options' (as kube-apiserver lists it).
+        "portforward" => ("PodPortForwardOptions", None, &["create", "get"]),
         _ => (r.kind_name, None, &["get", "patch", "update"]),
     };
     let mut entry = json!({

@@ -36,7 +36,7 @@ use http::{HeaderMap, Method, StatusCode, Uri};
 use super::cluster::ClusterState;
 use super::errors::ApiError;
 use super::identity::UserInfo;
-use super::resources::ResourceType;
+use super::resources::{Kind, ResourceType};
 use crate::http_faults::{ErrorShape, Gate, gate};
 
 struct KubeErrors {
@@ -101,12 +101,15 @@ pub struct Target {
 
 pub type Params = HashMap<String, String>;
 
+// An axum handler: each argument is one part of the request it is given.
+#[allow(clippy::too_many_arguments)]
 async fn dispatch(
     State(state): State<Arc<ClusterState>>,
     method: Method,
     uri: Uri,
     headers: HeaderMap,
     Query(params): Query<Params>,
+    upgrade: super::portforward::Upgrade,
     caller: Option<axum::Extension<UserInfo>>,
     body: Bytes,
 ) -> Response {
@@ -152,7 +155,7 @@ async fn dispatch(
     if let Some(answer) = computed::serve(&state, &method, &target, &caller, &headers, &body) {
         return answer;
     }
-    let result = route(&state, &method, &target, &headers, &params, body).await;
+    let result = route(&state, &method, &target, &headers, &params, body, upgrade).await;
     result.unwrap_or_else(IntoResponse::into_response)
 }
 
@@ -203,9 +206,18 @@ async fn route(
     headers: &HeaderMap,
     params: &Params,
     body: Bytes,
+    upgrade: super::portforward::Upgrade,
 ) -> Result<Response, ApiError> {
     let wants_table = table::wants_table(headers);
     match (method, &target.name, target.subresource.as_deref()) {
+        (&Method::GET | &Method::POST, Some(name), Some("portforward"))
+            if target.resource.kind == Kind::Pod =>
+        {
+            let namespace = target.namespace.as_deref().unwrap_or_default();
+            Ok(super::portforward::serve(
+                state, namespace, name, headers, params, upgrade,
+            ))
+        }
         (&Method::GET, None, _) if is_watch(target, params) => {
             watch::serve(state, target, params, wants_table)
         }

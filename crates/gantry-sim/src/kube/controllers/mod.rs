@@ -8,6 +8,7 @@ pub mod deployment;
 pub mod gc;
 pub mod job;
 pub mod kubelet;
+pub mod load_balancer;
 pub mod replicaset;
 pub mod serviceaccounts;
 
@@ -15,6 +16,7 @@ pub fn start(state: &Arc<ClusterState>) {
     tokio::spawn(job::run(state.clone()));
     tokio::spawn(kubelet::run(state.clone()));
     tokio::spawn(gc::run(state.clone()));
+    tokio::spawn(load_balancer::run(state.clone()));
     tokio::spawn(serviceaccounts::run(state.clone()));
     tokio::spawn(replicaset::run(state.clone()));
     tokio::spawn(deployment::run(state.clone()));

@@ -1,6 +1,7 @@
 //! A loopback address of its own for each process pod, so two pods can listen on the same port
-//! as two real pods can. On Linux all of 127.0.0.0/8 reaches the machine itself and any of it
-//! can be bound without privileges; where only 127.0.0.1 can be (macOS), every pod shares it.
+//! as two real pods can, and for each LoadBalancer Service, so it keeps its Service's ports. On
+//! Linux all of 127.0.0.0/8 reaches the machine itself and any of it can be bound without
+//! privileges; where only 127.0.0.1 can be (macOS), every pod shares it.
 
 use std::collections::HashSet;
 use std::net::{IpAddr, Ipv4Addr, TcpListener};

@@ -9,7 +9,7 @@
 //! reached on this machine.
 
 mod identity;
-mod loopback;
+pub mod loopback;
 pub mod run_images;
 
 use std::collections::HashMap;
