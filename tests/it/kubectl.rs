@@ -205,13 +205,27 @@ fn kubectl_watches_pods_as_they_run() {
         return;
     }
     let sim = Sim::start();
+    // At -v=6 kubectl logs each request it makes: once it has sent the watch, it has listed
+    // (no pods yet) and follows every change since, however slowly it started.
     let mut watch = kubectl_command(&sim.kubeconfig(), sim.dir.path())
-        .args(["get", "pods", "-w"])
+        .args(["get", "pods", "-w", "-v=6"])
         .stdout(Stdio::piped())
-        .stderr(Stdio::null())
+        .stderr(Stdio::piped())
         .spawn()
         .unwrap();
     let stdout = watch.stdout.take().unwrap();
+    let stderr = watch.stderr.take().unwrap();
+    let (watching, watched) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        for line in BufReader::new(stderr).lines().map_while(Result::ok) {
+            if line.contains("watch=true") {
+                let _ = watching.send(());
+            }
+        }
+    });
+    watched
+        .recv_timeout(std::time::Duration::from_secs(60))
+        .expect("kubectl watching within a minute");
     sim.ok(&["create", "-f", &seed_job()]);
     let mut seen = Vec::new();
     for line in BufReader::new(stdout).lines() {
