@@ -278,7 +278,7 @@ pub fn sim_options(
         clusters: args.clusters.clone(),
         faults: faults.to_vec(),
         replay_dir: replay_dir.map(std::path::Path::to_path_buf),
-        run_images: run_images.to_vec(),
+        run_images: crate::simulated::with_own_image(run_images.to_vec()),
     }
 }
 

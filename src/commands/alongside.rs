@@ -14,7 +14,8 @@ use crate::watcher::status::Report;
 
 /// How often the watcher looks again at what it may do, when nothing says it changed.
 const REPORT_EVERY: Duration = Duration::from_secs(300);
-/// How soon after a refusal it looks again (refusals come in bursts: one look for a burst).
+/// How soon after a refusal begins or ends it looks again (they come in bursts: one look for a
+/// burst).
 const AFTER_REFUSAL: Duration = Duration::from_secs(2);
 
 /// The tasks started; dropping it stops them.
@@ -89,7 +90,7 @@ async fn report(settings: Settings, engine: EngineHandle, stop: CancellationToke
                         return;
                     }
                     let now = refusals(&engine);
-                    if now > refused {
+                    if now != refused {
                         refused = now;
                         tokio::time::sleep(AFTER_REFUSAL).await;
                         break;

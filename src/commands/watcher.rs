@@ -40,6 +40,14 @@ async fn run_install(args: WatcherInstallArgs, settings: &Settings, target: &Job
         );
         return 2;
     };
+    if image.trim().is_empty() || image.contains(char::is_whitespace) {
+        crate::errln!(
+            "gantry: '{}' is not an image: give one such as us-docker.pkg.dev/PROJECT/REPO/gantry:{}",
+            crate::sanitize::one_line(&image),
+            crate::watcher::VERSION
+        );
+        return 2;
+    }
     // What the watcher is to work on, as this Gantry resolved it.
     let cluster = crate::connect::cluster_ref(settings.target(), &config).ok();
     if let Some(c) = &cluster {

@@ -110,7 +110,7 @@ impl Engine {
         let read_only = session.read_only;
         let audit = session.audit.clone();
         let clock = session.clock;
-        let notifier = start_notifier(&session.config);
+        let notifier = start_notifier(&session);
         let mut settings = policies::Settings::of(
             &session.config,
             read_only,
@@ -168,17 +168,37 @@ impl Engine {
 }
 
 /// The notifier of the config's HTTP targets (`terminal` ones are the viewers'), its outbox in
-/// the state directory; none without such targets, or (said in the log) without a state
-/// directory to keep the outbox in.
-fn start_notifier(config: &crate::config::Config) -> Option<crate::notify::Notifier> {
+/// the state directory — or, in the cluster, in the watcher's ConfigMap, which outlives its
+/// pods; none without such targets, or (said in the log) without a place to keep the outbox.
+fn start_notifier(session: &Session) -> Option<crate::notify::Notifier> {
+    let config = &session.config;
     if !config.notify.iter().any(|t| t.kind.is_http()) {
         return None;
     }
-    let Some(dir) = crate::paths::state_dir() else {
-        tracing::warn!("notifications: no state directory (HOME unset) to keep the outbox in");
-        return None;
+    let started = if session.in_cluster {
+        let client = match &session.backend {
+            session::Backend::Gke {
+                in_cluster: Some(client),
+                ..
+            }
+            | session::Backend::Context { client, .. } => client.clone(),
+            session::Backend::Gke { .. } => return None,
+        };
+        let store = crate::notify::ClusterStore {
+            client,
+            namespace: crate::watcher::namespace(config),
+            name: crate::watcher::outbox_name(&config.job.name),
+            labels: crate::watcher::labels(&config.job.name),
+        };
+        crate::notify::Notifier::start_in_cluster(&config.notify, store)
+    } else {
+        let Some(dir) = crate::paths::state_dir() else {
+            tracing::warn!("notifications: no state directory (HOME unset) to keep the outbox in");
+            return None;
+        };
+        crate::notify::Notifier::start(&config.notify, &dir.join(crate::notify::OUTBOX_DIR))
     };
-    match crate::notify::Notifier::start(&config.notify, &dir.join(crate::notify::OUTBOX_DIR)) {
+    match started {
         Ok(notifier) => Some(notifier),
         Err(e) => {
             tracing::warn!(error = %e, "notifications cannot be sent");

@@ -99,10 +99,12 @@ pub async fn install(
     }
     let public = host.public_key();
     let mut deployment = plan.deployment();
+    // The Google account too: a pod keeps the token it was given until it expires.
+    let account = plan.google_service_account.clone().unwrap_or_default();
     let settings = plan
         .secrets
         .iter()
-        .fold(plan.document.clone(), |text, (k, v)| {
+        .fold(format!("{}\0{account}", plan.document), |text, (k, v)| {
             format!("{text}\0{k}\0{v}")
         });
     if let Some(template) = deployment

@@ -15,6 +15,7 @@ mod cluster_requests;
 mod clusters;
 mod errors;
 mod handlers;
+mod iam;
 mod lifecycle;
 mod locations;
 mod model;

@@ -181,7 +181,7 @@ fn mount(ctx: &PodCtx, pod: &Value) -> Result<(tempfile::TempDir, Volumes), Stri
     Ok((dir, volumes))
 }
 
-fn metadata_of(state: &ClusterState, pod: &Value, node: &str) -> Metadata {
+fn metadata_of(state: &Arc<ClusterState>, pod: &Value, node: &str) -> Metadata {
     let zone = state
         .store
         .get(Kind::Node, "", node)
@@ -189,8 +189,10 @@ fn metadata_of(state: &ClusterState, pod: &Value, node: &str) -> Metadata {
             crate::kube::meta::label(&n, "topology.kubernetes.io/zone").map(str::to_string)
         })
         .unwrap_or_else(|| state.spec.location.clone());
+    let (now, of) = (state.clone(), pod.clone());
     Metadata {
         identity: state.google_identity(pod),
+        account: Arc::new(move || now.google_identity(&of).email),
         cluster_name: state.spec.name.clone(),
         cluster_location: state.spec.location.clone(),
         zone,
