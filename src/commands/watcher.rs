@@ -122,7 +122,7 @@ async fn run_install(args: WatcherInstallArgs, settings: &Settings, target: &Job
         if !iam.is_empty() {
             crate::outln!(
                 "\nUntil its Google service account is granted, the watcher cannot: {}. Grant it with:",
-                install::NEEDS_GKE.join(", ")
+                crate::watcher::NEEDS_GKE.join(", ")
             );
             for command in &iam {
                 crate::outln!("  {command}");

@@ -16,11 +16,6 @@ use super::rbac::{CLUSTER, NAMESPACED, Rule};
 use super::status::{REPORT_KEY, Report, Unavailable};
 use crate::config::{Config, ConfigError};
 
-/// The variables that say where the pod has its settings and secrets (the Deployment sets
-/// them; on the simulator the kubelet rewrites them to the volumes' directories).
-pub const CONFIG_ENV: &str = "GANTRY_WATCHER_CONFIG";
-pub const SECRETS_ENV: &str = "GANTRY_WATCHER_SECRETS";
-
 fn env_path(name: &str, default: &str) -> PathBuf {
     std::env::var_os(name)
         .filter(|v| !v.is_empty())
@@ -31,7 +26,7 @@ fn env_path(name: &str, default: &str) -> PathBuf {
 /// notification targets' URLs read from the Secret's files.
 pub fn load() -> Result<(Config, Vec<String>), ConfigError> {
     let path = env_path(
-        CONFIG_ENV,
+        super::CONFIG_ENV,
         &format!("{}/{}", super::CONFIG_DIR, super::CONFIG_FILE),
     );
     let invalid = |message: String| ConfigError::Invalid {
@@ -44,7 +39,7 @@ pub fn load() -> Result<(Config, Vec<String>), ConfigError> {
     })?;
     let (config, ignored) = super::carried::read(&text).map_err(invalid)?;
     let config = config
-        .with_files_in(&env_path(SECRETS_ENV, super::SECRET_DIR))
+        .with_files_in(&env_path(super::SECRETS_ENV, super::SECRET_DIR))
         .map_err(invalid)?;
     Ok((config, ignored))
 }
@@ -143,7 +138,7 @@ pub async fn write_report(
 
 /// The GKE acts, unavailable for `why` (no credential, or GKE refused to read the cluster).
 pub fn without_gke(why: &str) -> Vec<Unavailable> {
-    super::install::NEEDS_GKE
+    super::NEEDS_GKE
         .iter()
         .map(|act| Unavailable {
             act: (*act).to_string(),

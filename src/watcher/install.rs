@@ -211,14 +211,6 @@ pub fn iam_commands(project: &str, namespace: &str, job: &str, gsa: Option<&str>
     commands
 }
 
-/// The acts that need the GKE grant.
-pub const NEEDS_GKE: [&str; 4] = [
-    "scale-to-zero (idle, a spent budget)",
-    "spot-fallback",
-    "apply-plan",
-    "cluster status and its cost",
-];
-
 /// Keys as the Secret holds them: each file's text (empty: nobody).
 pub fn read_keys(
     authorized: Option<&std::path::Path>,

@@ -52,6 +52,19 @@ pub const CONFIG_FILE: &str = "config.json";
 pub const HEALTH_PORT: u16 = 8080;
 pub const SSH_PORT: u16 = 2222;
 
+/// The variables that say where the pod has its settings and secrets (the Deployment sets
+/// them; on the simulator the kubelet rewrites them to the volumes' directories).
+pub const CONFIG_ENV: &str = "GANTRY_WATCHER_CONFIG";
+pub const SECRETS_ENV: &str = "GANTRY_WATCHER_SECRETS";
+
+/// The acts that need the GKE grant.
+pub const NEEDS_GKE: [&str; 4] = [
+    "scale-to-zero (idle, a spent budget)",
+    "spot-fallback",
+    "apply-plan",
+    "cluster status and its cost",
+];
+
 /// The name of the watcher of training Job `job` (and of most of its objects).
 pub fn name(job: &str) -> String {
     bounded(&format!("gantry-watcher-{job}"))

@@ -267,12 +267,12 @@ impl Plan {
                 ..Default::default()
             },
             EnvVar {
-                name: super::inside::CONFIG_ENV.into(),
+                name: super::CONFIG_ENV.into(),
                 value: Some(format!("{CONFIG_DIR}/{CONFIG_FILE}")),
                 ..Default::default()
             },
             EnvVar {
-                name: super::inside::SECRETS_ENV.into(),
+                name: super::SECRETS_ENV.into(),
                 value: Some(SECRET_DIR.into()),
                 ..Default::default()
             },
