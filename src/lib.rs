@@ -28,9 +28,11 @@ pub mod serve;
 pub mod settings;
 #[cfg(feature = "sim")]
 pub use gantry_sim as sim;
+pub mod health;
 pub mod simulated;
 pub mod tui;
 pub mod ui;
 pub mod viewer;
 pub mod vocabulary;
 pub mod waiting;
+pub mod watcher;

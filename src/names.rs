@@ -53,6 +53,27 @@ pub fn is_label_key(s: &str) -> bool {
     prefix.is_none_or(is_rfc1123_subdomain) && !name.is_empty() && is_label_value(name)
 }
 
+/// A Kubernetes quantity as the API server reads one: a decimal number and a suffix (`50m`,
+/// `1.5`, `64Mi`, `2G`, `1e3`).
+pub fn is_quantity(s: &str) -> bool {
+    const SUFFIXES: [&str; 14] = [
+        "", "m", "k", "M", "G", "T", "P", "E", "Ki", "Mi", "Gi", "Ti", "Pi", "Ei",
+    ];
+    let end = s
+        .find(|c: char| !(c.is_ascii_digit() || c == '.'))
+        .unwrap_or(s.len());
+    let (number, suffix) = s.split_at(end);
+    let digits = number.chars().filter(char::is_ascii_digit).count();
+    let number_ok = digits > 0 && number.matches('.').count() <= 1;
+    let exponent = suffix.strip_prefix(['e', 'E']).is_some_and(|e| {
+        !e.is_empty()
+            && e.trim_start_matches(['+', '-'])
+                .bytes()
+                .all(|b| b.is_ascii_digit())
+    });
+    number_ok && (SUFFIXES.contains(&suffix) || exponent)
+}
+
 /// The prefix of the environment variables Gantry sets in the training container itself
 /// (`GANTRY_RUN_ID`, `GANTRY_ATTEMPT`, `GANTRY_RECOVERY`): `[job.env]` and `--env` may not use it.
 pub const RESERVED_ENV_PREFIX: &str = "GANTRY_";
@@ -96,6 +117,16 @@ mod tests {
         assert!(!is_env_name("A B"));
         assert!(is_label_value("ml-training"));
         assert!(!is_label_value("-x"));
+    }
+
+    #[test]
+    fn quantities_as_the_api_server_reads_them() {
+        for good in ["50m", "1", "1.5", "64Mi", "2G", "1e3", "0.5Gi"] {
+            assert!(is_quantity(good), "{good}");
+        }
+        for bad in ["", "m", "lots", "64 Mi", "1.2.3", "5Xi", "1e"] {
+            assert!(!is_quantity(bad), "{bad}");
+        }
     }
 
     #[test]

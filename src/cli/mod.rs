@@ -9,7 +9,7 @@ use std::path::PathBuf;
 
 use clap::{Args, Parser};
 
-use crate::simulated::Fault;
+use crate::simulated::{Fault, RunImage};
 
 #[derive(Debug, Parser)]
 #[command(
@@ -55,6 +55,18 @@ pub struct Cli {
     /// (SIM_REPLAY=NAME writes the file NAME, byte for byte); no other file can be read.
     #[arg(long, global = true, value_name = "DIR", value_parser = parse_replay_dir)]
     pub replay_dir: Option<PathBuf>,
+
+    /// Run as Gantry's watcher in a pod of the cluster (`gantry watcher install` makes it so):
+    /// Kubernetes through the pod's ServiceAccount, Google through the metadata server, the
+    /// settings from the file GANTRY_WATCHER_CONFIG names.
+    #[arg(long, global = true)]
+    pub in_cluster: bool,
+
+    /// With --sim or `gantry sim`: containers whose image matches PATTERN (`*` is any
+    /// characters) run as local processes of EXECUTABLE, which stands for the image's
+    /// entrypoint (a program on PATH, or a path). Repeatable; the first match wins.
+    #[arg(long = "run-image", global = true, value_name = "PATTERN=EXECUTABLE")]
+    pub run_images: Vec<RunImage>,
 
     /// Refuse every action that would change anything in the cloud.
     #[arg(long, global = true)]
@@ -151,7 +163,35 @@ impl Cli {
                     .into(),
             );
         }
-        self.misplaced_job_flags()
+        if !self.run_images.is_empty() && !simulated {
+            return Some(
+                "--run-image works on the simulated cloud: add --sim, or run `gantry sim --run-image PATTERN=EXECUTABLE`"
+                    .into(),
+            );
+        }
+        self.misplaced_in_cluster()
+            .or_else(|| self.misplaced_job_flags())
+    }
+
+    /// `--in-cluster` runs the watcher's engine in its pod, with the pod's settings and
+    /// credentials: nothing else, and no local settings beside it.
+    fn misplaced_in_cluster(&self) -> Option<String> {
+        if !self.in_cluster {
+            return None;
+        }
+        if !matches!(
+            self.command,
+            Some(Subcommand::Watch(_) | Subcommand::Serve(_))
+        ) {
+            return Some(
+                "--in-cluster runs `gantry watch` or `gantry serve` in the watcher's pod (`gantry watcher install` makes it)"
+                    .into(),
+            );
+        }
+        let t = &self.target;
+        (self.sim || t.context.is_some() || t.config.is_some() || t.job_manifest.is_some() || t.access_token_file.is_some()).then(|| {
+            "--in-cluster takes its settings from GANTRY_WATCHER_CONFIG and its credentials from the pod: drop --sim, --context, --config, --job-manifest and --access-token-file".into()
+        })
     }
 
     /// The TUI's Job flags given with a subcommand (`gantry --image I launch`): they belong
@@ -180,10 +220,12 @@ impl Cli {
                 time_scale: self.time_scale,
                 faults: self.faults.clone(),
                 replay_dir: self.replay_dir.clone(),
+                run_images: self.run_images.clone(),
                 logs_root: None,
                 read_only: self.read_only,
                 audit_file: crate::paths::state_dir().map(|d| d.join(crate::paths::AUDIT_FILE)),
                 clock: Default::default(),
+                in_cluster: self.in_cluster,
             },
             launch: (&self.launch).into(),
             max_fps: self.max_fps,
@@ -227,6 +269,7 @@ pub fn sim_options(
     time_scale: f64,
     faults: &[Fault],
     replay_dir: Option<&std::path::Path>,
+    run_images: &[RunImage],
 ) -> crate::simulated::SimOptions {
     crate::simulated::SimOptions {
         state_dir: Some(args.state_dir.clone()),
@@ -235,6 +278,7 @@ pub fn sim_options(
         clusters: args.clusters.clone(),
         faults: faults.to_vec(),
         replay_dir: replay_dir.map(std::path::Path::to_path_buf),
+        run_images: crate::simulated::with_own_image(run_images.to_vec()),
     }
 }
 

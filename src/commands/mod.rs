@@ -1,6 +1,7 @@
 //! One file per subcommand; each returns the process's exit code
 //! (0 done, 1 the cloud said no or the work failed, 2 bad input; `plan --exit-code`: 3 changes).
 
+mod alongside;
 mod connect;
 pub mod delete;
 pub mod down;
@@ -20,6 +21,8 @@ pub mod up;
 mod up_apply;
 mod up_progress;
 pub mod watch;
+pub mod watcher;
+mod watcher_ssh;
 
 use color_eyre::eyre::Result;
 
@@ -60,6 +63,7 @@ pub async fn run(cli: Cli) -> Result<i32> {
                 cli.time_scale,
                 &cli.faults,
                 cli.replay_dir.as_deref(),
+                &cli.run_images,
             );
             return sim::run(&args, options).await;
         }
@@ -80,6 +84,7 @@ pub async fn run(cli: Cli) -> Result<i32> {
         Subcommand::Metrics(args) => settled.run(async |s| metrics::run(args, &s)).await,
         Subcommand::Delete(args) => settled.run(async |s| delete::run(args, &s).await).await,
         Subcommand::Notify(args) => settled.run(async |s| notify::run(args, &s).await).await,
+        Subcommand::Watcher(args) => settled.run(async |s| watcher::run(args, &s).await).await,
         Subcommand::Config => settled.run(async |s| show_config::run(&s)).await,
     };
     // The command line's changes go in the same audit file as the engine's, with the local user.
@@ -153,6 +158,7 @@ fn runs_on_sim(command: &Subcommand) -> bool {
         | Subcommand::Launch(_)
         | Subcommand::Retry(_)
         | Subcommand::Logs(_)
+        | Subcommand::Watcher(_)
         | Subcommand::Delete(_) => false,
     }
 }

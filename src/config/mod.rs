@@ -10,11 +10,13 @@ mod gpu;
 mod guards;
 mod notify;
 mod recovery;
+mod watcher;
 
 pub use gpu::{ExporterSource, Gpu as GpuConfig};
 pub use guards::{BUDGET_THRESHOLDS, BudgetAction, DEFAULT_GPU_IDLE_BELOW, Guards, StallAction};
 pub use notify::{DEFAULT_RATE_LIMIT, NotifyTarget, TargetKind};
 pub use recovery::{Recovery, SpotFallback};
+pub use watcher::{Expose, Watcher};
 
 /// The frame rates `max-fps` may ask for, from the flag or the file (`viewer::pacing` holds to
 /// them too).
@@ -60,6 +62,9 @@ pub struct Config {
     /// severity and rate limit.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub notify: Vec<NotifyTarget>,
+    /// Gantry itself in the cluster (`[watcher]`).
+    #[serde(skip_serializing_if = "Watcher::is_default")]
+    pub watcher: Watcher,
 }
 
 /// The idle reminder when the config names none.
@@ -314,6 +319,14 @@ impl Config {
         Ok(config)
     }
 
+    /// A config carried into the cluster (`watcher::carried`): its relative `url-file`s are
+    /// files of `dir` (its Secret's), read now; then checked as a file's would be.
+    pub fn with_files_in(mut self, dir: &Path) -> Result<Self, String> {
+        notify::load(&mut self.notify, Some(dir))?;
+        self.validate()?;
+        Ok(self)
+    }
+
     /// The default file: `$XDG_CONFIG_HOME/gantry/config.toml` (or `~/.config/...`).
     pub fn default_path() -> Option<PathBuf> {
         crate::paths::config_dir().map(|dir| dir.join("config.toml"))
@@ -337,6 +350,7 @@ impl Config {
     pub fn validate(&self) -> Result<(), String> {
         self.guards.validate()?;
         self.gpu.validate()?;
+        self.watcher.validate()?;
         if let Some(text) = &self.idle_reminder
             && parse_duration(text).is_none()
         {

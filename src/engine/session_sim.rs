@@ -24,6 +24,7 @@ pub async fn open(options: &SessionOptions, config: Config) -> Result<Session> {
         time_scale: options.time_scale,
         faults: options.faults.clone(),
         replay_dir: options.replay_dir.clone(),
+        run_images: crate::simulated::with_own_image(options.run_images.clone()),
         ..Default::default()
     })
     .await
@@ -53,16 +54,19 @@ pub async fn open(options: &SessionOptions, config: Config) -> Result<Session> {
             gke: Arc::new(gke),
             target,
             poll: PollPolicy::scaled(factor),
+            in_cluster: None,
         },
         config,
         info,
         // The simulator keeps its own kubeconfig in its state directory.
         kubeconfig: None,
         logs_root: options.logs_root.clone(),
+        saves_logs: true,
         _sim: Some(Box::new(cloud)),
         sim_dir: Some(dir),
         read_only,
         audit: super::session::audit_of(options),
+        in_cluster: false,
         clock: options.clock,
     })
 }

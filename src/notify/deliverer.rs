@@ -6,7 +6,7 @@
 //! shutdown is delivered by the next Gantry process that starts from the same directory.
 
 use std::collections::{BTreeMap, HashSet};
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
@@ -19,6 +19,7 @@ use super::admit::admit;
 use super::outbox::{Files, target_id};
 use super::schedule::{self, Claim, Tried};
 use super::send::{Outcome, Sender};
+use super::store::{ClusterStore, Store};
 use super::{Delivery, Message, TargetStatus};
 use crate::config::NotifyTarget;
 
@@ -27,14 +28,16 @@ use crate::config::NotifyTarget;
 const MAX_SLEEP: Duration = Duration::from_secs(300);
 /// After the outbox could not be read or written, the wait before the next round.
 const AFTER_FILE_ERROR: Duration = Duration::from_secs(5);
+/// Messages waiting at the most in a ConfigMap outbox: with their texts bounded (4,000
+/// characters) they stay well within the 1 MiB an object may hold.
+const IN_CLUSTER_PENDING: usize = 100;
 
 /// Delivers events to the HTTP targets of a config (`terminal` targets are told by viewers).
 #[derive(Debug)]
 pub struct Notifier {
     shared: Arc<Shared>,
     targets: Vec<NotifyTarget>,
-    files: Files,
-    dir: PathBuf,
+    store: Store,
     token: u64,
     delivery: Delivery,
     task: tokio::task::JoinHandle<()>,
@@ -64,6 +67,19 @@ impl Notifier {
         Notifier::start_with(targets, dir, Delivery::default())
     }
 
+    /// Starts delivering through an outbox kept in a ConfigMap of the cluster (the watcher's,
+    /// which outlives its pods), with fewer messages waiting at the most than a file holds.
+    pub fn start_in_cluster(
+        targets: &[NotifyTarget],
+        store: ClusterStore,
+    ) -> Result<Notifier, String> {
+        let delivery = Delivery {
+            max_pending: IN_CLUSTER_PENDING,
+            ..Delivery::default()
+        };
+        Notifier::start_in(targets, Store::Cluster(store), delivery)
+    }
+
     /// [`Notifier::start`] with other delivery settings (shorter waits, for tests).
     pub fn start_with(
         targets: &[NotifyTarget],
@@ -72,6 +88,14 @@ impl Notifier {
     ) -> Result<Notifier, String> {
         std::fs::create_dir_all(dir)
             .map_err(|e| format!("cannot make the notification outbox {}: {e}", dir.display()))?;
+        Notifier::start_in(targets, Store::Files(Files::new(dir)), delivery)
+    }
+
+    fn start_in(
+        targets: &[NotifyTarget],
+        store: Store,
+        delivery: Delivery,
+    ) -> Result<Notifier, String> {
         let sender = Sender::new(delivery.timeout)?;
         let (progress, _) = watch::channel(Progress {
             written: 0,
@@ -92,7 +116,7 @@ impl Notifier {
                 .map(|t| (target_id(t), t.clone()))
                 .collect(),
             all: targets.to_vec(),
-            files: Files::new(dir),
+            store: store.clone(),
             sender,
             token,
             delivery: delivery.clone(),
@@ -104,8 +128,7 @@ impl Notifier {
         Ok(Notifier {
             shared,
             targets: targets.to_vec(),
-            files: Files::new(dir),
-            dir: dir.to_path_buf(),
+            store,
             token,
             delivery,
             task,
@@ -136,7 +159,7 @@ impl Notifier {
     /// Each target, its waiting messages and its last delivery, as `gantry notify status`
     /// shows them.
     pub fn status(&self) -> std::io::Result<Vec<TargetStatus>> {
-        super::status(&self.targets, &self.dir)
+        Ok(super::status::of(&self.targets, &self.store.read()?))
     }
 }
 
@@ -152,7 +175,7 @@ impl Drop for Notifier {
                 .unwrap_or_else(PoisonError::into_inner),
         );
         let (targets, token, max) = (&self.targets, self.token, self.delivery.max_pending);
-        let kept = self.files.update(|outbox| {
+        let kept = self.store.update(|outbox| {
             let now = Timestamp::now();
             admit(outbox, targets, &events, now, max);
             schedule::release(outbox, token, now);
@@ -161,7 +184,7 @@ impl Drop for Notifier {
             tracing::warn!(
                 "notify: {} message(s) could not be kept in the outbox {}: {e}",
                 events.len(),
-                self.dir.display()
+                self.store.label()
             );
         }
     }
@@ -174,7 +197,7 @@ struct Worker {
     targets: BTreeMap<String, NotifyTarget>,
     /// Every target, for the filters.
     all: Vec<NotifyTarget>,
-    files: Files,
+    store: Store,
     sender: Sender,
     token: u64,
     delivery: Delivery,
@@ -249,15 +272,15 @@ impl Worker {
         events: Vec<Message>,
     ) -> Result<Option<Timestamp>, (std::io::Error, Vec<Message>)> {
         let ids: Vec<String> = self.targets.keys().cloned().collect();
-        let (files, all, delivery, token) = (
-            self.files.clone(),
+        let (store, all, delivery, token) = (
+            self.store.clone(),
             self.all.clone(),
             self.delivery.clone(),
             self.token,
         );
         let lease = lease(&delivery);
         let claimed = tokio::task::spawn_blocking(move || {
-            let result = files.update(|outbox| {
+            let result = store.update(|outbox| {
                 let now = Timestamp::now();
                 let admitted = admit(outbox, &all, &events, now, delivery.max_pending);
                 let (claims, given_up) =
@@ -289,10 +312,10 @@ impl Worker {
             );
         }
         let results = self.deliver(claims).await;
-        let (files, delivery) = (self.files.clone(), self.delivery.clone());
+        let (store, delivery) = (self.store.clone(), self.delivery.clone());
         let ids: Vec<String> = self.targets.keys().cloned().collect();
         tokio::task::spawn_blocking(move || {
-            files.update(|outbox| {
+            store.update(|outbox| {
                 schedule::record(outbox, &results, Timestamp::now(), &delivery);
                 schedule::next_due(outbox, &ids)
             })

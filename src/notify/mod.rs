@@ -21,6 +21,7 @@ mod schedule;
 mod send;
 mod slack;
 mod status;
+mod store;
 mod terminal;
 mod webhook;
 
@@ -32,6 +33,7 @@ pub use outbox::LastTry;
 pub use probe::{TestResult, send_test, test_event};
 pub use send::{Outcome, idempotency_key};
 pub use status::{TargetStatus, status};
+pub use store::{ClusterStore, OUTBOX_KEY, pending_in};
 pub use terminal::terminal_bytes;
 pub use webhook::SCHEMA_VERSION;
 

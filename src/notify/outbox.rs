@@ -19,7 +19,7 @@ use crate::vocabulary::Severity;
 
 const FILE: &str = "outbox.json";
 const LOCK: &str = "outbox.lock";
-const VERSION: u32 = 1;
+pub(crate) const VERSION: u32 = 1;
 
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
@@ -125,6 +125,11 @@ impl Files {
         Files {
             dir: dir.to_path_buf(),
         }
+    }
+
+    /// Where it is.
+    pub fn dir(&self) -> &Path {
+        &self.dir
     }
 
     /// The outbox as it is now, read without the lock (the file is only ever replaced whole).

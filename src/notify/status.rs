@@ -4,7 +4,7 @@
 
 use std::path::Path;
 
-use super::outbox::{Files, LastTry, target_id};
+use super::outbox::{Files, LastTry, Outbox, target_id};
 use crate::config::{NotifyTarget, TargetKind};
 
 #[derive(Debug, Clone, PartialEq)]
@@ -25,8 +25,12 @@ pub struct TargetStatus {
 
 /// Each of `targets` as the outbox in `dir` knows it.
 pub fn status(targets: &[NotifyTarget], dir: &Path) -> std::io::Result<Vec<TargetStatus>> {
-    let outbox = Files::new(dir).read()?;
-    Ok(targets
+    Ok(of(targets, &Files::new(dir).read()?))
+}
+
+/// Each of `targets` as `outbox` knows it.
+pub(crate) fn of(targets: &[NotifyTarget], outbox: &Outbox) -> Vec<TargetStatus> {
+    targets
         .iter()
         .enumerate()
         .map(|(i, target)| {
@@ -44,5 +48,5 @@ pub fn status(targets: &[NotifyTarget], dir: &Path) -> std::io::Result<Vec<Targe
                 dropped: record.dropped,
             }
         })
-        .collect())
+        .collect()
 }

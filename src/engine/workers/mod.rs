@@ -49,9 +49,9 @@ struct Shared {
     /// instead, and what they have not sent stays with the server until the UI is ready.
     flow_budget: Arc<Semaphore>,
     /// Who this engine is to the others (the Lease's holder identity).
-    identity: String,
+    identity: crate::k8s::lease::Holder,
     /// The Lease's keeper, while connected: a take the recoverer policy asked for goes to it.
-    lease_takes: std::sync::Mutex<Option<mpsc::UnboundedSender<lease::Take>>>,
+    lease_takes: std::sync::Mutex<Option<mpsc::UnboundedSender<lease::Order>>>,
     /// How many screens show usage (`EngineHandle::show_usage`).
     usage_shown: tokio::sync::watch::Receiver<usize>,
     /// Whether a pod of the Job asks for GPUs (`Workers::want_gpus`): the GPU worker reads
@@ -110,6 +110,7 @@ impl Workers {
                 may_scale_to_zero: session.config.may_scale_to_zero(),
             });
         }
+        let identity = lease::identity(session.in_cluster);
         let shared = Arc::new(Shared {
             session,
             tx,
@@ -120,7 +121,7 @@ impl Workers {
             flow_budget: Arc::new(Semaphore::new(FLOW_EVENTS_IN_FLIGHT)),
             usage_shown,
             gpus_wanted: tokio::sync::watch::channel(false).0,
-            identity: lease::identity(),
+            identity,
             lease_takes: Default::default(),
             nodes: Default::default(),
         });
@@ -186,7 +187,15 @@ impl Workers {
             Command::RecordCost(entry) => {
                 tokio::spawn(meter::record(shared, entry));
             }
-            Command::TakeLease { judged, .. } => lease::take(&shared, judged),
+            Command::TakeLease { judged, .. } => {
+                lease::order(
+                    &shared,
+                    lease::Order::Take {
+                        judged: judged.map(|j| *j),
+                    },
+                );
+            }
+            Command::GiveWayLease => lease::order(&shared, lease::Order::GiveWay),
             // The engine hands the plan itself over, through `apply_plan`.
             Command::ApplyPlan { .. } => {}
             // A viewer's own fetch comes through `fetch`, with its channel.

@@ -34,11 +34,11 @@ pub const LAYERS: &[&[&str]] = &[
     &["config"],
     &["notify"],
     &["k8s", "gke"],
-    &["ends", "waiting", "meter", "kubeconfig"],
+    &["ends", "waiting", "meter", "kubeconfig", "watcher"],
     &["connect", "simulated", "sim"],
     &["engine"],
     &["settings"],
-    &["app", "ui", "viewer"],
+    &["app", "ui", "viewer", "health"],
     &["tui", "serve"],
     &["cli", "commands"],
 ];

@@ -1,0 +1,139 @@
+//! The least the watcher may do, as RBAC rules: in its namespace, what an engine needs to follow
+//! and recover a training Job (its attempts, their pods, logs and events, the recoverer's Lease,
+//! the headless Service of an Indexed run, its own ConfigMaps); across the cluster, reading the
+//! nodes (the meter) and what metrics-server says (usage), and asking what it may do (its own
+//! report). Its Secret reaches it as a volume: no rule reads Secrets. README lists these; the
+//! simulator enforces them, so a test that the watcher does its whole job with exactly these
+//! rules can fail.
+
+use k8s_openapi::api::rbac::v1::PolicyRule;
+
+/// One rule: API group, resources, verbs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Rule {
+    /// What the watcher does with it, in words (`watcher status` names what it cannot do so).
+    pub act: &'static str,
+    pub group: &'static str,
+    pub resources: &'static [&'static str],
+    pub verbs: &'static [&'static str],
+}
+
+/// In the watcher's namespace (a Role).
+pub const NAMESPACED: &[Rule] = &[
+    Rule {
+        group: "batch",
+        resources: &["jobs"],
+        act: "follow, recover and start attempts (Jobs)",
+        verbs: &[
+            "get", "list", "watch", "create", "update", "patch", "delete",
+        ],
+    },
+    Rule {
+        group: "",
+        resources: &["pods"],
+        act: "follow the attempts' pods",
+        verbs: &["get", "list", "watch", "delete"],
+    },
+    Rule {
+        group: "",
+        resources: &["pods/log"],
+        act: "read the pods' logs (stalls, metrics)",
+        verbs: &["get"],
+    },
+    Rule {
+        group: "",
+        resources: &["events"],
+        act: "read why pods wait (events)",
+        verbs: &["get", "list", "watch"],
+    },
+    Rule {
+        group: "coordination.k8s.io",
+        resources: &["leases"],
+        act: "hold the recoverer's Lease",
+        verbs: &["get", "list", "watch", "create", "update"],
+    },
+    Rule {
+        group: "",
+        resources: &["services"],
+        act: "make an Indexed run's headless Service",
+        verbs: &["get", "list", "watch", "create", "delete"],
+    },
+    Rule {
+        group: "",
+        resources: &["configmaps"],
+        act: "keep the outbox and this report (ConfigMaps)",
+        verbs: &["get", "list", "watch", "create", "update", "patch"],
+    },
+];
+
+/// Across the cluster (a ClusterRole).
+pub const CLUSTER: &[Rule] = &[
+    Rule {
+        group: "",
+        resources: &["nodes"],
+        act: "meter the nodes' cost",
+        verbs: &["get", "list", "watch"],
+    },
+    Rule {
+        group: "metrics.k8s.io",
+        resources: &["pods", "nodes"],
+        act: "read usage (metrics-server)",
+        verbs: &["get", "list"],
+    },
+    Rule {
+        group: "authorization.k8s.io",
+        resources: &["selfsubjectaccessreviews"],
+        act: "check its own rights",
+        verbs: &["create"],
+    },
+];
+
+impl Rule {
+    pub fn policy(&self) -> PolicyRule {
+        PolicyRule {
+            api_groups: Some(vec![self.group.to_string()]),
+            resources: Some(self.resources.iter().map(|r| r.to_string()).collect()),
+            verbs: self.verbs.iter().map(|v| v.to_string()).collect(),
+            ..Default::default()
+        }
+    }
+
+    /// Each (verb, group, resource, subresource) it grants, as an access review asks it.
+    pub fn grants(
+        &self,
+    ) -> impl Iterator<Item = (&'static str, &'static str, &'static str, &'static str)> + '_ {
+        self.resources.iter().flat_map(move |r| {
+            let (resource, sub) = r.split_once('/').unwrap_or((r, ""));
+            self.verbs
+                .iter()
+                .map(move |v| (*v, self.group, resource, sub))
+        })
+    }
+}
+
+/// The rules as README lists them: `batch/jobs: get, list, …`.
+pub fn described(rules: &[Rule]) -> Vec<String> {
+    rules
+        .iter()
+        .map(|r| {
+            let group = if r.group.is_empty() { "core" } else { r.group };
+            format!("{group}/{}: {}", r.resources.join(", "), r.verbs.join(", "))
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn no_rule_reads_secrets_or_reaches_beyond_what_an_engine_does() {
+        for rule in NAMESPACED.iter().chain(CLUSTER) {
+            assert!(!rule.resources.contains(&"secrets"), "{rule:?}");
+            assert!(!rule.verbs.contains(&"*") && !rule.resources.contains(&"*"));
+        }
+        let grants: Vec<_> = NAMESPACED.iter().flat_map(Rule::grants).collect();
+        assert!(grants.contains(&("get", "", "pods", "log")));
+        assert!(grants.contains(&("update", "coordination.k8s.io", "leases", "")));
+    }
+}
