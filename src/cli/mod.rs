@@ -165,7 +165,7 @@ impl Cli {
         let flags = crate::k8s::manifest::LaunchFlags::from(&self.launch);
         (flags != crate::k8s::manifest::LaunchFlags::default()).then(|| {
             format!(
-                "the Job flags (--image, --env, --memory, --cpu, --parallelism, --completions, --indexed) go after the subcommand: gantry {} --image …",
+                "the Job flags (--image, --env, --memory, --cpu, --parallelism, --completions, --indexed, --code) go after the subcommand: gantry {} --image …",
                 command.name()
             )
         })
@@ -199,6 +199,17 @@ impl From<&LaunchArgs> for crate::k8s::manifest::LaunchFlags {
             parallelism: a.parallelism,
             completions: a.completions,
             indexed: a.indexed,
+            code: a.code.clone(),
+            command: Vec::new(),
+        }
+    }
+}
+
+impl From<&LaunchCommand> for crate::k8s::manifest::LaunchFlags {
+    fn from(c: &LaunchCommand) -> Self {
+        Self {
+            command: c.command.clone(),
+            ..(&c.args).into()
         }
     }
 }

@@ -1,6 +1,7 @@
 //! One file per subcommand; each returns the process's exit code
 //! (0 done, 1 the cloud said no or the work failed, 2 bad input; `plan --exit-code`: 3 changes).
 
+pub mod code;
 mod connect;
 pub mod delete;
 pub mod down;
@@ -78,6 +79,7 @@ pub async fn run(cli: Cli) -> Result<i32> {
         Subcommand::Retry(args) => settled.run(async |s| retry::run(args, &s).await).await,
         Subcommand::Logs(args) => settled.run(async |s| logs::run(args, &s).await).await,
         Subcommand::Metrics(args) => settled.run(async |s| metrics::run(args, &s)).await,
+        Subcommand::Code(args) => settled.run(async |s| code::run(args, &s).await).await,
         Subcommand::Delete(args) => settled.run(async |s| delete::run(args, &s).await).await,
         Subcommand::Notify(args) => settled.run(async |s| notify::run(args, &s).await).await,
         Subcommand::Config => settled.run(async |s| show_config::run(&s)).await,
@@ -153,6 +155,7 @@ fn runs_on_sim(command: &Subcommand) -> bool {
         | Subcommand::Launch(_)
         | Subcommand::Retry(_)
         | Subcommand::Logs(_)
+        | Subcommand::Code(_)
         | Subcommand::Delete(_) => false,
     }
 }

@@ -30,6 +30,11 @@ pub struct LaunchFlags {
     pub parallelism: Option<u32>,
     pub completions: Option<u32>,
     pub indexed: bool,
+    /// `--code DIR`: the directory whose files go with the attempt.
+    pub code: Option<std::path::PathBuf>,
+    /// `gantry launch … -- CMD…`: the container's command, in place of the configured command
+    /// and args.
+    pub command: Vec<String>,
 }
 
 impl LaunchFlags {
@@ -42,6 +47,13 @@ impl LaunchFlags {
             self.completions,
             self.indexed,
         );
+        if let Some(code) = &self.code {
+            cfg.code = Some(code.clone());
+        }
+        if !self.command.is_empty() {
+            cfg.command = self.command.clone();
+            cfg.args.clear();
+        }
     }
 }
 
