@@ -134,19 +134,40 @@ impl CliEnv {
 
     /// `gantry ARGS --context <the cluster's> --project demo-project`.
     pub async fn gantry(&self, args: &[&str]) -> Output {
-        let home = self.home.path();
-        tokio::process::Command::new(gantry_bin())
+        self.command()
             .args(args)
             .args(["--context", &self.context, "--project", DEMO_PROJECT])
+            .output()
+            .await
+            .unwrap()
+    }
+
+    /// `gantry --context <the cluster's> --project demo-project ARGS -- TAIL` in `dir`: for a
+    /// launch's command after `--`, which takes everything after it.
+    pub async fn gantry_in(&self, dir: &std::path::Path, args: &[&str], tail: &[&str]) -> Output {
+        self.command()
+            .args(["--context", &self.context, "--project", DEMO_PROJECT])
+            .args(args)
+            .arg("--")
+            .args(tail)
+            .current_dir(dir)
+            .output()
+            .await
+            .unwrap()
+    }
+
+    /// The binary with this environment's HOME, state, config and kubeconfig, no arguments.
+    pub fn command(&self) -> tokio::process::Command {
+        let home = self.home.path();
+        let mut command = tokio::process::Command::new(gantry_bin());
+        command
             .env("HOME", home)
             .env("XDG_CONFIG_HOME", home.join("config"))
             .env("XDG_STATE_HOME", home.join("state"))
             .env("KUBECONFIG", home.join("sim/kubeconfig"))
             .env_remove("GOOGLE_CLOUD_PROJECT")
-            .stdin(Stdio::null())
-            .output()
-            .await
-            .unwrap()
+            .stdin(Stdio::null());
+        command
     }
 
     /// Where `gantry logs` saves the lines of an attempt.
