@@ -314,7 +314,7 @@ mod tests {
         fs::remove_file(latin1).unwrap();
         use std::os::unix::fs::PermissionsExt;
         fs::write(d.join("locked.py"), "x").unwrap();
-        fs::set_permissions(d.join("locked.py"), fs::Permissions::from_mode(0)).unwrap();
+        fs::set_permissions(d.join("locked.py"), fs::Permissions::from_mode(0o000)).unwrap();
         // Root reads any file: there the refusal cannot be seen.
         if fs::read(d.join("locked.py")).is_err() {
             let err = collect(d).unwrap_err();
