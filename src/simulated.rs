@@ -1,7 +1,7 @@
 //! The simulated cloud, when this binary has it: the one place Gantry names the simulator's
 //! crate (`gantry-sim`, linked by the default `sim` feature). A binary built without it talks to
 //! Google Cloud and kubeconfig clusters only, and `--sim`, `--fault` and `--replay-dir` say how
-//! to get it.
+//! to get it; so does `--run-image`.
 
 #[cfg(feature = "sim")]
 pub use gantry_sim::cloud::{DEMO_LOCATION, DEMO_PROJECT};
@@ -9,6 +9,8 @@ pub use gantry_sim::cloud::{DEMO_LOCATION, DEMO_PROJECT};
 pub use gantry_sim::faults::FAULT_NAMES;
 #[cfg(feature = "sim")]
 pub use gantry_sim::faults::Fault;
+#[cfg(feature = "sim")]
+pub use gantry_sim::kube::process::RunImage;
 #[cfg(feature = "sim")]
 pub use gantry_sim::{SimCloud, SimOptions};
 
@@ -26,6 +28,20 @@ pub enum Fault {}
 
 #[cfg(not(feature = "sim"))]
 impl std::str::FromStr for Fault {
+    type Err = &'static str;
+
+    fn from_str(_: &str) -> Result<Self, Self::Err> {
+        Err(MISSING)
+    }
+}
+
+/// An image the simulated cloud runs as a local process: none in a binary without it.
+#[cfg(not(feature = "sim"))]
+#[derive(Debug, Clone, PartialEq)]
+pub enum RunImage {}
+
+#[cfg(not(feature = "sim"))]
+impl std::str::FromStr for RunImage {
     type Err = &'static str;
 
     fn from_str(_: &str) -> Result<Self, Self::Err> {

@@ -9,7 +9,7 @@ use std::path::PathBuf;
 
 use clap::{Args, Parser};
 
-use crate::simulated::Fault;
+use crate::simulated::{Fault, RunImage};
 
 #[derive(Debug, Parser)]
 #[command(
@@ -55,6 +55,12 @@ pub struct Cli {
     /// (SIM_REPLAY=NAME writes the file NAME, byte for byte); no other file can be read.
     #[arg(long, global = true, value_name = "DIR", value_parser = parse_replay_dir)]
     pub replay_dir: Option<PathBuf>,
+
+    /// With --sim or `gantry sim`: containers whose image matches PATTERN (`*` is any
+    /// characters) run as local processes of EXECUTABLE, which stands for the image's
+    /// entrypoint (a program on PATH, or a path). Repeatable; the first match wins.
+    #[arg(long = "run-image", global = true, value_name = "PATTERN=EXECUTABLE")]
+    pub run_images: Vec<RunImage>,
 
     /// Refuse every action that would change anything in the cloud.
     #[arg(long, global = true)]
@@ -151,6 +157,12 @@ impl Cli {
                     .into(),
             );
         }
+        if !self.run_images.is_empty() && !simulated {
+            return Some(
+                "--run-image works on the simulated cloud: add --sim, or run `gantry sim --run-image PATTERN=EXECUTABLE`"
+                    .into(),
+            );
+        }
         self.misplaced_job_flags()
     }
 
@@ -180,6 +192,7 @@ impl Cli {
                 time_scale: self.time_scale,
                 faults: self.faults.clone(),
                 replay_dir: self.replay_dir.clone(),
+                run_images: self.run_images.clone(),
                 logs_root: None,
                 read_only: self.read_only,
                 audit_file: crate::paths::state_dir().map(|d| d.join(crate::paths::AUDIT_FILE)),
@@ -238,6 +251,7 @@ pub fn sim_options(
     time_scale: f64,
     faults: &[Fault],
     replay_dir: Option<&std::path::Path>,
+    run_images: &[RunImage],
 ) -> crate::simulated::SimOptions {
     crate::simulated::SimOptions {
         state_dir: Some(args.state_dir.clone()),
@@ -246,6 +260,7 @@ pub fn sim_options(
         clusters: args.clusters.clone(),
         faults: faults.to_vec(),
         replay_dir: replay_dir.map(std::path::Path::to_path_buf),
+        run_images: run_images.to_vec(),
     }
 }
 

@@ -61,6 +61,7 @@ pub async fn run(cli: Cli) -> Result<i32> {
                 cli.time_scale,
                 &cli.faults,
                 cli.replay_dir.as_deref(),
+                &cli.run_images,
             );
             return sim::run(&args, options).await;
         }

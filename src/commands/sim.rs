@@ -12,6 +12,13 @@ pub async fn run(args: &SimArgs, options: SimOptions) -> Result<i32> {
         .wrap_err("could not start the simulated cloud")?;
     let dir = args.state_dir.display();
     crate::errln!("gantry sim: GKE API on {}", cloud.gke_endpoint());
+    for image in cloud.shared().run_images.iter() {
+        crate::errln!(
+            "gantry sim: containers of images {} run as processes of {}",
+            image.pattern,
+            image.executable.display()
+        );
+    }
     crate::errln!("gantry sim: state in {dir} (endpoints.json, token, ca.pem, kubeconfig)");
     if !args.clusters.is_empty() {
         crate::errln!("gantry sim: try KUBECONFIG={dir}/kubeconfig kubectl get nodes");

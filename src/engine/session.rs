@@ -84,6 +84,8 @@ pub struct SessionOptions {
     pub faults: Vec<crate::simulated::Fault>,
     /// With `sim`: the directory `SIM_REPLAY` files are read from.
     pub replay_dir: Option<std::path::PathBuf>,
+    /// With `sim`: images whose containers run as local processes.
+    pub run_images: Vec<crate::simulated::RunImage>,
     /// Where saved logs go (`<root>/<cluster>/<attempt>/<pod>.log`); default: the state
     /// directory's `logs`.
     pub logs_root: Option<std::path::PathBuf>,

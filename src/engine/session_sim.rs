@@ -24,6 +24,7 @@ pub async fn open(options: &SessionOptions, config: Config) -> Result<Session> {
         time_scale: options.time_scale,
         faults: options.faults.clone(),
         replay_dir: options.replay_dir.clone(),
+        run_images: options.run_images.clone(),
         ..Default::default()
     })
     .await

@@ -15,6 +15,7 @@ use super::clock::Clock;
 use super::faults::{Fault, Faults};
 use super::gke::{GkeApi, RunningCluster};
 use super::kube::cluster::{ClusterRuntime, ClusterSpec};
+use super::kube::process::{RunImage, RunImages};
 use super::state_files::{context_name, write_private};
 use super::tls::CertificateAuthority;
 use super::{SimError, SimShared};
@@ -34,6 +35,8 @@ pub struct SimOptions {
     pub faults: Vec<Fault>,
     /// Where containers with `SIM_REPLAY=NAME` read the file NAME from (none: they fail).
     pub replay_dir: Option<PathBuf>,
+    /// Images whose containers run as local processes (`--run-image PATTERN=EXECUTABLE`).
+    pub run_images: Vec<RunImage>,
 }
 
 impl Default for SimOptions {
@@ -45,6 +48,7 @@ impl Default for SimOptions {
             clusters: Vec::new(),
             faults: Vec::new(),
             replay_dir: None,
+            run_images: Vec::new(),
         }
     }
 }
@@ -92,6 +96,9 @@ impl SimCloud {
             Some(dir) => Some(resolve_replay_dir(dir)?),
             None => None,
         };
+        let run_images = RunImages::new(options.run_images.clone())
+            .resolved()
+            .map_err(|e| SimError::Other(e.to_string()))?;
         let ca = Arc::new(CertificateAuthority::generate()?);
         let shared = SimShared {
             clock: Clock::new(options.time_scale),
@@ -99,6 +106,7 @@ impl SimCloud {
             auth: TokenAuthority::new(token_file)?,
             ca,
             replay_dir,
+            run_images: Arc::new(run_images),
         };
         if let Some(dir) = &options.state_dir {
             write_private(&dir.join("ca.pem"), shared.ca.pem().as_bytes())?;

@@ -12,6 +12,7 @@ pub mod hostile;
 pub mod http_faults;
 pub mod kube;
 pub mod machines;
+pub mod metadata;
 mod state_files;
 #[cfg(test)]
 mod test_http;
@@ -32,6 +33,8 @@ pub struct SimShared {
     pub ca: Arc<tls::CertificateAuthority>,
     /// `--replay-dir`, resolved: where `SIM_REPLAY` files are read from.
     pub replay_dir: Option<Arc<std::path::Path>>,
+    /// `--run-image`, each executable found: the images the kubelet runs as local processes.
+    pub run_images: Arc<kube::process::RunImages>,
 }
 
 #[derive(Debug, thiserror::Error)]

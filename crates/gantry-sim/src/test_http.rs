@@ -50,6 +50,16 @@ impl ApiClient {
         }
     }
 
+    /// The same server, asked with another bearer token.
+    pub fn with_token(&self, token: &str) -> Self {
+        Self {
+            port: self.port,
+            token: token.to_string(),
+            ca_pem: self.ca_pem.clone(),
+            tls: self.tls.clone(),
+        }
+    }
+
     async fn send(
         &self,
         method: &str,

@@ -30,6 +30,7 @@ pub fn shared(scale: f64, faults: Vec<Fault>) -> SimShared {
         auth: TokenAuthority::new(None).unwrap(),
         ca: Arc::new(CertificateAuthority::generate().unwrap()),
         replay_dir: None,
+        run_images: Default::default(),
     }
 }
 
@@ -77,4 +78,32 @@ pub fn condition(job: &Value, kind: &str) -> Option<Value> {
         .iter()
         .find(|c| c["type"] == kind && c["status"] == "True")
         .cloned()
+}
+
+/// python3 as the EXECUTABLE of the tests that run process pods: the interpreter itself, not a
+/// version manager's shim (which would add its own variables to what the pod sees). When it is
+/// missing a test skips (saying so), unless `GANTRY_REQUIRE_PYTHON3=1` makes that a failure.
+pub fn python3() -> Option<crate::kube::process::RunImage> {
+    let asked = std::process::Command::new("python3")
+        .args(["-c", "import sys; print(sys.executable)"])
+        .output();
+    let found = asked
+        .ok()
+        .filter(|o| o.status.success())
+        .map(|o| String::from_utf8_lossy(&o.stdout).trim().to_string())
+        .filter(|path| !path.is_empty());
+    let Some(executable) = found else {
+        assert!(
+            std::env::var("GANTRY_REQUIRE_PYTHON3").as_deref() != Ok("1"),
+            "GANTRY_REQUIRE_PYTHON3=1 but python3 cannot be run"
+        );
+        eprintln!(
+            "skipping: python3 is not installed (GANTRY_REQUIRE_PYTHON3=1 makes this a failure)"
+        );
+        return None;
+    };
+    Some(crate::kube::process::RunImage {
+        pattern: "python:*".into(),
+        executable: executable.into(),
+    })
 }

@@ -79,6 +79,7 @@ impl Sim {
             auth: TokenAuthority::new(None).unwrap(),
             ca: Arc::new(CertificateAuthority::generate().unwrap()),
             replay_dir: None,
+            run_images: Default::default(),
         };
         let api = GkeApi::new(shared.clone());
         let stop = CancellationToken::new();

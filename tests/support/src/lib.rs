@@ -203,6 +203,7 @@ pub fn engine_options(
         time_scale: 1.0,
         faults: Vec::new(),
         replay_dir: None,
+        run_images: Vec::new(),
         read_only: false,
         logs_root: Some(logs_root.to_path_buf()),
         audit_file: Some(logs_root.join("audit.jsonl")),
@@ -228,6 +229,30 @@ pub fn kubectl_available() -> bool {
         );
     }
     present
+}
+
+/// The python3 interpreter itself (not a version manager's shim, which would add variables of
+/// its own to a process pod's environment), for the tests that run process pods. When it is
+/// missing a test skips (saying so), unless `GANTRY_REQUIRE_PYTHON3=1` makes that a failure (as
+/// CI does).
+pub fn python3() -> Option<PathBuf> {
+    let found = std::process::Command::new("python3")
+        .args(["-c", "import sys; print(sys.executable)"])
+        .output()
+        .ok()
+        .filter(|o| o.status.success())
+        .map(|o| String::from_utf8_lossy(&o.stdout).trim().to_string())
+        .filter(|path| !path.is_empty());
+    if found.is_none() {
+        assert!(
+            std::env::var("GANTRY_REQUIRE_PYTHON3").as_deref() != Ok("1"),
+            "GANTRY_REQUIRE_PYTHON3=1 but python3 is not installed"
+        );
+        eprintln!(
+            "skipping: python3 is not installed (set GANTRY_REQUIRE_PYTHON3=1 to make this a failure)"
+        );
+    }
+    found.map(PathBuf::from)
 }
 
 /// A process's output as text.

@@ -44,7 +44,9 @@ pub fn check_schema(
         Kind::Node => roundtrip::<k8s_openapi::api::core::v1::Node>(obj),
         Kind::Event => roundtrip::<k8s_openapi::api::core::v1::Event>(obj),
         Kind::ConfigMap => roundtrip::<k8s_openapi::api::core::v1::ConfigMap>(obj),
+        Kind::Secret => roundtrip::<k8s_openapi::api::core::v1::Secret>(obj),
         Kind::Lease => roundtrip::<k8s_openapi::api::coordination::v1::Lease>(obj),
+        kind => super::schemas::roundtrip_kind(kind, obj),
     };
     let back = decoded.map_err(|e| {
         ApiError::bad_request(format!(
@@ -77,7 +79,7 @@ pub fn check_schema(
     }
 }
 
-fn roundtrip<T: serde::de::DeserializeOwned + serde::Serialize>(
+pub(super) fn roundtrip<T: serde::de::DeserializeOwned + serde::Serialize>(
     obj: &Value,
 ) -> Result<Value, String> {
     let typed: T = serde_json::from_value(obj.clone()).map_err(|e| e.to_string())?;
@@ -222,6 +224,7 @@ pub fn check_namespace(
 pub fn admit_update(resource: &ResourceType, obj: &mut Value) -> Result<(), ApiError> {
     match resource.kind {
         Kind::Lease => super::lease::admit(resource, obj),
+        Kind::Secret => super::secrets::admit(resource, obj),
         _ => Ok(()),
     }
 }

@@ -78,8 +78,12 @@ pub struct ClusterState {
     pub logs: Arc<LogBook>,
     pub events: super::events::Recorder,
     pub scheduler: super::scheduler::Scheduler,
+    /// Signs and checks the cluster's ServiceAccount tokens.
+    pub tokens: super::tokens::TokenIssuer,
     /// How many pods each owner (a Job's uid) has had, so a workload knows it is the Nth.
     pub pod_ordinals: std::sync::Mutex<std::collections::HashMap<String, u64>>,
+    /// The pods run as local processes (`--run-image`): their addresses.
+    pub processes: super::process::ProcessPods,
     pub shared: SimShared,
     pub stop: CancellationToken,
 }
@@ -94,17 +98,21 @@ pub struct ClusterRuntime {
 impl ClusterRuntime {
     /// Starts the cluster's API server on `port` (0: the OS picks) with its nodes and controllers.
     pub async fn start(spec: ClusterSpec, shared: SimShared, port: u16) -> Result<Self, SimError> {
+        let tokens = super::tokens::TokenIssuer::new(&spec)?;
         let state = Arc::new(ClusterState {
             store: Store::new(),
+            tokens,
             logs: Arc::new(LogBook::default()),
             events: Default::default(),
             scheduler: Default::default(),
             pod_ordinals: Default::default(),
+            processes: Default::default(),
             shared: shared.clone(),
             stop: CancellationToken::new(),
             spec,
         });
         nodes::seed(&state);
+        super::rbac::bootstrap::seed(&state);
         let faults = shared.faults.clone();
         state.store.set_rewrite(Box::new(move |kind, obj| {
             if faults.hostile_strings() {
@@ -117,6 +125,9 @@ impl ClusterRuntime {
         let (port, availability) =
             super::server::start(port, tls, router, shared.faults.clone(), state.stop.clone())
                 .await?;
+        state
+            .processes
+            .set_api_server(std::net::SocketAddr::from(([127, 0, 0, 1], port)));
         Ok(Self {
             state,
             port,

@@ -25,7 +25,7 @@ pub fn apply_defaults(resource: &ResourceType, obj: &mut Value) -> Result<(), Ap
         }
         Kind::Service => {
             service(obj);
-            Ok(())
+            source_ranges(resource, obj)
         }
         Kind::Namespace => {
             obj["status"] = json!({"phase": "Active"});
@@ -35,7 +35,13 @@ pub fn apply_defaults(resource: &ResourceType, obj: &mut Value) -> Result<(), Ap
             Ok(())
         }
         Kind::Lease => super::lease::admit(resource, obj),
+        Kind::Secret => super::secrets::admit(resource, obj),
         Kind::Node | Kind::Event | Kind::ConfigMap => Ok(()),
+        Kind::Deployment | Kind::ReplicaSet => super::apps::admit_new(resource, obj),
+        Kind::Role | Kind::RoleBinding | Kind::ClusterRole | Kind::ClusterRoleBinding => {
+            super::rbac::admit(resource, obj)
+        }
+        _ => Ok(()),
     }
 }
 
@@ -153,7 +159,7 @@ fn job(resource: &ResourceType, obj: &mut Value) -> Result<(), ApiError> {
 }
 
 /// The pod spec defaults the API server fills (SetDefaults_PodSpec and friends).
-fn pod_spec(spec: &mut Value) {
+pub(super) fn pod_spec(spec: &mut Value) {
     if !spec.is_object() {
         *spec = json!({});
     }
@@ -176,11 +182,28 @@ fn pod_spec(spec: &mut Value) {
                 "IfNotPresent"
             };
             set_default(c, "imagePullPolicy", json!(pull));
+            for probe in ["livenessProbe", "readinessProbe", "startupProbe"] {
+                if let Some(probe) = c.get_mut(probe).filter(|p| p.is_object()) {
+                    probe_defaults(probe);
+                }
+            }
         }
     }
 }
 
-fn validate_pod_spec(
+/// `SetDefaults_Probe` and `SetDefaults_HTTPGetAction`.
+fn probe_defaults(probe: &mut Value) {
+    set_default(probe, "timeoutSeconds", json!(1));
+    set_default(probe, "periodSeconds", json!(10));
+    set_default(probe, "successThreshold", json!(1));
+    set_default(probe, "failureThreshold", json!(3));
+    if let Some(http) = probe.get_mut("httpGet").filter(|h| h.is_object()) {
+        set_default(http, "path", json!("/"));
+        set_default(http, "scheme", json!("HTTP"));
+    }
+}
+
+pub(super) fn validate_pod_spec(
     resource: &ResourceType,
     name: &str,
     spec: &Value,
@@ -281,4 +304,44 @@ fn service(obj: &mut Value) {
         }
     }
     obj["status"] = json!({"loadBalancer": {}});
+}
+
+/// `ValidateService`'s check of `loadBalancerSourceRanges`: CIDRs (a bare address is none), on a
+/// LoadBalancer only. The field is named as upstream names it, capitalised.
+fn source_ranges(resource: &ResourceType, obj: &Value) -> Result<(), ApiError> {
+    let Some(ranges) = obj
+        .pointer("/spec/loadBalancerSourceRanges")
+        .and_then(Value::as_array)
+        .filter(|r| !r.is_empty())
+    else {
+        return Ok(());
+    };
+    let field = "spec.LoadBalancerSourceRanges".to_string();
+    let mut causes = Vec::new();
+    if obj.pointer("/spec/type").and_then(Value::as_str) != Some("LoadBalancer") {
+        causes.push((
+            field.clone(),
+            "Forbidden: may only be used when `type` is 'LoadBalancer'".to_string(),
+        ));
+    }
+    let listed: Vec<&str> = ranges.iter().map(|r| r.as_str().unwrap_or("")).collect();
+    if listed
+        .iter()
+        .any(|r| r.trim().parse::<ipnet::IpNet>().is_err())
+    {
+        // Go's %v of the list, and upstream's trailing space.
+        causes.push((
+            field,
+            format!(
+                "Invalid value: \"[{}]\": must be a list of IP ranges. For example, \
+                 10.240.0.0/24,10.250.0.0/24 ",
+                listed.join(" ")
+            ),
+        ));
+    }
+    if causes.is_empty() {
+        Ok(())
+    } else {
+        Err(ApiError::invalid(resource, meta::name(obj), &causes))
+    }
 }

@@ -35,9 +35,10 @@ pub fn poison_object(kind: Kind, obj: &mut Value) {
                 }
             }
         }
-        Kind::Job | Kind::Node => {
+        Kind::Job | Kind::Node | Kind::Deployment | Kind::ReplicaSet => {
             poison_each(obj, &["status", "conditions"], &["message"], false);
         }
-        Kind::Namespace | Kind::Service | Kind::ConfigMap | Kind::Lease => {}
+        Kind::Namespace | Kind::Service | Kind::ConfigMap | Kind::Secret | Kind::Lease => {}
+        _ => {}
     }
 }

@@ -201,7 +201,10 @@ pub const DEPENDENT_KINDS: &[Kind] = &[
     Kind::Service,
     Kind::Job,
     Kind::ConfigMap,
+    Kind::Secret,
     Kind::Lease,
+    Kind::ReplicaSet,
+    Kind::Deployment,
 ];
 
 pub fn dependents(state: &ClusterState, owner_uid: &str) -> Vec<(Kind, Obj)> {

@@ -3,6 +3,7 @@
 
 pub mod admission;
 pub mod api;
+pub mod apps;
 pub mod cluster;
 pub mod controllers;
 pub mod defaults;
@@ -11,6 +12,7 @@ pub mod errors;
 pub mod events;
 pub mod extended_resources;
 pub mod hostile_fields;
+pub mod identity;
 pub mod lease;
 pub mod lifecycle;
 pub mod logbook;
@@ -22,11 +24,19 @@ pub mod nodes;
 pub mod pod_failure_policy;
 pub mod pod_gc;
 pub mod pod_status;
+pub mod portforward;
+pub mod process;
 pub mod quantity;
+pub mod rbac;
 pub mod resources;
 pub mod scheduler;
+pub mod schemas;
+pub mod secrets;
 pub mod selectors;
 pub mod server;
 pub mod store;
+#[cfg(test)]
+pub mod test_pods;
+pub mod tokens;
 pub mod training_log;
 pub mod workload;

@@ -114,10 +114,35 @@ pub fn object_name(kind: Kind, name: &str) -> Vec<String> {
     match kind {
         Kind::Service => rfc1035_label(name),
         Kind::Namespace => rfc1123_label(name),
-        Kind::Pod | Kind::Job | Kind::Node | Kind::Event | Kind::ConfigMap | Kind::Lease => {
-            rfc1123_subdomain(name)
+        Kind::Pod
+        | Kind::Job
+        | Kind::Node
+        | Kind::Event
+        | Kind::ConfigMap
+        | Kind::Secret
+        | Kind::Lease => rfc1123_subdomain(name),
+        Kind::ServiceAccount | Kind::Deployment | Kind::ReplicaSet => rfc1123_subdomain(name),
+        // `ValidateRBACName` is `path.IsValidPathSegmentName`: `system:discovery` is a name.
+        Kind::Role | Kind::RoleBinding | Kind::ClusterRole | Kind::ClusterRoleBinding => {
+            path_segment(name)
+        }
+        // Reviews are answered, never stored: their name is not looked at.
+        _ => Vec::new(),
+    }
+}
+
+/// `path.IsValidPathSegmentName`: anything a URL path segment can hold.
+fn path_segment(name: &str) -> Vec<String> {
+    let mut problems = Vec::new();
+    if name == "." || name == ".." {
+        problems.push(format!("may not be '{name}'"));
+    }
+    for bad in ["/", "%"] {
+        if name.contains(bad) {
+            problems.push(format!("may not contain '{bad}'"));
         }
     }
+    problems
 }
 
 fn too_long(value: &str, max: usize) -> Vec<String> {

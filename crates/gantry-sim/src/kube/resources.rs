@@ -8,7 +8,20 @@ pub enum Kind {
     Service,
     Event,
     ConfigMap,
+    Secret,
+    ServiceAccount,
     Job,
+    Deployment,
+    ReplicaSet,
+    Role,
+    RoleBinding,
+    ClusterRole,
+    ClusterRoleBinding,
+    SelfSubjectAccessReview,
+    SelfSubjectRulesReview,
+    SubjectAccessReview,
+    SelfSubjectReview,
+    TokenReview,
     Lease,
 }
 
@@ -37,6 +50,11 @@ const ALL_VERBS: &[&str] = &[
     "update",
     "watch",
 ];
+
+/// The reviews: asked by a create, answered, never stored.
+const CREATE_ONLY: &[&str] = &["create"];
+
+pub const RBAC_GROUP: &str = "rbac.authorization.k8s.io";
 
 pub const RESOURCES: &[ResourceType] = &[
     ResourceType {
@@ -77,7 +95,7 @@ pub const RESOURCES: &[ResourceType] = &[
         namespaced: true,
         short_names: &["po"],
         categories: &["all"],
-        subresources: &["status", "log"],
+        subresources: &["status", "log", "portforward"],
         verbs: ALL_VERBS,
     },
     ResourceType {
@@ -129,6 +147,32 @@ pub const RESOURCES: &[ResourceType] = &[
         verbs: ALL_VERBS,
     },
     ResourceType {
+        kind: Kind::Secret,
+        group: "",
+        version: "v1",
+        plural: "secrets",
+        singular: "secret",
+        kind_name: "Secret",
+        namespaced: true,
+        short_names: &[],
+        categories: &[],
+        subresources: &[],
+        verbs: ALL_VERBS,
+    },
+    ResourceType {
+        kind: Kind::ServiceAccount,
+        group: "",
+        version: "v1",
+        plural: "serviceaccounts",
+        singular: "serviceaccount",
+        kind_name: "ServiceAccount",
+        namespaced: true,
+        short_names: &["sa"],
+        categories: &[],
+        subresources: &["token"],
+        verbs: ALL_VERBS,
+    },
+    ResourceType {
         kind: Kind::Job,
         group: "batch",
         version: "v1",
@@ -140,6 +184,149 @@ pub const RESOURCES: &[ResourceType] = &[
         categories: &["all"],
         subresources: &["status"],
         verbs: ALL_VERBS,
+    },
+    ResourceType {
+        kind: Kind::Deployment,
+        group: "apps",
+        version: "v1",
+        plural: "deployments",
+        singular: "deployment",
+        kind_name: "Deployment",
+        namespaced: true,
+        short_names: &["deploy"],
+        categories: &["all"],
+        subresources: &["status", "scale"],
+        verbs: ALL_VERBS,
+    },
+    ResourceType {
+        kind: Kind::ReplicaSet,
+        group: "apps",
+        version: "v1",
+        plural: "replicasets",
+        singular: "replicaset",
+        kind_name: "ReplicaSet",
+        namespaced: true,
+        short_names: &["rs"],
+        categories: &["all"],
+        subresources: &["status", "scale"],
+        verbs: ALL_VERBS,
+    },
+    ResourceType {
+        kind: Kind::Role,
+        group: RBAC_GROUP,
+        version: "v1",
+        plural: "roles",
+        singular: "role",
+        kind_name: "Role",
+        namespaced: true,
+        short_names: &[],
+        categories: &[],
+        subresources: &[],
+        verbs: ALL_VERBS,
+    },
+    ResourceType {
+        kind: Kind::RoleBinding,
+        group: RBAC_GROUP,
+        version: "v1",
+        plural: "rolebindings",
+        singular: "rolebinding",
+        kind_name: "RoleBinding",
+        namespaced: true,
+        short_names: &[],
+        categories: &[],
+        subresources: &[],
+        verbs: ALL_VERBS,
+    },
+    ResourceType {
+        kind: Kind::ClusterRole,
+        group: RBAC_GROUP,
+        version: "v1",
+        plural: "clusterroles",
+        singular: "clusterrole",
+        kind_name: "ClusterRole",
+        namespaced: false,
+        short_names: &[],
+        categories: &[],
+        subresources: &[],
+        verbs: ALL_VERBS,
+    },
+    ResourceType {
+        kind: Kind::ClusterRoleBinding,
+        group: RBAC_GROUP,
+        version: "v1",
+        plural: "clusterrolebindings",
+        singular: "clusterrolebinding",
+        kind_name: "ClusterRoleBinding",
+        namespaced: false,
+        short_names: &[],
+        categories: &[],
+        subresources: &[],
+        verbs: ALL_VERBS,
+    },
+    ResourceType {
+        kind: Kind::SelfSubjectAccessReview,
+        group: "authorization.k8s.io",
+        version: "v1",
+        plural: "selfsubjectaccessreviews",
+        singular: "selfsubjectaccessreview",
+        kind_name: "SelfSubjectAccessReview",
+        namespaced: false,
+        short_names: &[],
+        categories: &[],
+        subresources: &[],
+        verbs: CREATE_ONLY,
+    },
+    ResourceType {
+        kind: Kind::SelfSubjectRulesReview,
+        group: "authorization.k8s.io",
+        version: "v1",
+        plural: "selfsubjectrulesreviews",
+        singular: "selfsubjectrulesreview",
+        kind_name: "SelfSubjectRulesReview",
+        namespaced: false,
+        short_names: &[],
+        categories: &[],
+        subresources: &[],
+        verbs: CREATE_ONLY,
+    },
+    ResourceType {
+        kind: Kind::SubjectAccessReview,
+        group: "authorization.k8s.io",
+        version: "v1",
+        plural: "subjectaccessreviews",
+        singular: "subjectaccessreview",
+        kind_name: "SubjectAccessReview",
+        namespaced: false,
+        short_names: &[],
+        categories: &[],
+        subresources: &[],
+        verbs: CREATE_ONLY,
+    },
+    ResourceType {
+        kind: Kind::SelfSubjectReview,
+        group: "authentication.k8s.io",
+        version: "v1",
+        plural: "selfsubjectreviews",
+        singular: "selfsubjectreview",
+        kind_name: "SelfSubjectReview",
+        namespaced: false,
+        short_names: &[],
+        categories: &[],
+        subresources: &[],
+        verbs: CREATE_ONLY,
+    },
+    ResourceType {
+        kind: Kind::TokenReview,
+        group: "authentication.k8s.io",
+        version: "v1",
+        plural: "tokenreviews",
+        singular: "tokenreview",
+        kind_name: "TokenReview",
+        namespaced: false,
+        short_names: &[],
+        categories: &[],
+        subresources: &[],
+        verbs: CREATE_ONLY,
     },
     ResourceType {
         kind: Kind::Lease,
@@ -173,9 +360,17 @@ impl Kind {
     }
 
     /// Whether a PUT of a name not stored creates it (`AllowCreateOnUpdate`): of the kinds
-    /// served, Leases (Events allow it too upstream; the simulator does not).
+    /// served, Leases and the RBAC kinds (`kubectl auth reconcile` relies on it; Events allow it
+    /// too upstream, the simulator does not).
     pub fn allows_create_on_update(self) -> bool {
-        self == Kind::Lease
+        matches!(
+            self,
+            Kind::Lease
+                | Kind::Role
+                | Kind::RoleBinding
+                | Kind::ClusterRole
+                | Kind::ClusterRoleBinding
+        )
     }
 }
 
@@ -186,6 +381,11 @@ impl ResourceType {
         } else {
             format!("{}/{}", self.group, self.version)
         }
+    }
+
+    /// Whether requests create answers rather than objects (the access and token reviews).
+    pub fn is_review(&self) -> bool {
+        self.verbs == CREATE_ONLY
     }
 
     pub fn find(group: &str, version: &str, plural: &str) -> Option<&'static ResourceType> {
@@ -200,7 +400,13 @@ impl ResourceType {
             .filter(|r| !r.group.is_empty())
             .map(|r| (r.group, r.version))
             .collect();
-        groups.dedup();
+        // Kinds of one group need not be next to each other: keep each group once, in order.
+        let mut seen = Vec::new();
+        groups.retain(|g| {
+            let new = !seen.contains(g);
+            seen.push(*g);
+            new
+        });
         groups
     }
 }

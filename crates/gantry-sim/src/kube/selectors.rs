@@ -155,6 +155,34 @@ impl LabelSelector {
     }
 }
 
+/// `labels.Selector.String()`: the requirements sorted by key, as a `labelSelector` parameter
+/// spells them (a Scale's `status.selector`).
+impl std::fmt::Display for LabelSelector {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let mut parts: Vec<(&str, String)> = self
+            .0
+            .iter()
+            .map(|r| match r {
+                Requirement::Equals(k, v) => (k.as_str(), format!("{k}={v}")),
+                Requirement::NotEquals(k, v) => (k.as_str(), format!("{k}!={v}")),
+                Requirement::In(k, vs) => (k.as_str(), format!("{k} in ({})", sorted(vs))),
+                Requirement::NotIn(k, vs) => (k.as_str(), format!("{k} notin ({})", sorted(vs))),
+                Requirement::Exists(k) => (k.as_str(), k.clone()),
+                Requirement::NotExists(k) => (k.as_str(), format!("!{k}")),
+            })
+            .collect();
+        parts.sort_by(|a, b| a.0.cmp(b.0));
+        let joined: Vec<String> = parts.into_iter().map(|(_, p)| p).collect();
+        f.write_str(&joined.join(","))
+    }
+}
+
+fn sorted(values: &[String]) -> String {
+    let mut values = values.to_vec();
+    values.sort();
+    values.join(",")
+}
+
 /// A parsed `fieldSelector`: `path=value`, `path==value` or `path!=value`, comma-separated.
 /// Paths are the object's own field paths (`metadata.name`, `status.phase`, `involvedObject.uid`).
 #[derive(Debug, Clone, Default, PartialEq)]

@@ -23,6 +23,11 @@ fn bind(addr: SocketAddr) -> std::io::Result<TcpListener> {
     socket.listen(1024)
 }
 
+/// One incarnation of the API server, in every request's extensions: what a connection the
+/// handler takes over (a port-forward) ends with, as every connection ends when it goes down.
+#[derive(Debug, Clone)]
+pub struct Incarnation(pub CancellationToken);
+
 /// Whether the API server is serving, and how many times it has come up.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Availability {
@@ -120,6 +125,7 @@ async fn serve(
     cancel: CancellationToken,
 ) {
     let acceptor = TlsAcceptor::from(tls);
+    let router = router.layer(axum::Extension(Incarnation(cancel.clone())));
     loop {
         let (tcp, _) = tokio::select! {
             _ = cancel.cancelled() => return,

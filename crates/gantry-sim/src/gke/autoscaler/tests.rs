@@ -31,6 +31,7 @@ fn shared(faults: Vec<Fault>) -> SimShared {
         auth: TokenAuthority::new(None).unwrap(),
         ca: Arc::new(CertificateAuthority::generate().unwrap()),
         replay_dir: None,
+        run_images: Default::default(),
     }
 }
 

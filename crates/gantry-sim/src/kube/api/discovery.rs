@@ -86,6 +86,38 @@ pub fn group(name: &str, metrics: bool) -> Response {
     }
 }
 
+/// A subresource's entry; those of another kind name its group and version.
+fn subresource(r: &ResourceType, sub: &str) -> Value {
+    let (kind, group_version, verbs): (&str, Option<(&str, &str)>, &[&str]) = match sub {
+        "log" => (r.kind_name, None, &["get"]),
+        "token" => (
+            "TokenRequest",
+            Some(("authentication.k8s.io", "v1")),
+            &["create"],
+        ),
+        "scale" => (
+            "Scale",
+            Some(("autoscaling", "v1")),
+            &["get", "patch", "update"],
+        ),
+        // A connect subresource: its kind is its options' (as kube-apiserver lists it).
+        "portforward" => ("PodPortForwardOptions", None, &["create", "get"]),
+        _ => (r.kind_name, None, &["get", "patch", "update"]),
+    };
+    let mut entry = json!({
+        "name": format!("{}/{sub}", r.plural),
+        "singularName": "",
+        "namespaced": r.namespaced,
+        "kind": kind,
+        "verbs": verbs,
+    });
+    if let Some((group, version)) = group_version {
+        entry["group"] = json!(group);
+        entry["version"] = json!(version);
+    }
+    entry
+}
+
 pub fn resources(group: &str, version: &str) -> Response {
     let mut list = Vec::new();
     for r in RESOURCES
@@ -108,18 +140,7 @@ pub fn resources(group: &str, version: &str) -> Response {
         }
         list.push(entry);
         for sub in r.subresources {
-            let verbs: &[&str] = if *sub == "log" {
-                &["get"]
-            } else {
-                &["get", "patch", "update"]
-            };
-            list.push(json!({
-                "name": format!("{}/{sub}", r.plural),
-                "singularName": "",
-                "namespaced": r.namespaced,
-                "kind": r.kind_name,
-                "verbs": verbs,
-            }));
+            list.push(subresource(r, sub));
         }
     }
     if list.is_empty() {

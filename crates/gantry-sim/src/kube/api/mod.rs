@@ -1,5 +1,9 @@
 //! Routing of the Kubernetes REST paths to discovery, objects, watches and logs.
 
+mod access;
+#[cfg(test)]
+mod access_tests;
+mod computed;
 mod discovery;
 mod json_body;
 #[cfg(test)]
@@ -11,8 +15,13 @@ mod metrics;
 mod objects;
 mod openapi;
 mod patch;
+mod protobuf;
+mod request_info;
+mod reviews;
+mod scale;
 mod stream_body;
 pub mod table;
+mod token_request;
 mod watch;
 
 use std::collections::HashMap;
@@ -26,10 +35,13 @@ use http::{HeaderMap, Method, StatusCode, Uri};
 
 use super::cluster::ClusterState;
 use super::errors::ApiError;
-use super::resources::ResourceType;
+use super::identity::UserInfo;
+use super::resources::{Kind, ResourceType};
 use crate::http_faults::{ErrorShape, Gate, gate};
 
-struct KubeErrors;
+struct KubeErrors {
+    state: Arc<ClusterState>,
+}
 
 impl ErrorShape for KubeErrors {
     fn error(&self, status: StatusCode, message: &str) -> Response {
@@ -45,16 +57,34 @@ impl ErrorShape for KubeErrors {
     fn is_public(&self, path: &str) -> bool {
         matches!(path, "/version" | "/healthz" | "/livez" | "/readyz")
     }
+
+    /// The cluster's ServiceAccount tokens.
+    fn authenticate(&self, request: &mut axum::extract::Request) -> bool {
+        let authorization = request
+            .headers()
+            .get(http::header::AUTHORIZATION)
+            .and_then(|v| v.to_str().ok());
+        match self.state.authenticate_bearer(authorization) {
+            Some(user) => {
+                request.extensions_mut().insert(user);
+                true
+            }
+            None => false,
+        }
+    }
 }
 
 pub fn router(state: Arc<ClusterState>) -> Router {
     let gate_state = Gate {
         shared: state.shared.clone(),
-        shape: Arc::new(KubeErrors),
+        shape: Arc::new(KubeErrors {
+            state: state.clone(),
+        }),
     };
     Router::new()
         .fallback(dispatch)
-        .with_state(state)
+        .with_state(state.clone())
+        .layer(axum::middleware::from_fn_with_state(state, access::guard))
         .layer(axum::middleware::from_fn_with_state(gate_state, gate))
 }
 
@@ -71,12 +101,16 @@ pub struct Target {
 
 pub type Params = HashMap<String, String>;
 
+// An axum handler: each argument is one part of the request it is given.
+#[allow(clippy::too_many_arguments)]
 async fn dispatch(
     State(state): State<Arc<ClusterState>>,
     method: Method,
     uri: Uri,
     headers: HeaderMap,
     Query(params): Query<Params>,
+    upgrade: super::portforward::Upgrade,
+    caller: Option<axum::Extension<UserInfo>>,
     body: Bytes,
 ) -> Response {
     let path = uri.path().trim_matches('/');
@@ -110,7 +144,18 @@ async fn dispatch(
             .into_response();
         }
     };
-    let result = route(&state, &method, &target, &headers, &params, body).await;
+    let content_type = headers
+        .get(http::header::CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok());
+    let body = match protobuf::json_body(content_type, body) {
+        Ok(body) => body,
+        Err(e) => return e.into_response(),
+    };
+    let caller = caller.map_or_else(UserInfo::anonymous, |axum::Extension(user)| user);
+    if let Some(answer) = computed::serve(&state, &method, &target, &caller, &headers, &body) {
+        return answer;
+    }
+    let result = route(&state, &method, &target, &headers, &params, body, upgrade).await;
     result.unwrap_or_else(IntoResponse::into_response)
 }
 
@@ -161,9 +206,18 @@ async fn route(
     headers: &HeaderMap,
     params: &Params,
     body: Bytes,
+    upgrade: super::portforward::Upgrade,
 ) -> Result<Response, ApiError> {
     let wants_table = table::wants_table(headers);
     match (method, &target.name, target.subresource.as_deref()) {
+        (&Method::GET | &Method::POST, Some(name), Some("portforward"))
+            if target.resource.kind == Kind::Pod =>
+        {
+            let namespace = target.namespace.as_deref().unwrap_or_default();
+            Ok(super::portforward::serve(
+                state, namespace, name, headers, params, upgrade,
+            ))
+        }
         (&Method::GET, None, _) if is_watch(target, params) => {
             watch::serve(state, target, params, wants_table)
         }

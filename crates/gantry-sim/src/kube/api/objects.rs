@@ -269,6 +269,8 @@ fn keep_server_fields(
                     next["metadata"]["generation"] = json!(generation);
                 }
             }
+            crate::kube::apps::admit_update(kind, current, next)?;
+            crate::kube::rbac::admit_update(kind, current, next)?;
             if kind == Kind::Pod && current["spec"]["containers"] != next["spec"]["containers"] {
                 let same_but_images = current["spec"]["containers"].as_array().map(Vec::len)
                     == next["spec"]["containers"].as_array().map(Vec::len);

@@ -61,7 +61,7 @@ fn document(group: &str, version: &str) -> Value {
     let mut paths = Map::new();
     for r in RESOURCES
         .iter()
-        .filter(|r| r.group == group && r.version == version)
+        .filter(|r| r.group == group && r.version == version && !r.is_review())
     {
         let prefix = if group.is_empty() {
             format!("/api/{version}")

@@ -1,5 +1,7 @@
 //! The garbage collector and namespace controller: dependents follow their owner (Background and
-//! Foreground propagation), and a deleted namespace empties before it goes.
+//! Foreground propagation) once no other owner of theirs is left, as the real collector's
+//! `attemptToDeleteItem` decides (a dependent with an owner still alive only loses its reference
+//! to the one gone), and a deleted namespace empties before it goes.
 
 use std::sync::Arc;
 
@@ -75,10 +77,32 @@ fn delete_dependents(state: &Arc<ClusterState>, owner_uid: &str) {
         ..Default::default()
     };
     for (kind, dep) in lifecycle::dependents(state, owner_uid) {
-        if !meta::is_deleting(&dep) {
+        if meta::is_deleting(&dep) {
+            continue;
+        }
+        let others_alive = meta::owner_uids(&dep)
+            .into_iter()
+            .any(|uid| uid != owner_uid && owner_alive(state, uid));
+        if others_alive {
+            let _ = state
+                .store
+                .update(kind, meta::namespace(&dep), meta::name(&dep), |o| {
+                    if let Some(refs) = o["metadata"]["ownerReferences"].as_array_mut() {
+                        refs.retain(|r| r["uid"].as_str() != Some(owner_uid));
+                    }
+                });
+        } else {
             let _ = lifecycle::delete(state, kind, meta::namespace(&dep), meta::name(&dep), &opts);
         }
     }
+}
+
+/// Whether an object with this uid exists and is not being deleted (a "solid" owner).
+fn owner_alive(state: &ClusterState, uid: &str) -> bool {
+    RESOURCES.iter().any(|r| {
+        let (found, _) = state.store.list(r.kind, None, |o| meta::uid(o) == uid);
+        found.iter().any(|o| !meta::is_deleting(o))
+    })
 }
 
 fn has_finalizer(obj: &Value, f: &str) -> bool {

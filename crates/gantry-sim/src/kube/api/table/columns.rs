@@ -5,15 +5,15 @@ use serde_json::{Value, json};
 
 use crate::kube::resources::Kind;
 
-struct Column {
-    name: &'static str,
-    kind: &'static str,
-    format: &'static str,
-    description: &'static str,
-    priority: u8,
+pub(super) struct Column {
+    pub(super) name: &'static str,
+    pub(super) kind: &'static str,
+    pub(super) format: &'static str,
+    pub(super) description: &'static str,
+    pub(super) priority: u8,
 }
 
-const fn col(name: &'static str, description: &'static str) -> Column {
+pub(super) const fn col(name: &'static str, description: &'static str) -> Column {
     Column {
         name,
         kind: "string",
@@ -23,7 +23,7 @@ const fn col(name: &'static str, description: &'static str) -> Column {
     }
 }
 
-const fn wide(name: &'static str, description: &'static str) -> Column {
+pub(super) const fn wide(name: &'static str, description: &'static str) -> Column {
     Column {
         name,
         kind: "string",
@@ -33,19 +33,19 @@ const fn wide(name: &'static str, description: &'static str) -> Column {
     }
 }
 
-const NAME: Column = Column {
+pub(super) const NAME: Column = Column {
     name: "Name",
     kind: "string",
     format: "name",
     description: NAME_DESC,
     priority: 0,
 };
-const AGE: Column = col("Age", CREATION_DESC);
+pub(super) const AGE: Column = col("Age", CREATION_DESC);
 
 const NAME_DESC: &str = "Name must be unique within a namespace. Is required when creating resources, although some resources may allow a client to request the generation of an appropriate name automatically. Name is primarily intended for creation idempotence and configuration definition. Cannot be updated. More info: https://kubernetes.io/docs/concepts/overview/working-with-objects/names#names";
 const CREATION_DESC: &str = "CreationTimestamp is a timestamp representing the server time when this object was created. It is not guaranteed to be set in happens-before order across separate operations. Clients may not set this value. It is represented in RFC3339 form and is in UTC.\n\nPopulated by the system. Read-only. Null for lists. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#metadata";
-const CONTAINERS_DESC: &str = "Names of each container in the template.";
-const IMAGES_DESC: &str = "Images referenced by each container in the template.";
+pub(super) const CONTAINERS_DESC: &str = "Names of each container in the template.";
+pub(super) const IMAGES_DESC: &str = "Images referenced by each container in the template.";
 const NODE_ADDRESSES_DESC: &str = "List of addresses reachable to the node. Queried from cloud provider, if available. More info: https://kubernetes.io/docs/reference/node/node-status/#addresses";
 
 const POD_COLUMNS: &[Column] = &[
@@ -196,6 +196,19 @@ const CONFIGMAP_COLUMNS: &[Column] = &[
     AGE,
 ];
 
+const SECRET_COLUMNS: &[Column] = &[
+    NAME,
+    col(
+        "Type",
+        "Used to facilitate programmatic handling of secret data. More info: https://kubernetes.io/docs/concepts/configuration/secret/#secret-types",
+    ),
+    col(
+        "Data",
+        "Data contains the secret data. Each key must consist of alphanumeric characters, '-', '_' or '.'. The serialized form of the secret data is a base64 encoded string, representing the arbitrary (possibly non-string) data value here. Described in https://tools.ietf.org/html/rfc4648#section-4",
+    ),
+    AGE,
+];
+
 const LEASE_COLUMNS: &[Column] = &[
     NAME,
     col(
@@ -206,8 +219,7 @@ const LEASE_COLUMNS: &[Column] = &[
 ];
 
 /// The default table convertor's columns (`k8s.io/apiserver/pkg/registry/rest/table.go`), for
-/// kinds without a printer. Every served kind has one today, so only the tests reach it.
-#[allow(dead_code)]
+/// kinds without a printer (Roles, ClusterRoles).
 const DEFAULT_COLUMNS: &[Column] = &[
     NAME,
     Column {
@@ -228,7 +240,14 @@ fn columns_of(kind: Kind) -> &'static [Column] {
         Kind::Event => EVENT_COLUMNS,
         Kind::Namespace => NAMESPACE_COLUMNS,
         Kind::ConfigMap => CONFIGMAP_COLUMNS,
+        Kind::Secret => SECRET_COLUMNS,
         Kind::Lease => LEASE_COLUMNS,
+        Kind::ServiceAccount => super::rbac_columns::SERVICE_ACCOUNT_COLUMNS,
+        Kind::Deployment => super::apps_columns::DEPLOYMENT_COLUMNS,
+        Kind::ReplicaSet => super::apps_columns::REPLICA_SET_COLUMNS,
+        Kind::RoleBinding => super::rbac_columns::ROLE_BINDING_COLUMNS,
+        Kind::ClusterRoleBinding => super::rbac_columns::CLUSTER_ROLE_BINDING_COLUMNS,
+        _ => DEFAULT_COLUMNS,
     }
 }
 

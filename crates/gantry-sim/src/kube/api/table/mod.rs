@@ -7,9 +7,11 @@
 //! `Name`, `Created At` columns. Content negotiation decides whether a Table is wanted
 //! (`negotiation`), `columns` says what each kind's table has, `cells` fills its rows.
 
+mod apps_columns;
 mod cells;
 mod columns;
 mod negotiation;
+mod rbac_columns;
 
 use jiff::Timestamp;
 use serde_json::{Map, Value, json};
@@ -184,6 +186,7 @@ mod tests {
             Kind::Event,
             Kind::Namespace,
             Kind::ConfigMap,
+            Kind::Secret,
             Kind::Lease,
         ] {
             let t = table(

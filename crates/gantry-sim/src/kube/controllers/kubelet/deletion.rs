@@ -23,17 +23,24 @@ pub(super) async fn stop_for_deletion(ctx: &PodCtx) {
         .unwrap_or(30);
     let was_running = pod.pointer("/status/phase").and_then(Value::as_str) == Some("Running");
     if was_running {
-        ctx.event(
-            EventType::Normal,
-            "Killing",
-            &format!(
-                "Stopping container {}",
-                pod.pointer("/spec/containers/0/name")
-                    .and_then(Value::as_str)
-                    .unwrap_or_default()
-            ),
-            "kubelet",
-        );
+        // A process container reported its own stop (it took its grace period to end).
+        let still_running = pod
+            .pointer("/status/containerStatuses")
+            .and_then(Value::as_array)
+            .into_iter()
+            .flatten()
+            .find(|c| c.pointer("/state/running").is_some());
+        if let Some(container) = still_running {
+            ctx.event(
+                EventType::Normal,
+                "Killing",
+                &format!(
+                    "Stopping container {}",
+                    container["name"].as_str().unwrap_or_default()
+                ),
+                "kubelet",
+            );
+        }
         ctx.update(|p| {
             if let Some(list) = p["status"]["containerStatuses"].as_array_mut() {
                 for c in list {

@@ -29,7 +29,7 @@ pub(super) fn resolve_env(container: &Value, pod: &Value) -> HashMap<String, Str
     env
 }
 
-fn field_path(pod: &Value, path: &str) -> String {
+pub(super) fn field_path(pod: &Value, path: &str) -> String {
     let bracketed = |prefix: &str| {
         path.strip_prefix(prefix)
             .and_then(|r| r.strip_suffix("']"))

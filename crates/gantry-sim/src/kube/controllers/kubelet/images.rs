@@ -197,6 +197,7 @@ mod tests {
             auth: crate::auth::TokenAuthority::new(None).unwrap(),
             ca: Arc::new(crate::tls::CertificateAuthority::generate().unwrap()),
             replay_dir: None,
+            run_images: Default::default(),
         };
         let spec = ClusterSpec::seed("p", "us-central1-a", "c");
         ClusterRuntime::start(spec, shared, 0).await.unwrap()

@@ -1,6 +1,7 @@
 //! The scheduler and kubelet stand-in: every new pod gets a task that places it on a node
 //! (`scheduling`), pulls its images (`images`), runs the simulated workload in each container
-//! (`containers`) and reports it all as the kubelet does (status and events). A pod being
+//! (`containers`), or a local process where `--run-image` maps the image (`process`), and
+//! reports it all as the kubelet does (status and events). A pod being
 //! deleted is stopped, then removed (`deletion`); the pods of a node that shuts down are killed
 //! (`shutdown`). This file follows the store and keeps one task per live pod.
 
@@ -10,6 +11,7 @@ mod deletion;
 mod env;
 mod images;
 mod pod;
+mod process;
 mod scheduling;
 mod shutdown;
 

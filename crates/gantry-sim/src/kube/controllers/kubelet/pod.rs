@@ -4,10 +4,13 @@
 use serde_json::{Value, json};
 use std::time::Duration;
 
+use futures::future::BoxFuture;
+
 use super::containers::run_container;
 use super::context::PodCtx;
 use super::images::pull_image;
 use super::is_terminal;
+use super::process::{self, Sandbox};
 use super::scheduling::schedule;
 use super::shutdown;
 use crate::kube::meta;
@@ -32,7 +35,10 @@ pub(super) async fn lifecycle(ctx: &PodCtx) -> bool {
         .cloned()
         .unwrap_or_default();
     let host_ip = node_ip(ctx, &node);
-    let pod_ip = format!("10.4.{}.{}", rand_byte(), rand_byte().max(2));
+    let executables: Vec<_> = containers
+        .iter()
+        .map(|c| process::executable_for(ctx, c))
+        .collect();
     let now = meta::now();
     let mut views: Vec<ContainerView> = containers
         .iter()
@@ -68,6 +74,19 @@ pub(super) async fn lifecycle(ctx: &PodCtx) -> bool {
         );
         set_containers(p, &views);
     });
+    // A pod with a container run as a process gets its volumes and address first.
+    let sandbox = if executables.iter().any(Option::is_some) {
+        let Some(sandbox) = Sandbox::prepare(ctx, &node).await else {
+            return false;
+        };
+        Some(sandbox)
+    } else {
+        None
+    };
+    let pod_ip = match &sandbox {
+        Some(sandbox) => sandbox.ip.to_string(),
+        None => format!("10.4.{}.{}", rand_byte(), rand_byte().max(2)),
+    };
     if !ctx.wait(Duration::from_secs(1), Duration::ZERO).await {
         return false;
     }
@@ -81,21 +100,32 @@ pub(super) async fn lifecycle(ctx: &PodCtx) -> bool {
     let restart_on_failure =
         pod.pointer("/spec/restartPolicy").and_then(Value::as_str) == Some("OnFailure");
     let ordinal = next_ordinal(ctx, &pod);
-    let mut tasks = Vec::new();
+    let mut tasks: Vec<BoxFuture<'_, Option<i32>>> = Vec::new();
     for (i, c) in containers.iter().enumerate() {
-        tasks.push(run_container(
-            ctx,
-            c.clone(),
-            i,
-            ordinal,
-            restart_on_failure,
-        ));
+        match (&sandbox, &executables[i]) {
+            (Some(sandbox), Some(executable)) => tasks.push(Box::pin(process::run_container(
+                ctx,
+                sandbox,
+                c.clone(),
+                i,
+                executable.clone(),
+            ))),
+            _ => tasks.push(Box::pin(run_container(
+                ctx,
+                c.clone(),
+                i,
+                ordinal,
+                restart_on_failure,
+            ))),
+        }
     }
     ctx.update(|p| {
         p["status"]["podIP"] = json!(pod_ip);
         p["status"]["podIPs"] = json!([{"ip": pod_ip}]);
     });
     let results = futures::future::join_all(tasks).await;
+    // The containers are done: the sandbox goes (address, directory, metadata server).
+    drop(sandbox);
     if results.iter().any(Option::is_none) {
         return false;
     }

@@ -4,6 +4,7 @@
 
 mod age;
 mod configmap;
+mod deployment;
 mod event;
 mod job;
 mod labels;
@@ -11,7 +12,11 @@ mod lease;
 mod namespace;
 mod node;
 mod pod;
+mod replicaset;
+mod rolebinding;
+mod secret;
 mod service;
+mod serviceaccount;
 
 use jiff::Timestamp;
 use serde_json::Value;
@@ -29,13 +34,18 @@ pub(super) fn cells(kind: Kind, obj: &Value, now: Timestamp) -> (Vec<Value>, Opt
         Kind::Event => (event::cells(obj, now), None),
         Kind::Namespace => (namespace::cells(obj, now), None),
         Kind::ConfigMap => (configmap::cells(obj, now), None),
+        Kind::Secret => (secret::cells(obj, now), None),
         Kind::Lease => (lease::cells(obj, now), None),
+        Kind::ServiceAccount => (serviceaccount::cells(obj, now), None),
+        Kind::Deployment => (deployment::cells(obj, now), None),
+        Kind::ReplicaSet => (replicaset::cells(obj, now), None),
+        Kind::RoleBinding | Kind::ClusterRoleBinding => (rolebinding::cells(obj, now), None),
+        _ => (default_cells(obj), None),
     }
 }
 
 /// The default convertor's cells (`k8s.io/apiserver/pkg/registry/rest/table.go`): name and
-/// creation time in RFC 3339 (UTC). Every served kind has a printer, so only tests reach it.
-#[cfg(test)]
+/// creation time in RFC 3339 (UTC), for kinds without a printer (Roles, ClusterRoles).
 fn default_cells(obj: &Value) -> Vec<Value> {
     let created = timestamp(&obj["metadata"]["creationTimestamp"]).map_or_else(
         || "0001-01-01T00:00:00Z".to_string(),
