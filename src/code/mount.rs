@@ -11,7 +11,7 @@ use std::collections::BTreeMap;
 
 use k8s_openapi::ByteString;
 use k8s_openapi::api::batch::v1::Job;
-use k8s_openapi::api::core::v1::{ConfigMap, Container, PodSpec, Volume, VolumeMount};
+use k8s_openapi::api::core::v1::{ConfigMap, Container, EnvVar, PodSpec, Volume, VolumeMount};
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::OwnerReference;
 use kube::api::ObjectMeta;
 use serde_json::json;
@@ -28,6 +28,8 @@ const ARCHIVE_VOLUME: &str = "gantry-code-archive";
 const WORKDIR_VOLUME: &str = "gantry-code";
 /// The init container that unpacks the code.
 pub const UNPACK_CONTAINER: &str = "gantry-code";
+/// Set on the training container (unless set already): Python writes each line as it prints it.
+const UNBUFFERED: &str = "PYTHONUNBUFFERED";
 /// On a Job created suspended until its code is there; gone when it is released.
 pub const AWAITING: &str = "gantry.dev/awaiting-code";
 
@@ -78,6 +80,16 @@ pub fn attach(job: &mut Job, attempt: &str, record: &CodeRecord) {
         init.insert(0, unpack);
         if let Some(training) = pod.containers.first_mut() {
             training.working_dir = Some(WORKDIR.into());
+            // Python holds its output back when it is not a terminal: the log, the metrics and
+            // the stall watch would see a line only at the end.
+            let env = training.env.get_or_insert_with(Vec::new);
+            if !env.iter().any(|e| e.name == UNBUFFERED) {
+                env.push(EnvVar {
+                    name: UNBUFFERED.into(),
+                    value: Some("1".into()),
+                    value_from: None,
+                });
+            }
             let mounts = training.volume_mounts.get_or_insert_with(Vec::new);
             mounts.retain(|m| m.name != WORKDIR_VOLUME);
             mounts.push(mount(WORKDIR_VOLUME, WORKDIR, false));
@@ -255,6 +267,10 @@ mod tests {
         assert_eq!(trainer["workingDir"], WORKDIR);
         assert_eq!(trainer["volumeMounts"][0]["mountPath"], WORKDIR);
         assert_eq!(trainer["command"], json!(["python3", "train.py"]));
+        assert_eq!(
+            trainer["env"],
+            json!([{"name": "PYTHONUNBUFFERED", "value": "1"}])
+        );
         assert_eq!(record_of(&j), Some(record()));
         assert!(awaiting(&j));
     }

@@ -62,6 +62,7 @@ pub async fn run(cli: Cli) -> Result<i32> {
                 &cli.faults,
                 cli.replay_dir.as_deref(),
                 &cli.run_images,
+                cli.run_code,
             );
             return sim::run(&args, options).await;
         }

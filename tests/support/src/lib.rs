@@ -204,6 +204,7 @@ pub fn engine_options(
         faults: Vec::new(),
         replay_dir: None,
         run_images: Vec::new(),
+        run_code: false,
         read_only: false,
         logs_root: Some(logs_root.to_path_buf()),
         audit_file: Some(logs_root.join("audit.jsonl")),
