@@ -6,6 +6,7 @@
 
 mod launch;
 mod refusals;
+mod run_code;
 
 use std::path::Path;
 use std::process::Command;

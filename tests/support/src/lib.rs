@@ -117,12 +117,18 @@ pub struct CliEnv {
 
 impl CliEnv {
     pub async fn start() -> CliEnv {
+        Self::start_with(SimOptions::default()).await
+    }
+
+    /// With `options` for the simulator (its time scale, cluster and state directory are the
+    /// environment's own).
+    pub async fn start_with(options: SimOptions) -> CliEnv {
         let home = tempfile::tempdir().unwrap();
         let cloud = cloud_with(SimOptions {
             time_scale: 0.01,
             clusters: vec![CLUSTER.into()],
             state_dir: Some(home.path().join("sim")),
-            ..Default::default()
+            ..options
         })
         .await;
         CliEnv {
