@@ -22,9 +22,8 @@ elif world > 1:
         except OSError:
             time.sleep(0.1)
 
-loss = 2.5 - 0.1 * rank
 for step in range(1, steps + 1):
-    loss *= 0.9
+    loss = 0.1 + (2.4 - 0.1 * rank) * 0.97**step
     print(f"step={step} loss={loss:.4f}", flush=True)
     if step == fail_at:
         sys.exit(3)
