@@ -83,6 +83,13 @@ async fn code_goes_without_its_ignored_file_is_recorded_and_a_retry_runs_the_sam
         code["commit"].is_null() && code["dirty"].is_null(),
         "{code}"
     );
+    let text_status = e.gantry(&["status"]).await;
+    let said = text(&text_status.stdout);
+    let short = &expected.digest["sha256:".len().."sha256:".len() + 12];
+    assert!(
+        said.contains(&format!("\n    code {short} · 2 files · ")),
+        "the code under its attempt: {said}"
+    );
 
     // train.py changes; the retry runs the code of the attempt it follows.
     std::fs::write(src.join("train.py"), "print('changed')\n").unwrap();
