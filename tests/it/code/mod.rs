@@ -5,6 +5,7 @@
 //! made.
 
 mod launch;
+mod recovery;
 mod refusals;
 mod run_code;
 
