@@ -60,8 +60,7 @@ pub fn extract_of(command: &[String]) -> Option<Result<Extract, String>> {
         };
         first = false;
         if let Some(letters) = cluster {
-            let mut chars = letters.char_indices();
-            while let Some((at, c)) = chars.next() {
+            for (at, c) in letters.char_indices() {
                 match c {
                     'x' => extract = true,
                     'v' | 'o' | 'p' | 'm' => {}
