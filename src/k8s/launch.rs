@@ -194,13 +194,11 @@ pub async fn next_from(
 ) -> Result<Launched, K8sError> {
     let attempt = attempt_of(&previous.metadata).unwrap_or(1) + 1;
     let mut job = manifest::next_attempt(previous, &cfg.name, attempt, overrides)?;
-    let code = match crate::code::mount::follow(
-        &mut job,
-        previous,
-        &labels::attempt_name(&cfg.name, attempt),
-    ) {
-        true => Some(super::code::archive_of(client, previous).await?),
-        false => None,
+    let next_name = labels::attempt_name(&cfg.name, attempt);
+    let code = if crate::code::mount::follow(&mut job, previous, &next_name) {
+        Some(super::code::archive_of(client, previous).await?)
+    } else {
+        None
     };
     Run::next(
         Run::of(&previous.metadata).as_ref(),

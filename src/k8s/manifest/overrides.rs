@@ -106,6 +106,9 @@ pub fn next_attempt(
     // Fields the API server and Job controller filled in for the old Job.
     spec.selector = None;
     spec.manual_selector = None;
+    // The new attempt runs, though the one it follows was suspended (a run Gantry ended, an
+    // attempt a recovery replaced, one still waiting for its code).
+    spec.suspend = None;
     let template_labels = spec.template.metadata.get_or_insert_with(Default::default);
     let labels = template_labels.labels.get_or_insert_with(Default::default);
     labels.retain(|k, _| {
