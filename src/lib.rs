@@ -28,6 +28,7 @@ pub mod serve;
 pub mod settings;
 #[cfg(feature = "sim")]
 pub use gantry_sim as sim;
+pub mod health;
 pub mod simulated;
 pub mod tui;
 pub mod ui;

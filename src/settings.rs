@@ -37,11 +37,16 @@ pub struct Settings {
     pub max_fps: Option<u32>,
     /// Gantry's own log (default: the state directory's `gantry.log`).
     pub log_file: Option<PathBuf>,
+    /// In the cluster: the settings a newer Gantry carried that this one does not know.
+    pub ignored: Vec<String>,
 }
 
 impl Settings {
     /// Reads the config once and settles every setting that both it and a flag can give.
     pub fn resolve(asked: Asked) -> Result<Settings, ConfigError> {
+        if asked.session.in_cluster {
+            return Settings::in_cluster(asked);
+        }
         let mut config = load_config(&asked.session.target)?;
         asked.launch.apply(&mut config.job);
         config.validate().map_err(|message| ConfigError::Invalid {
@@ -80,6 +85,23 @@ impl Settings {
             session,
             config,
             log_file: asked.log_file,
+            ignored: Vec::new(),
+        })
+    }
+
+    /// The watcher's settings: those `gantry watcher install` carried into the cluster (the
+    /// config resolved on the installer's machine, its secrets from the pod's Secret), read as
+    /// far as this Gantry knows them.
+    fn in_cluster(asked: Asked) -> Result<Settings, ConfigError> {
+        let (config, ignored) = crate::watcher::inside::load()?;
+        let mut session = asked.session;
+        session.read_only |= config.read_only;
+        Ok(Settings {
+            max_fps: asked.max_fps.or(config.max_fps),
+            session,
+            config,
+            log_file: asked.log_file,
+            ignored,
         })
     }
 

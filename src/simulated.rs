@@ -14,6 +14,23 @@ pub use gantry_sim::kube::process::RunImage;
 #[cfg(feature = "sim")]
 pub use gantry_sim::{SimCloud, SimOptions};
 
+/// The `--run-image` rules, then Gantry's own: an image whose repository ends in `/gantry`
+/// (the watcher's, whatever its registry and tag) runs as this very executable, so the
+/// watcher's pod on the simulated cluster is this build as a real process.
+#[cfg(feature = "sim")]
+pub fn with_own_image(mut images: Vec<RunImage>) -> Vec<RunImage> {
+    let Ok(executable) = std::env::current_exe() else {
+        return images;
+    };
+    for pattern in ["*/gantry", "*/gantry:*", "*/gantry@*"] {
+        images.push(RunImage {
+            pattern: pattern.to_string(),
+            executable: executable.clone(),
+        });
+    }
+    images
+}
+
 /// The faults `--fault` takes: none in a binary without the simulated cloud.
 #[cfg(not(feature = "sim"))]
 pub const FAULT_NAMES: &str = "none (built without the simulated cloud)";

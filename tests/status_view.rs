@@ -22,6 +22,7 @@ fn job(attempts: Vec<AttemptStatus>) -> JobStatus {
         recoveries: None,
         recoverer: None,
         recoverer_silent: false,
+        watcher: None,
         error: None,
     }
 }

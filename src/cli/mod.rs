@@ -56,6 +56,12 @@ pub struct Cli {
     #[arg(long, global = true, value_name = "DIR", value_parser = parse_replay_dir)]
     pub replay_dir: Option<PathBuf>,
 
+    /// Run as Gantry's watcher in a pod of the cluster (`gantry watcher install` makes it so):
+    /// Kubernetes through the pod's ServiceAccount, Google through the metadata server, the
+    /// settings from the file GANTRY_WATCHER_CONFIG names.
+    #[arg(long, global = true)]
+    pub in_cluster: bool,
+
     /// With --sim or `gantry sim`: containers whose image matches PATTERN (`*` is any
     /// characters) run as local processes of EXECUTABLE, which stands for the image's
     /// entrypoint (a program on PATH, or a path). Repeatable; the first match wins.
@@ -175,7 +181,29 @@ impl Cli {
                     .into(),
             );
         }
-        self.misplaced_job_flags()
+        self.misplaced_in_cluster()
+            .or_else(|| self.misplaced_job_flags())
+    }
+
+    /// `--in-cluster` runs the watcher's engine in its pod, with the pod's settings and
+    /// credentials: nothing else, and no local settings beside it.
+    fn misplaced_in_cluster(&self) -> Option<String> {
+        if !self.in_cluster {
+            return None;
+        }
+        if !matches!(
+            self.command,
+            Some(Subcommand::Watch(_) | Subcommand::Serve(_))
+        ) {
+            return Some(
+                "--in-cluster runs `gantry watch` or `gantry serve` in the watcher's pod (`gantry watcher install` makes it)"
+                    .into(),
+            );
+        }
+        let t = &self.target;
+        (self.sim || t.context.is_some() || t.config.is_some() || t.job_manifest.is_some() || t.access_token_file.is_some()).then(|| {
+            "--in-cluster takes its settings from GANTRY_WATCHER_CONFIG and its credentials from the pod: drop --sim, --context, --config, --job-manifest and --access-token-file".into()
+        })
     }
 
     /// The TUI's Job flags given with a subcommand (`gantry --image I launch`): they belong
@@ -210,6 +238,7 @@ impl Cli {
                 read_only: self.read_only,
                 audit_file: crate::paths::state_dir().map(|d| d.join(crate::paths::AUDIT_FILE)),
                 clock: Default::default(),
+                in_cluster: self.in_cluster,
             },
             launch: (&self.launch).into(),
             max_fps: self.max_fps,
@@ -274,7 +303,7 @@ pub fn sim_options(
         clusters: args.clusters.clone(),
         faults: faults.to_vec(),
         replay_dir: replay_dir.map(std::path::Path::to_path_buf),
-        run_images: run_images.to_vec(),
+        run_images: crate::simulated::with_own_image(run_images.to_vec()),
         run_code,
     }
 }

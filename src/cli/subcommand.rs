@@ -81,6 +81,12 @@ pub enum Subcommand {
         after_help = "Examples:\n  gantry notify test      (exit 1 when a target did not take it)\n  gantry notify status"
     )]
     Notify(NotifyArgs),
+    /// Gantry itself in the cluster: a Deployment of one running the engine (recovery, guards,
+    /// notifications, the SSH view) for the training Job, with every laptop closed.
+    #[command(
+        after_help = "Examples:\n  gantry watcher install --watcher-image us-docker.pkg.dev/p/tools/gantry:0.4.0 --wait\n  gantry watcher status --json | jq .unavailable\n  gantry watcher ssh\n  gantry watcher uninstall --yes"
+    )]
+    Watcher(WatcherArgs),
     /// Print the effective configuration as TOML.
     Config,
     /// Print shell completions.
@@ -112,6 +118,7 @@ impl Subcommand {
             Subcommand::Code(_) => "code",
             Subcommand::Delete(_) => "delete",
             Subcommand::Notify(_) => "notify",
+            Subcommand::Watcher(_) => "watcher",
             Subcommand::Config => "config",
             Subcommand::Completions { .. } => "completions",
         }
@@ -130,6 +137,10 @@ impl Subcommand {
             Subcommand::Delete(DeleteArgs {
                 what: DeleteWhat::Job { .. },
             }) => "delete-job",
+            Subcommand::Watcher(WatcherArgs {
+                what: WatcherWhat::Install(_),
+            }) => "watcher-install",
+            Subcommand::Watcher(_) => "watcher-uninstall",
             _ => "delete-attempt",
         })
     }
@@ -146,6 +157,13 @@ impl Subcommand {
             Subcommand::Delete(DeleteArgs {
                 what: DeleteWhat::Attempt { .. },
             }) => Some("delete an attempt (`gantry delete attempt`)"),
+            Subcommand::Watcher(WatcherArgs {
+                what: WatcherWhat::Install(_),
+            }) => Some("install Gantry's watcher in the cluster (`gantry watcher install`)"),
+            Subcommand::Watcher(WatcherArgs {
+                what: WatcherWhat::Uninstall(_),
+            }) => Some("remove Gantry's watcher from the cluster (`gantry watcher uninstall`)"),
+            Subcommand::Watcher(_) => None,
             #[cfg(feature = "sim")]
             Subcommand::Sim(_) => None,
             Subcommand::Status(_)
@@ -168,6 +186,10 @@ pub struct WatchArgs {
     /// its `detail` for what notifications send) instead of text
     #[arg(long)]
     pub json: bool,
+    /// Serve `GET /healthz` (200 while the engine answers) and `/readyz` (200 while connected
+    /// to the cluster) on this address, for Kubernetes' probes or a supervisor
+    #[arg(long, value_name = "ADDR")]
+    pub health: Option<std::net::SocketAddr>,
 }
 
 #[derive(Debug, Args)]
@@ -198,6 +220,10 @@ pub struct ServeArgs {
     /// room (an idle flood delays a teammate by moments, never keeps them out)
     #[arg(long, value_name = "N", default_value_t = crate::serve::DEFAULT_MAX_STARTUPS as u32, value_parser = clap::value_parser!(u32).range(1..=10000))]
     pub max_startups: u32,
+    /// Serve `GET /healthz` (200 while the engine answers) and `/readyz` (200 while connected
+    /// to the cluster) on this address, for Kubernetes' probes or a supervisor
+    #[arg(long, value_name = "ADDR")]
+    pub health: Option<std::net::SocketAddr>,
 }
 
 #[derive(Debug, Args)]
@@ -363,6 +389,62 @@ pub enum NotifyWhat {
     /// List the targets (URLs by their host), the messages waiting for each, and each one's
     /// last delivery.
     Status,
+}
+
+#[derive(Debug, Args)]
+pub struct WatcherArgs {
+    #[command(subcommand)]
+    pub what: WatcherWhat,
+}
+
+#[derive(Debug, clap::Subcommand)]
+pub enum WatcherWhat {
+    /// Make (or bring up to date) the watcher: its account and least RBAC, its settings and
+    /// secrets, its Deployment; print the gcloud commands its GKE acts need.
+    Install(WatcherInstallArgs),
+    /// Whether it is there and ready, what it runs, whether it holds the recoverer's Lease, and
+    /// what it cannot do from inside, and why.
+    Status(StatusArgs),
+    /// Remove exactly the watcher's objects (the training Job's stay); its outbox only once
+    /// empty, unless --force.
+    Uninstall(WatcherUninstallArgs),
+    /// Watch the in-cluster Gantry over SSH through a port-forward of the Kubernetes API, its
+    /// host key pinned; arguments after `--` go to ssh.
+    Ssh(WatcherSshArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct WatcherInstallArgs {
+    /// The image that runs it (else the config's `[watcher] image`; README "Gantry in the
+    /// cluster" says how to build one).
+    #[arg(long, value_name = "IMAGE")]
+    pub watcher_image: Option<String>,
+    /// Wait until its pod is ready (at most 5 minutes).
+    #[arg(long)]
+    pub wait: bool,
+    /// One JSON object on stdout: objects, hostKeyFingerprint, iamCommands.
+    #[arg(long)]
+    pub json: bool,
+}
+
+#[derive(Debug, Args)]
+pub struct WatcherUninstallArgs {
+    /// Remove its outbox even with messages still waiting in it.
+    #[arg(long)]
+    pub force: bool,
+    /// Do not ask.
+    #[arg(long, short = 'y')]
+    pub yes: bool,
+}
+
+#[derive(Debug, Args)]
+pub struct WatcherSshArgs {
+    /// The local port to forward from (default: one the OS picks).
+    #[arg(long, value_name = "PORT", default_value_t = 0)]
+    pub local_port: u16,
+    /// Arguments for ssh (after `--`), such as `-i ~/.ssh/team`.
+    #[arg(last = true, value_name = "SSH-ARGS")]
+    pub ssh_args: Vec<String>,
 }
 
 #[derive(Debug, Args)]

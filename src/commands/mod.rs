@@ -1,6 +1,7 @@
 //! One file per subcommand; each returns the process's exit code
 //! (0 done, 1 the cloud said no or the work failed, 2 bad input; `plan --exit-code`: 3 changes).
 
+mod alongside;
 pub mod code;
 mod connect;
 pub mod delete;
@@ -21,6 +22,8 @@ pub mod up;
 mod up_apply;
 mod up_progress;
 pub mod watch;
+pub mod watcher;
+mod watcher_ssh;
 
 use color_eyre::eyre::Result;
 
@@ -84,6 +87,7 @@ pub async fn run(cli: Cli) -> Result<i32> {
         Subcommand::Code(args) => settled.run(async |s| code::run(args, &s).await).await,
         Subcommand::Delete(args) => settled.run(async |s| delete::run(args, &s).await).await,
         Subcommand::Notify(args) => settled.run(async |s| notify::run(args, &s).await).await,
+        Subcommand::Watcher(args) => settled.run(async |s| watcher::run(args, &s).await).await,
         Subcommand::Config => settled.run(async |s| show_config::run(&s)).await,
     };
     // The command line's changes go in the same audit file as the engine's, with the local user.
@@ -158,6 +162,7 @@ fn runs_on_sim(command: &Subcommand) -> bool {
         | Subcommand::Retry(_)
         | Subcommand::Logs(_)
         | Subcommand::Code(_)
+        | Subcommand::Watcher(_)
         | Subcommand::Delete(_) => false,
     }
 }

@@ -14,11 +14,13 @@ use crate::settings::Settings;
 use crate::viewer::Pacing;
 
 pub async fn run(args: ServeArgs, settings: Settings) -> i32 {
+    let kept = settings.clone();
     let Settings {
         session: engine_options,
         config,
         max_fps,
         log_file,
+        ..
     } = settings;
     let keymap = match Keymap::with_overrides(&config.keys) {
         Ok(k) => k,
@@ -33,7 +35,11 @@ pub async fn run(args: ServeArgs, settings: Settings) -> i32 {
         );
         return 2;
     };
-    crate::logging::to_stderr_and_file(log_file.as_deref());
+    if engine_options.in_cluster {
+        crate::logging::to_stderr();
+    } else {
+        crate::logging::to_stderr_and_file(log_file.as_deref());
+    }
     let Ok(mut stop_signals) = StopSignals::listen() else {
         crate::errln!("gantry: cannot listen for SIGTERM and SIGINT");
         return 1;
@@ -54,6 +60,14 @@ pub async fn run(args: ServeArgs, settings: Settings) -> i32 {
     let place = session.info.place.clone();
     let cluster = session.cluster_name();
     let engine = Engine::start(session);
+    let _alongside = match super::alongside::start(&kept, &engine.handle(), args.health).await {
+        Ok(a) => a,
+        Err(e) => {
+            engine.stop().await;
+            crate::errln!("gantry serve: {e}");
+            return 2;
+        }
+    };
     let stop = CancellationToken::new();
     let server = match Server::bind(&options, engine.handle(), config, keymap, stop.clone()).await {
         Ok(s) => s,

@@ -12,13 +12,19 @@ use crate::engine::{Engine, Notice, open_session};
 use crate::settings::Settings;
 
 pub async fn run(args: WatchArgs, settings: Settings) -> i32 {
+    let kept = settings.clone();
     let Settings {
         session: options,
         config,
         log_file,
         ..
     } = settings;
-    crate::logging::to_file(log_file.as_deref());
+    if options.in_cluster {
+        // The pod's log is where its lines are kept (the cluster's logging reads it).
+        crate::logging::to_stderr();
+    } else {
+        crate::logging::to_file(log_file.as_deref());
+    }
     let session = match open_session(&options, config).await {
         Ok(s) => s,
         Err(e) => {
@@ -39,6 +45,14 @@ pub async fn run(args: WatchArgs, settings: Settings) -> i32 {
         return 1;
     };
     let engine = Engine::start(session);
+    let _alongside = match super::alongside::start(&kept, &engine.handle(), args.health).await {
+        Ok(a) => a,
+        Err(e) => {
+            engine.stop().await;
+            crate::errln!("gantry watch: {e}");
+            return 2;
+        }
+    };
     let mut notices = engine.handle().notices();
     crate::errln!("gantry watch: cluster {cluster} in {place}; SIGTERM or Ctrl-C stops");
     loop {

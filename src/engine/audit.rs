@@ -1,6 +1,8 @@
 //! The audit file: one JSON line for every change to the cloud that reached the engine — who
 //! asked (the principal), what, when, and whether the engine ran it or refused it. Appended,
-//! never rewritten; created 0600 in the state directory. Nothing in it is a secret: principals
+//! never rewritten; created 0600 in the state directory. In the cluster (the watcher, whose
+//! disk goes with its pod) the same lines go to standard error: the pod's log, which the
+//! cluster's logging keeps. Nothing in it is a secret: principals
 //! are named by key fingerprint and comment, never by anything a client could send as a token.
 
 use std::io::Write;
@@ -14,11 +16,19 @@ use super::gate::Principal;
 /// Where the engine records changes; None: nowhere (a library user that did not ask).
 #[derive(Debug, Clone, Default)]
 pub struct Audit {
-    path: Option<PathBuf>,
+    to: Option<To>,
+}
+
+#[derive(Debug, Clone)]
+enum To {
+    File(PathBuf),
+    Stderr,
 }
 
 #[derive(Serialize)]
 struct Line<'a> {
+    #[serde(skip_serializing_if = "Option::is_none")]
+    audit: Option<bool>,
     at: String,
     principal: Who<'a>,
     command: &'a str,
@@ -36,11 +46,23 @@ struct Who<'a> {
 
 impl Audit {
     pub fn to_file(path: PathBuf) -> Audit {
-        Audit { path: Some(path) }
+        Audit {
+            to: Some(To::File(path)),
+        }
+    }
+
+    /// Each line to standard error, marked `"audit": true` among the process's other lines.
+    pub fn to_stderr() -> Audit {
+        Audit {
+            to: Some(To::Stderr),
+        }
     }
 
     pub fn path(&self) -> Option<&Path> {
-        self.path.as_deref()
+        match &self.to {
+            Some(To::File(path)) => Some(path),
+            _ => None,
+        }
     }
 
     /// Appends one line; a file that cannot be written is said in Gantry's log, and the command
@@ -52,8 +74,9 @@ impl Audit {
     /// The same for a change that is not an engine command (`gantry launch` on the command
     /// line): its kind (`launch`) and what it does, in words.
     pub fn record_change(&self, by: &Principal, kind: &str, what: &str, result: &str) {
-        let Some(path) = &self.path else { return };
+        let Some(to) = &self.to else { return };
         let line = Line {
+            audit: matches!(to, To::Stderr).then_some(true),
             at: jiff::Timestamp::now().to_string(),
             principal: Who {
                 kind: by.audit_kind(),
@@ -64,11 +87,20 @@ impl Audit {
             what,
             result,
         };
-        let written = crate::sanitize::to_json(&line)
-            .map_err(std::io::Error::other)
-            .and_then(|json| append(path, &json));
-        if let Err(e) = written {
-            tracing::warn!(path = %path.display(), error = %e, "cannot write the audit file");
+        let json = match crate::sanitize::to_json(&line) {
+            Ok(json) => json,
+            Err(e) => {
+                tracing::warn!(error = %e, "cannot write an audit line");
+                return;
+            }
+        };
+        match to {
+            To::Stderr => eprintln!("{json}"),
+            To::File(path) => {
+                if let Err(e) = append(path, &json) {
+                    tracing::warn!(path = %path.display(), error = %e, "cannot write the audit file");
+                }
+            }
         }
     }
 }

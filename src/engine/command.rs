@@ -56,8 +56,11 @@ pub enum Command {
     TakeLease {
         from: Option<String>,
         silent: Option<std::time::Duration>,
-        judged: Option<crate::k8s::lease::Record>,
+        judged: Option<Box<crate::k8s::lease::Record>>,
     },
+    /// Let the recoverer's Lease go, for the cluster's watcher to take: a local engine makes
+    /// way for the watcher whose pod is ready (it goes on with every laptop closed).
+    GiveWayLease,
     /// Record pod ends this engine saw on their attempts (`ends::ledger`): the engine's own
     /// bookkeeping, a write to the Jobs, so never from a read-only engine.
     RecordEnds(Vec<crate::ends::ledger::Entry>),
@@ -91,6 +94,7 @@ impl Command {
             | Command::RecordEnds(_)
             | Command::RecordCost(_)
             | Command::TakeLease { .. }
+            | Command::GiveWayLease
             | Command::Recover { .. }
             | Command::FallBack { .. }
             | Command::EndRun { .. } => true,
@@ -113,6 +117,7 @@ impl Command {
             Command::RecordEnds(_) => "record-ends",
             Command::RecordCost(_) => "record-cost",
             Command::TakeLease { .. } => "take-lease",
+            Command::GiveWayLease => "give-way-lease",
             Command::Recover { .. } => "recover",
             Command::FallBack { .. } => "spot-fallback",
             Command::EndRun { .. } => "end-run",
@@ -200,6 +205,9 @@ impl Command {
                 silent.unwrap_or_default().as_secs()
             ),
             Command::TakeLease { from: None, .. } => "take the recoverer's Lease".into(),
+            Command::GiveWayLease => {
+                "let the recoverer's Lease go to the cluster's watcher (its pod is ready)".into()
+            }
             Command::FetchLogs { attempt, .. } => format!("read the logs of {attempt}"),
         }
     }

@@ -210,6 +210,7 @@ mod tests {
                 silent: Some(std::time::Duration::from_secs(15)),
                 judged: None,
             },
+            Command::GiveWayLease,
             Command::Recover {
                 attempt: "ml-training-job-3".into(),
                 why: "rank 1 of ml-training-job-3 preempted".into(),
@@ -251,6 +252,7 @@ mod tests {
                     | Command::RecordEnds(_)
                     | Command::RecordCost(_)
                     | Command::TakeLease { .. }
+                    | Command::GiveWayLease
                     | Command::Recover { .. }
                     | Command::FallBack { .. }
                     | Command::EndRun { .. } => true,

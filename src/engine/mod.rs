@@ -48,6 +48,8 @@ const FETCH_IN_FLIGHT: usize = 256;
 /// What a viewer asks: a command for the workers, or its own fetch of logs.
 enum Request {
     Run(Approved),
+    /// Answered by the owner between two rounds: that it is not stuck (a health probe).
+    Ping(tokio::sync::oneshot::Sender<()>),
     Fetch {
         command: Approved,
         to: mpsc::Sender<(u64, TailEvent)>,
@@ -108,12 +110,13 @@ impl Engine {
         let read_only = session.read_only;
         let audit = session.audit.clone();
         let clock = session.clock;
-        let notifier = start_notifier(&session.config);
-        let settings = policies::Settings::of(
+        let notifier = start_notifier(&session);
+        let mut settings = policies::Settings::of(
             &session.config,
             read_only,
             policies::fallback::SpotFallback::of(&session),
         );
+        settings.in_cluster = session.in_cluster;
         let (events_tx, events_rx) = mpsc::unbounded_channel();
         let (usage_shown, usage_watch) = watch::channel(0usize);
         let workers = Workers::start(session, events_tx, usage_watch);
@@ -165,17 +168,37 @@ impl Engine {
 }
 
 /// The notifier of the config's HTTP targets (`terminal` ones are the viewers'), its outbox in
-/// the state directory; none without such targets, or (said in the log) without a state
-/// directory to keep the outbox in.
-fn start_notifier(config: &crate::config::Config) -> Option<crate::notify::Notifier> {
+/// the state directory — or, in the cluster, in the watcher's ConfigMap, which outlives its
+/// pods; none without such targets, or (said in the log) without a place to keep the outbox.
+fn start_notifier(session: &Session) -> Option<crate::notify::Notifier> {
+    let config = &session.config;
     if !config.notify.iter().any(|t| t.kind.is_http()) {
         return None;
     }
-    let Some(dir) = crate::paths::state_dir() else {
-        tracing::warn!("notifications: no state directory (HOME unset) to keep the outbox in");
-        return None;
+    let started = if session.in_cluster {
+        let client = match &session.backend {
+            session::Backend::Gke {
+                in_cluster: Some(client),
+                ..
+            }
+            | session::Backend::Context { client, .. } => client.clone(),
+            session::Backend::Gke { .. } => return None,
+        };
+        let store = crate::notify::ClusterStore {
+            client,
+            namespace: crate::watcher::namespace(config),
+            name: crate::watcher::outbox_name(&config.job.name),
+            labels: crate::watcher::labels(&config.job.name),
+        };
+        crate::notify::Notifier::start_in_cluster(&config.notify, store)
+    } else {
+        let Some(dir) = crate::paths::state_dir() else {
+            tracing::warn!("notifications: no state directory (HOME unset) to keep the outbox in");
+            return None;
+        };
+        crate::notify::Notifier::start(&config.notify, &dir.join(crate::notify::OUTBOX_DIR))
     };
-    match crate::notify::Notifier::start(&config.notify, &dir.join(crate::notify::OUTBOX_DIR)) {
+    match started {
         Ok(notifier) => Some(notifier),
         Err(e) => {
             tracing::warn!(error = %e, "notifications cannot be sent");
@@ -217,6 +240,15 @@ impl EngineHandle {
     /// [`fetch`]: EngineHandle::fetch
     pub fn run(&self, command: Approved) {
         let _ = self.requests.send(Request::Run(command));
+    }
+
+    /// Whether the world's owner answers within `patience`: not stuck in a round, not gone.
+    pub async fn answers(&self, patience: std::time::Duration) -> bool {
+        let (tx, rx) = tokio::sync::oneshot::channel();
+        if self.requests.send(Request::Ping(tx)).is_err() {
+            return false;
+        }
+        matches!(tokio::time::timeout(patience, rx).await, Ok(Ok(())))
     }
 
     /// Starts a viewer's own fetch (`Command::FetchLogs`).

@@ -40,6 +40,7 @@ fn ends_with_done(command: &Command) -> bool {
         | Command::RecordEnds(_)
         | Command::RecordCost(_)
         | Command::TakeLease { .. }
+        | Command::GiveWayLease
         | Command::FetchLogs { .. } => false,
     }
 }
@@ -50,7 +51,10 @@ fn ends_with_done(command: &Command) -> bool {
 fn told_to_no_one(command: &Command) -> bool {
     matches!(
         command,
-        Command::RecordEnds(_) | Command::RecordCost(_) | Command::TakeLease { .. }
+        Command::RecordEnds(_)
+            | Command::RecordCost(_)
+            | Command::TakeLease { .. }
+            | Command::GiveWayLease
     )
 }
 
@@ -132,6 +136,10 @@ pub(super) async fn own_the_world(
             }
             request = requests.recv() => match request {
                 Some(Request::Run(approved)) => owner.take(approved),
+                Some(Request::Ping(answer)) => {
+                    let _ = answer.send(());
+                    false
+                }
                 Some(Request::Fetch { command, to, cancel }) => {
                     owner.fetch(command, to, cancel);
                     false

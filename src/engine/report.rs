@@ -56,6 +56,9 @@ pub enum Report {
         seen: super::world::lease::Reading,
         at: std::time::Instant,
     },
+    /// The cluster's watcher (Gantry in the cluster) as a local engine's keeper read it: None
+    /// when there is none (or it cannot be read).
+    Watcher(Option<super::world::lease::WatcherSeen>),
     /// Time passed (the Lease's keeper, every few seconds): what waits for a time alone
     /// (`spot-wait`, a stall, a silent holder) is decided again.
     Tick,

@@ -64,6 +64,7 @@ fn lease(holder: Option<&str>, mine: bool, at: Instant) -> Report {
                 renew_time: None,
                 transitions: 0,
                 version: Some("1".into()),
+                stamp: Default::default(),
             }),
             mine,
         },

@@ -16,6 +16,9 @@ pub enum Backend {
         gke: Arc<Gke>,
         target: ClusterRef,
         poll: PollPolicy,
+        /// In the cluster itself (the watcher): its pod's own client, used whatever GKE says
+        /// or whether GKE can be read at all (a grant may be missing).
+        in_cluster: Option<kube::Client>,
     },
     Context {
         client: kube::Client,
@@ -31,6 +34,9 @@ pub struct Session {
     pub kubeconfig: Option<crate::kubeconfig::Credential>,
     /// Where saved logs go, when not the state directory's `logs`.
     pub(super) logs_root: Option<std::path::PathBuf>,
+    /// Whether pods' logs are saved (not in the cluster: Cloud Logging keeps the containers'
+    /// logs, and a pod's disk goes with it).
+    pub(super) saves_logs: bool,
     /// The simulated cloud, alive as long as the session.
     pub(super) _sim: Option<Box<dyn std::any::Any + Send + Sync>>,
     /// Where the simulated cloud keeps its endpoints, token and kubeconfig (other terminals
@@ -40,6 +46,8 @@ pub struct Session {
     pub read_only: bool,
     /// Where every change that reaches the engine is recorded.
     pub audit: super::audit::Audit,
+    /// In a pod of the cluster (the watcher): it takes the recoverer's Lease first.
+    pub in_cluster: bool,
     /// The time the engine reads.
     pub clock: super::clock::Clock,
 }
@@ -54,6 +62,9 @@ impl Session {
 
     /// Where an attempt's pods save their logs.
     pub fn logs_dir(&self, attempt: &str) -> Option<std::path::PathBuf> {
+        if !self.saves_logs {
+            return None;
+        }
         let cluster = self.cluster_name();
         match &self.logs_root {
             Some(root) => Some(
@@ -99,6 +110,10 @@ pub struct SessionOptions {
     pub audit_file: Option<std::path::PathBuf>,
     /// The time the engine reads: the machine's, unless a test sets it apart.
     pub clock: super::clock::Clock,
+    /// Running in a pod of the cluster (`--in-cluster`, the watcher): the pod's ServiceAccount
+    /// for Kubernetes, the metadata server's identity for Google, no saved logs, the audit to
+    /// the pod's log.
+    pub in_cluster: bool,
 }
 
 /// A session on Google Cloud (GKE) or a kubeconfig context (`open_session` starts the
@@ -106,6 +121,9 @@ pub struct SessionOptions {
 pub(super) async fn open(options: &SessionOptions, config: Config) -> Result<Session> {
     let read_only = options.read_only;
     let target = &options.target;
+    if options.in_cluster {
+        return open_in_cluster(options, config).await;
+    }
     if let Some(context) = &target.context {
         let client = crate::connect::cluster_client(target, &config)
             .await
@@ -128,10 +146,12 @@ pub(super) async fn open(options: &SessionOptions, config: Config) -> Result<Ses
             info,
             kubeconfig: None,
             logs_root: options.logs_root.clone(),
+            saves_logs: true,
             _sim: None,
             sim_dir: None,
             read_only,
             audit: audit_of(options),
+            in_cluster: false,
             clock: options.clock,
         });
     }
@@ -159,21 +179,98 @@ pub(super) async fn open(options: &SessionOptions, config: Config) -> Result<Ses
             gke: Arc::new(gke),
             target: cluster,
             poll: PollPolicy::default(),
+            in_cluster: None,
         },
         config,
         info,
         kubeconfig: (!target.no_kubeconfig)
             .then(|| crate::kubeconfig::credential_for(target.access_token_file.as_deref())),
         logs_root: options.logs_root.clone(),
+        saves_logs: true,
         _sim: None,
         sim_dir: None,
         read_only,
         audit: audit_of(options),
+        in_cluster: options.in_cluster,
         clock: options.clock,
     })
 }
 
+/// A session in a pod of the cluster: Kubernetes through the pod's ServiceAccount, GKE (for
+/// the node pools: the spot fallback, scaling to zero) with the pod's identity from the
+/// metadata server. Without GKE — no credential, no grant — it still watches, recovers and
+/// tells through the Kubernetes API; what needs GKE says it cannot.
+async fn open_in_cluster(options: &SessionOptions, config: Config) -> Result<Session> {
+    let inside = crate::k8s::in_cluster::connect().map_err(|e| eyre!("{e}"))?;
+    let gke = match crate::connect::cluster_ref(&options.target, &config) {
+        Ok(cluster) => gke_from_inside(options).await.map(|gke| (gke, cluster)),
+        Err(e) => Err(e.to_string()),
+    };
+    let (info, backend) = match gke {
+        Ok((gke, cluster)) => (
+            TargetInfo {
+                place: format!("{}/{} (in the cluster)", cluster.project, cluster.location),
+                cluster: cluster.name.clone(),
+                managed: true,
+                unmanaged_reason: None,
+                simulated: false,
+            },
+            Backend::Gke {
+                gke: Arc::new(gke),
+                target: cluster,
+                poll: PollPolicy::default(),
+                in_cluster: Some(inside.client),
+            },
+        ),
+        Err(e) => {
+            tracing::warn!(error = %e, "in the cluster without GKE: its node pools cannot be changed");
+            let name = config.cluster.name.clone();
+            (
+                TargetInfo {
+                    place: format!("namespace {} (in the cluster)", inside.namespace),
+                    cluster: name.clone(),
+                    managed: false,
+                    unmanaged_reason: Some(format!("GKE cannot be reached from inside: {e}")),
+                    simulated: false,
+                },
+                Backend::Context {
+                    client: inside.client,
+                    name,
+                },
+            )
+        }
+    };
+    Ok(Session {
+        backend,
+        config,
+        info,
+        kubeconfig: None,
+        logs_root: None,
+        saves_logs: false,
+        _sim: None,
+        sim_dir: None,
+        read_only: options.read_only,
+        audit: audit_of(options),
+        in_cluster: options.in_cluster,
+        clock: options.clock,
+    })
+}
+
+/// GKE with the pod's own identity (the metadata server's token).
+async fn gke_from_inside(options: &SessionOptions) -> std::result::Result<Gke, String> {
+    let auth = crate::connect::auth(&options.target).map_err(|e| e.to_string())?;
+    auth.verify(std::time::Duration::from_secs(20))
+        .await
+        .map_err(|e| e.to_string())?;
+    Gke::connect(auth, options.target.gke_endpoint.as_deref())
+        .await
+        .map_err(|e| e.to_string())
+}
+
 pub(super) fn audit_of(options: &SessionOptions) -> super::audit::Audit {
+    if options.in_cluster {
+        return super::audit::Audit::to_stderr();
+    }
     options
         .audit_file
         .clone()

@@ -24,7 +24,7 @@ pub async fn open(options: &SessionOptions, config: Config) -> Result<Session> {
         time_scale: options.time_scale,
         faults: options.faults.clone(),
         replay_dir: options.replay_dir.clone(),
-        run_images: options.run_images.clone(),
+        run_images: crate::simulated::with_own_image(options.run_images.clone()),
         run_code: options.run_code,
         ..Default::default()
     })
@@ -55,16 +55,19 @@ pub async fn open(options: &SessionOptions, config: Config) -> Result<Session> {
             gke: Arc::new(gke),
             target,
             poll: PollPolicy::scaled(factor),
+            in_cluster: None,
         },
         config,
         info,
         // The simulator keeps its own kubeconfig in its state directory.
         kubeconfig: None,
         logs_root: options.logs_root.clone(),
+        saves_logs: true,
         _sim: Some(Box::new(cloud)),
         sim_dir: Some(dir),
         read_only,
         audit: super::session::audit_of(options),
+        in_cluster: false,
         clock: options.clock,
     })
 }

@@ -24,6 +24,49 @@ pub const LEASE_SECONDS: i32 = 15;
 /// How often the holder renews (and the others look again).
 pub const RENEW_EVERY: Duration = Duration::from_secs(5);
 
+/// The Gantry that holds it says its version and whether it runs in the cluster (the
+/// watcher), so that the others can say who watches and a local engine can make way.
+pub const VERSION_ANNOTATION: &str = "gantry.dev/version";
+pub const IN_CLUSTER_ANNOTATION: &str = "gantry.dev/in-cluster";
+
+/// This Gantry's version.
+const VERSION: &str = env!("CARGO_PKG_VERSION");
+
+/// Who takes and renews: its name on the record, and whether it is the watcher.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Holder {
+    pub identity: String,
+    pub in_cluster: bool,
+}
+
+/// What the holder says of itself on the Lease (as it wrote it: shown, never trusted).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Stamp {
+    pub version: Option<String>,
+    pub in_cluster: bool,
+}
+
+impl Stamp {
+    fn of(lease: &Lease) -> Stamp {
+        let annotations = lease.metadata.annotations.as_ref();
+        let get = |key: &str| annotations.and_then(|a| a.get(key));
+        Stamp {
+            version: get(VERSION_ANNOTATION).map(|v| crate::sanitize::one_line(v)),
+            in_cluster: get(IN_CLUSTER_ANNOTATION).is_some_and(|v| v == "true"),
+        }
+    }
+}
+
+/// Writes `me`'s stamp on the Lease it takes or renews.
+fn stamp(lease: &mut Lease, me: &Holder) {
+    let annotations = lease
+        .metadata
+        .annotations
+        .get_or_insert_with(Default::default);
+    annotations.insert(VERSION_ANNOTATION.into(), VERSION.into());
+    annotations.insert(IN_CLUSTER_ANNOTATION.into(), me.in_cluster.to_string());
+}
+
 /// The Lease of the training Job `job`.
 pub fn lease_name(job: &str) -> String {
     format!("gantry-engine-{job}")
@@ -39,6 +82,8 @@ pub struct Record {
     pub transitions: i32,
     /// The object's `resourceVersion`: a takeover replaces this record and no later one.
     pub version: Option<String>,
+    /// What its holder says of itself.
+    pub stamp: Stamp,
 }
 
 impl Record {
@@ -52,6 +97,7 @@ impl Record {
             renew_time: spec.renew_time.map(|t| t.0),
             transitions: spec.lease_transitions.unwrap_or(0),
             version: lease.metadata.resource_version.clone(),
+            stamp: Stamp::of(lease),
         }
     }
 
@@ -92,7 +138,7 @@ pub async fn take(
     client: &kube::Client,
     namespace: &str,
     job: &str,
-    me: &str,
+    me: &Holder,
     judged: Option<&Record>,
     now: Timestamp,
 ) -> Result<Outcome, kube::Error> {
@@ -115,8 +161,9 @@ pub async fn take(
         // It changed since it was judged: whoever wrote it is alive.
         return Ok(Outcome::Theirs(Some(found)));
     }
+    stamp(&mut lease, me);
     let spec = lease.spec.get_or_insert_with(LeaseSpec::default);
-    spec.holder_identity = Some(me.to_string());
+    spec.holder_identity = Some(me.identity.clone());
     spec.acquire_time = Some(MicroTime(now));
     spec.renew_time = Some(MicroTime(now));
     spec.lease_duration_seconds = Some(LEASE_SECONDS);
@@ -129,7 +176,7 @@ pub async fn renew(
     client: &kube::Client,
     namespace: &str,
     job: &str,
-    me: &str,
+    me: &Holder,
     now: Timestamp,
 ) -> Result<Outcome, kube::Error> {
     let api: Api<Lease> = Api::namespaced(client.clone(), namespace);
@@ -138,9 +185,10 @@ pub async fn renew(
         return Ok(Outcome::Theirs(None));
     };
     let found = Record::of(&lease);
-    if found.holder.as_deref() != Some(me) {
+    if found.holder.as_deref() != Some(me.identity.as_str()) {
         return Ok(Outcome::Theirs(Some(found)));
     }
+    stamp(&mut lease, me);
     let spec = lease.spec.get_or_insert_with(LeaseSpec::default);
     spec.renew_time = Some(MicroTime(now));
     spec.lease_duration_seconds = Some(LEASE_SECONDS);
@@ -198,6 +246,8 @@ pub async fn release(client: &kube::Client, namespace: &str, job: &str, me: &str
 pub struct Named {
     pub identity: String,
     pub looks_silent: bool,
+    /// What the holder says of itself (its version; whether it is the watcher).
+    pub stamp: Stamp,
 }
 
 /// Who the record names, once (`gantry status`).
@@ -218,11 +268,12 @@ fn name_in(record: &Record, now: Timestamp) -> Option<Named> {
     Some(Named {
         identity,
         looks_silent,
+        stamp: record.stamp.clone(),
     })
 }
 
-fn new_lease(name: &str, job: &str, me: &str, now: Timestamp) -> Lease {
-    Lease {
+fn new_lease(name: &str, job: &str, me: &Holder, now: Timestamp) -> Lease {
+    let mut lease = Lease {
         metadata: ObjectMeta {
             name: Some(name.to_string()),
             labels: Some(
@@ -235,14 +286,16 @@ fn new_lease(name: &str, job: &str, me: &str, now: Timestamp) -> Lease {
             ..Default::default()
         },
         spec: Some(LeaseSpec {
-            holder_identity: Some(me.to_string()),
+            holder_identity: Some(me.identity.clone()),
             lease_duration_seconds: Some(LEASE_SECONDS),
             acquire_time: Some(MicroTime(now)),
             renew_time: Some(MicroTime(now)),
             lease_transitions: Some(0),
             ..Default::default()
         }),
-    }
+    };
+    stamp(&mut lease, me);
+    lease
 }
 
 #[cfg(test)]
@@ -255,6 +308,7 @@ mod tests {
             renew_time: renewed.parse().ok(),
             transitions: 1,
             version: Some("7".into()),
+            stamp: Default::default(),
         }
     }
 

@@ -14,6 +14,7 @@ pub mod cluster_info;
 pub mod code;
 pub mod delete;
 pub mod fate;
+pub mod in_cluster;
 pub mod labels;
 pub mod launch;
 pub mod lease;

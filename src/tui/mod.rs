@@ -24,6 +24,7 @@ pub async fn run(settings: Settings) -> Result<i32> {
         config,
         max_fps,
         log_file,
+        ..
     } = settings;
     let keymap = match Keymap::with_overrides(&config.keys) {
         Ok(k) => k,

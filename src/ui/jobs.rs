@@ -173,10 +173,20 @@ pub fn draw(
         theme.dim(),
     ));
     if let Some(holder) = model.lease.holder().filter(|h| !h.mine) {
-        title.push(Span::styled(
-            format!("recoverer {} ", holder.identity),
-            theme.dim(),
-        ));
+        let text = if holder.stamp.in_cluster {
+            format!(
+                "watched in the cluster by {}{} ",
+                holder.identity,
+                holder
+                    .stamp
+                    .version
+                    .map(|v| format!(" ({v})"))
+                    .unwrap_or_default()
+            )
+        } else {
+            format!("recoverer {} ", holder.identity)
+        };
+        title.push(Span::styled(text, theme.dim()));
     }
     let title = Line::from(title);
     frame.render_widget(

@@ -89,6 +89,11 @@ pub fn read(text: &str) -> Result<(Config, Vec<String>), String> {
                         _ => None,
                     })
                     .collect();
+                // The path may end at the unknown key itself.
+                let mut path = path;
+                if path.last().map(String::as_str) == Some(field) {
+                    path.pop();
+                }
                 if !remove(&mut config, &path, field) {
                     return Err(format!("the watcher's settings: {}: {message}", e.path()));
                 }

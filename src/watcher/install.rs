@@ -97,14 +97,47 @@ pub async fn install(
     if let Some(lb) = plan.load_balancer() {
         objects.push(put(Api::<Service>::namespaced(client.clone(), &ns), lb).await?);
     }
+    let public = host.public_key();
+    let mut deployment = plan.deployment();
+    // The Google account too: a pod keeps the token it was given until it expires.
+    let account = plan.google_service_account.clone().unwrap_or_default();
+    let settings = plan
+        .secrets
+        .iter()
+        .fold(format!("{}\0{account}", plan.document), |text, (k, v)| {
+            format!("{text}\0{k}\0{v}")
+        });
+    if let Some(template) = deployment
+        .spec
+        .as_mut()
+        .and_then(|s| s.template.metadata.as_mut())
+    {
+        template
+            .annotations
+            .get_or_insert_with(Default::default)
+            .insert(
+                super::SETTINGS_ANNOTATION.into(),
+                // 32 bits: enough to tell a change, too few to say anything of a secret.
+                format!("{:08x}", super::fnv(settings.as_bytes()) as u32),
+            );
+    }
+    if plan.serve {
+        deployment
+            .metadata
+            .annotations
+            .get_or_insert_with(Default::default)
+            .insert(
+                super::HOST_KEY_ANNOTATION.into(),
+                public.to_openssh().unwrap_or_default(),
+            );
+    }
     objects.push(
         put(
             Api::<Deployment>::namespaced(client.clone(), &ns),
-            plan.deployment(),
+            deployment,
         )
         .await?,
     );
-    let public = host.public_key();
     Ok(Installed {
         objects,
         host_key_fingerprint: plan
@@ -177,14 +210,6 @@ pub fn iam_commands(project: &str, namespace: &str, job: &str, gsa: Option<&str>
     ));
     commands
 }
-
-/// The acts that need the GKE grant.
-pub const NEEDS_GKE: [&str; 4] = [
-    "scale-to-zero (idle, a spent budget)",
-    "spot-fallback",
-    "apply-plan",
-    "cluster status and its cost",
-];
 
 /// Keys as the Secret holds them: each file's text (empty: nobody).
 pub fn read_keys(

@@ -14,6 +14,7 @@
 
 pub mod carried;
 pub mod error;
+pub mod inside;
 pub mod install;
 pub mod objects;
 pub mod rbac;
@@ -32,6 +33,12 @@ pub const COMPONENT_WATCHER: &str = "watcher";
 pub const WATCHES: &str = "gantry.dev/watches";
 /// The version of Gantry a watcher runs, on its objects and on the Lease it holds.
 pub const VERSION_LABEL: &str = "gantry.dev/version";
+/// The SSH server's public host key, on the Deployment (`gantry watcher ssh` pins it; public,
+/// so readable by whoever may read the Deployment).
+pub const HOST_KEY_ANNOTATION: &str = "gantry.dev/ssh-host-key";
+/// A fingerprint of the settings and secrets on the pod template: changing them rolls the pod
+/// (a pod reads them when it starts).
+pub const SETTINGS_ANNOTATION: &str = "gantry.dev/settings";
 
 /// This Gantry's version.
 pub const VERSION: &str = env!("CARGO_PKG_VERSION");
@@ -44,6 +51,19 @@ pub const CONFIG_FILE: &str = "config.json";
 /// The port of its health endpoint (`/healthz`, `/readyz`) and of its SSH server.
 pub const HEALTH_PORT: u16 = 8080;
 pub const SSH_PORT: u16 = 2222;
+
+/// The variables that say where the pod has its settings and secrets (the Deployment sets
+/// them; on the simulator the kubelet rewrites them to the volumes' directories).
+pub const CONFIG_ENV: &str = "GANTRY_WATCHER_CONFIG";
+pub const SECRETS_ENV: &str = "GANTRY_WATCHER_SECRETS";
+
+/// The acts that need the GKE grant.
+pub const NEEDS_GKE: [&str; 4] = [
+    "scale-to-zero (idle, a spent budget)",
+    "spot-fallback",
+    "apply-plan",
+    "cluster status and its cost",
+];
 
 /// The name of the watcher of training Job `job` (and of most of its objects).
 pub fn name(job: &str) -> String {
@@ -70,10 +90,15 @@ fn bounded(name: &str) -> String {
     if name.len() <= 63 {
         return name.to_string();
     }
-    let hash = name.bytes().fold(0xcbf2_9ce4_8422_2325_u64, |h, b| {
-        (h ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3)
-    });
+    let hash = fnv(name.as_bytes());
     format!("{}-{:08x}", name[..54].trim_end_matches('-'), hash as u32)
+}
+
+/// FNV-1a: a short, stable fingerprint of bytes (names, settings), not a secret's digest.
+pub(crate) fn fnv(bytes: &[u8]) -> u64 {
+    bytes.iter().fold(0xcbf2_9ce4_8422_2325_u64, |h, b| {
+        (h ^ u64::from(*b)).wrapping_mul(0x0100_0000_01b3)
+    })
 }
 
 /// The labels of every object of the watcher of `job`.

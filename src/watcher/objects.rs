@@ -267,8 +267,20 @@ impl Plan {
                 ..Default::default()
             },
             EnvVar {
-                name: "GANTRY_WATCHER_CONFIG".into(),
+                name: super::CONFIG_ENV.into(),
                 value: Some(format!("{CONFIG_DIR}/{CONFIG_FILE}")),
+                ..Default::default()
+            },
+            EnvVar {
+                name: super::SECRETS_ENV.into(),
+                value: Some(SECRET_DIR.into()),
+                ..Default::default()
+            },
+            // Where the kubelet projects the token (named, so a kubelet that puts it elsewhere
+            // — the simulated cluster's — can say where).
+            EnvVar {
+                name: crate::k8s::in_cluster::SERVICE_ACCOUNT_DIR_ENV.into(),
+                value: Some(crate::k8s::in_cluster::SERVICE_ACCOUNT_DIR.into()),
                 ..Default::default()
             },
         ];

@@ -12,6 +12,8 @@ use k8s_openapi::api::rbac::v1::PolicyRule;
 /// One rule: API group, resources, verbs.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Rule {
+    /// What the watcher does with it, in words (`watcher status` names what it cannot do so).
+    pub act: &'static str,
     pub group: &'static str,
     pub resources: &'static [&'static str],
     pub verbs: &'static [&'static str],
@@ -22,6 +24,7 @@ pub const NAMESPACED: &[Rule] = &[
     Rule {
         group: "batch",
         resources: &["jobs"],
+        act: "follow, recover and start attempts (Jobs)",
         verbs: &[
             "get", "list", "watch", "create", "update", "patch", "delete",
         ],
@@ -29,31 +32,37 @@ pub const NAMESPACED: &[Rule] = &[
     Rule {
         group: "",
         resources: &["pods"],
+        act: "follow the attempts' pods",
         verbs: &["get", "list", "watch", "delete"],
     },
     Rule {
         group: "",
         resources: &["pods/log"],
+        act: "read the pods' logs (stalls, metrics)",
         verbs: &["get"],
     },
     Rule {
         group: "",
         resources: &["events"],
+        act: "read why pods wait (events)",
         verbs: &["get", "list", "watch"],
     },
     Rule {
         group: "coordination.k8s.io",
         resources: &["leases"],
+        act: "hold the recoverer's Lease",
         verbs: &["get", "list", "watch", "create", "update"],
     },
     Rule {
         group: "",
         resources: &["services"],
+        act: "make an Indexed run's headless Service",
         verbs: &["get", "list", "watch", "create", "delete"],
     },
     Rule {
         group: "",
         resources: &["configmaps"],
+        act: "keep the outbox and this report (ConfigMaps)",
         verbs: &["get", "list", "watch", "create", "update", "patch"],
     },
 ];
@@ -63,16 +72,19 @@ pub const CLUSTER: &[Rule] = &[
     Rule {
         group: "",
         resources: &["nodes"],
+        act: "meter the nodes' cost",
         verbs: &["get", "list", "watch"],
     },
     Rule {
         group: "metrics.k8s.io",
         resources: &["pods", "nodes"],
+        act: "read usage (metrics-server)",
         verbs: &["get", "list"],
     },
     Rule {
         group: "authorization.k8s.io",
         resources: &["selfsubjectaccessreviews"],
+        act: "check its own rights",
         verbs: &["create"],
     },
 ];

@@ -20,6 +20,7 @@ mod config_files;
 mod cost_e2e;
 mod drill_serve_stopped_client;
 mod drill_stalled_terminal;
+mod drill_watcher;
 mod drills;
 mod engine;
 mod engine_plan;

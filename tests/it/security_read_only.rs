@@ -70,6 +70,7 @@ fn every_command() -> Vec<Command> {
             why: "too many preemptions".into(),
             ended_by: gantry::vocabulary::attempt::EndedBy::MaxRecoveries,
         },
+        Command::GiveWayLease,
     ]
 }
 
@@ -100,6 +101,7 @@ fn the_gate_refuses_every_mutating_command() {
             | Command::RecordEnds(_)
             | Command::RecordCost(_)
             | Command::TakeLease { .. }
+            | Command::GiveWayLease
             | Command::Recover { .. }
             | Command::FallBack { .. }
             | Command::EndRun { .. }

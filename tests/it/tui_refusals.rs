@@ -321,7 +321,7 @@ fn asked_by_a_key_walked_here(command: &Command) -> bool {
         // The recoverer's own, through its own gate: no key asks.
         Command::Recover { .. } | Command::FallBack { .. } | Command::EndRun { .. } => false,
         // The recoverer policy's own, through its own gate: no key asks.
-        Command::TakeLease { .. } => false,
+        Command::TakeLease { .. } | Command::GiveWayLease => false,
         // Reading, not changing.
         Command::FetchLogs { .. } => false,
     }

@@ -1,5 +1,9 @@
-//! The bearer token every simulated API accepts, and its rotation under `token-expiry`.
+//! The bearer token every simulated API accepts, and its rotation under `token-expiry`; and
+//! the tokens of Google service accounts, as a pod's metadata server hands them out — each
+//! its own, never the simulator's own token (what a pod is given is never the machine's
+//! credential). The GKE API knows whose such a token is, and decides what that account may do.
 
+use std::collections::HashMap;
 use std::path::PathBuf;
 use std::sync::{Arc, RwLock};
 
@@ -11,6 +15,9 @@ use rand::distr::Alphanumeric;
 pub struct TokenAuthority {
     current: RwLock<String>,
     file: Option<PathBuf>,
+    /// Each Google service account's token, by its email (issued when first asked for,
+    /// rotated with the simulator's own).
+    accounts: RwLock<HashMap<String, String>>,
 }
 
 impl TokenAuthority {
@@ -19,6 +26,7 @@ impl TokenAuthority {
         let authority = Arc::new(Self {
             current: RwLock::new(String::new()),
             file,
+            accounts: RwLock::new(HashMap::new()),
         });
         authority.rotate()?;
         Ok(authority)
@@ -38,23 +46,48 @@ impl TokenAuthority {
             super::state_files::write_private(path, token.as_bytes())?;
         }
         *self.current.write().unwrap_or_else(|p| p.into_inner()) = token;
+        self.accounts
+            .write()
+            .unwrap_or_else(|p| p.into_inner())
+            .clear();
         Ok(())
+    }
+
+    /// The token of Google service account `email` now (a metadata server's answer).
+    pub fn token_of(&self, email: &str) -> String {
+        let mut accounts = self.accounts.write().unwrap_or_else(|p| p.into_inner());
+        accounts
+            .entry(email.to_string())
+            .or_insert_with(new_token)
+            .clone()
+    }
+
+    /// Whose service account token an `Authorization` header carries, if it carries one in
+    /// force.
+    pub fn account_of(&self, authorization: Option<&str>) -> Option<String> {
+        let token = bearer(authorization?)?;
+        let accounts = self.accounts.read().unwrap_or_else(|p| p.into_inner());
+        accounts
+            .iter()
+            .find(|(_, t)| constant_time_eq(token.as_bytes(), t.as_bytes()))
+            .map(|(email, _)| email.clone())
     }
 
     /// Whether an `Authorization` header value carries the current token.
     pub fn accepts(&self, authorization: Option<&str>) -> bool {
-        let Some(value) = authorization else {
-            return false;
-        };
-        let Some(token) = value
-            .strip_prefix("Bearer ")
-            .or_else(|| value.strip_prefix("bearer "))
-        else {
+        let Some(token) = authorization.and_then(bearer) else {
             return false;
         };
         let current = self.current.read().unwrap_or_else(|p| p.into_inner());
-        constant_time_eq(token.trim().as_bytes(), current.as_bytes())
+        constant_time_eq(token.as_bytes(), current.as_bytes())
     }
+}
+
+fn bearer(value: &str) -> Option<&str> {
+    value
+        .strip_prefix("Bearer ")
+        .or_else(|| value.strip_prefix("bearer "))
+        .map(str::trim)
 }
 
 fn new_token() -> String {
@@ -84,5 +117,20 @@ mod tests {
         auth.rotate().unwrap();
         assert!(!auth.accepts(Some(&format!("Bearer {old}"))));
         assert!(auth.accepts(Some(&format!("Bearer {}", auth.current()))));
+    }
+
+    #[test]
+    fn an_account_s_token_is_its_own_never_the_simulator_s_and_goes_with_a_rotation() {
+        let auth = TokenAuthority::new(None).unwrap();
+        let email = "w@p.iam.gserviceaccount.com";
+        let token = auth.token_of(email);
+        assert_ne!(token, auth.current());
+        assert_eq!(auth.token_of(email), token, "the same until a rotation");
+        let header = format!("Bearer {token}");
+        assert!(!auth.accepts(Some(&header)), "not the simulator's own");
+        assert_eq!(auth.account_of(Some(&header)).as_deref(), Some(email));
+        auth.rotate().unwrap();
+        assert_eq!(auth.account_of(Some(&header)), None);
+        assert_ne!(auth.token_of(email), token);
     }
 }

@@ -180,8 +180,10 @@ impl SimCloud {
         self.gke.runtime(project, location, name)
     }
 
+    /// Stops every API and cluster now (a process that exits next leaves nothing behind).
     pub fn shutdown(&self) {
         self.stop.cancel();
+        self.gke.shutdown();
     }
 
     async fn keep_state_dir(&self, dir: PathBuf) -> Result<(), SimError> {
@@ -241,7 +243,7 @@ impl SimCloud {
 
 impl Drop for SimCloud {
     fn drop(&mut self) {
-        self.stop.cancel();
+        self.shutdown();
     }
 }
 

@@ -30,9 +30,13 @@ const SCOPE: &str = "https://www.googleapis.com/auth/cloud-platform";
 const TOKEN_SECONDS: u64 = 3599;
 
 /// What one pod's metadata server knows.
-#[derive(Debug, Clone)]
+#[derive(Clone)]
 pub struct Metadata {
+    /// The project, and the account as the pod started (`account` says which it is now).
     pub identity: GoogleIdentity,
+    /// The account now: GKE's metadata server reads the Workload Identity binding when asked,
+    /// so a ServiceAccount annotated later acts as its Google account from then on.
+    pub account: Arc<dyn Fn() -> String + Send + Sync>,
     pub cluster_name: String,
     /// The cluster's location (a zone or a region), as `cluster-location` gives it.
     pub cluster_location: String,
@@ -97,6 +101,7 @@ async fn answer(
         return not_found();
     };
     let m = &metadata;
+    let email = (m.account)();
     let value = match rest.split('/').collect::<Vec<_>>().as_slice() {
         ["project", "project-id"] => m.identity.project.clone(),
         ["project", "numeric-project-id"] => m.identity.project_number.to_string(),
@@ -105,9 +110,9 @@ async fn answer(
         ["instance", "zone"] => format!("projects/{}/zones/{}", m.identity.project_number, m.zone),
         ["instance", "name"] => m.instance.clone(),
         ["instance", "hostname"] => format!("{}.c.{}.internal", m.instance, m.identity.project),
-        ["instance", "service-accounts", ""] => format!("default/\n{}/\n", m.identity.email),
-        ["instance", "service-accounts", account, rest @ ..] if is_ours(m, account) => {
-            return service_account(m, rest, &params);
+        ["instance", "service-accounts", ""] => format!("default/\n{email}/\n"),
+        ["instance", "service-accounts", account, rest @ ..] if is_ours(&email, account) => {
+            return service_account(m, &email, rest, &params);
         }
         ["universe", "universe-domain"] => "googleapis.com".to_string(),
         _ => return not_found(),
@@ -115,22 +120,22 @@ async fn answer(
     text(StatusCode::OK, &value)
 }
 
-fn is_ours(m: &Metadata, account: &str) -> bool {
-    account == "default" || account == m.identity.email
+fn is_ours(email: &str, account: &str) -> bool {
+    account == "default" || account == email
 }
 
 /// `instance/service-accounts/{default,EMAIL}/...`.
-fn service_account(m: &Metadata, rest: &[&str], params: &Params) -> Response {
+fn service_account(m: &Metadata, email: &str, rest: &[&str], params: &Params) -> Response {
     let recursive = params.get("recursive").is_some_and(|v| v == "true");
     match rest {
         [] | [""] if recursive => json_answer(&json!({
             "aliases": ["default"],
-            "email": m.identity.email,
+            "email": email,
             "scopes": [SCOPE],
         })),
         [] | [""] => text(StatusCode::OK, "aliases\nemail\nidentity\nscopes\ntoken\n"),
         ["aliases"] => text(StatusCode::OK, "default\n"),
-        ["email"] => text(StatusCode::OK, &m.identity.email),
+        ["email"] => text(StatusCode::OK, email),
         ["scopes"] => text(StatusCode::OK, &format!("{SCOPE}\n")),
         ["token"] => {
             // However the token rotates (`token-expiry`), it lives no longer than a period.
@@ -139,7 +144,7 @@ fn service_account(m: &Metadata, rest: &[&str], params: &Params) -> Response {
                 .token_expiry()
                 .map_or(TOKEN_SECONDS, |d| d.as_secs().max(1));
             json_answer(&json!({
-                "access_token": m.auth.current(),
+                "access_token": m.auth.token_of(email),
                 "expires_in": lifetime,
                 "token_type": "Bearer",
             }))
@@ -207,6 +212,7 @@ mod tests {
             cluster_location: "us-central1-a".into(),
             zone: "us-central1-a".into(),
             instance: "gke-ml-default-pool-1".into(),
+            account: Arc::new(|| "123456789012-compute@developer.gserviceaccount.com".to_string()),
             auth: auth.clone(),
             faults: Arc::default(),
         };
@@ -251,7 +257,7 @@ mod tests {
     const GOOGLE: &[(&str, &str)] = &[("Metadata-Flavor", "Google")];
 
     #[tokio::test]
-    async fn the_token_is_the_one_the_simulated_apis_accept_and_follows_its_rotation() {
+    async fn the_token_is_the_account_s_own_and_follows_the_rotation() {
         let (address, auth, stop) = server().await;
         let path = "/computeMetadata/v1/instance/service-accounts/default/token?scopes=x";
         let (status, flavor, body) = get(address, path, GOOGLE).await;
@@ -260,14 +266,21 @@ mod tests {
         assert_eq!(token["token_type"], "Bearer");
         assert_eq!(token["expires_in"], TOKEN_SECONDS);
         let bearer = format!("Bearer {}", token["access_token"].as_str().unwrap());
-        assert!(auth.accepts(Some(&bearer)));
+        assert!(
+            !auth.accepts(Some(&bearer)),
+            "never the simulator's own token"
+        );
+        let email = auth.account_of(Some(&bearer)).unwrap();
+        assert!(
+            email.ends_with("-compute@developer.gserviceaccount.com"),
+            "{email}"
+        );
         auth.rotate().unwrap();
+        assert_eq!(auth.account_of(Some(&bearer)), None, "rotated out");
         let (_, _, body) = get(address, path, GOOGLE).await;
         let rotated: serde_json::Value = serde_json::from_str(&body).unwrap();
-        assert!(auth.accepts(Some(&format!(
-            "Bearer {}",
-            rotated["access_token"].as_str().unwrap()
-        ))));
+        let rotated = format!("Bearer {}", rotated["access_token"].as_str().unwrap());
+        assert_eq!(auth.account_of(Some(&rotated)), Some(email));
         stop.cancel();
     }
 

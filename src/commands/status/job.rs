@@ -30,9 +30,20 @@ pub struct JobStatus {
     /// whether to take it over).
     #[serde(skip_serializing_if = "std::ops::Not::not")]
     pub recoverer_silent: bool,
+    /// The cluster's watcher, when it is the recoverer: its pod and the Gantry it runs.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub watcher: Option<WatcherHolder>,
     /// Why the attempts could not be read (the cluster did not answer); `attempts` is empty then.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub error: Option<String>,
+}
+
+/// The watcher that holds the recoverer's Lease, as the Lease says.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct WatcherHolder {
+    pub pod: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub version: Option<String>,
 }
 
 /// One attempt and its pods. `status` already counts running pods (`phase_with_pods`).
@@ -60,6 +71,7 @@ impl JobStatus {
             recoveries: None,
             recoverer: None,
             recoverer_silent: false,
+            watcher: None,
             error: Some(error),
         }
     }
@@ -106,6 +118,13 @@ pub async fn job_status(client: &kube::Client, cfg: &JobConfig) -> JobStatus {
                 run_id: run.as_ref().map(|r| r.id.clone()),
                 recoveries: run.map(|r| r.recoveries),
                 recoverer_silent: named.as_ref().is_some_and(|n| n.looks_silent),
+                watcher: named
+                    .as_ref()
+                    .filter(|n| n.stamp.in_cluster)
+                    .map(|n| WatcherHolder {
+                        pod: n.identity.clone(),
+                        version: n.stamp.version.clone(),
+                    }),
                 recoverer: named.map(|n| n.identity),
                 attempts,
                 error: None,

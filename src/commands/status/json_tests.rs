@@ -69,6 +69,7 @@ fn job(recorded: Option<&str>) -> JobStatus {
         recoveries: Some(0),
         recoverer: None,
         recoverer_silent: false,
+        watcher: None,
         error: None,
     }
 }

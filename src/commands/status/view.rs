@@ -170,6 +170,16 @@ fn job_lines(out: &mut Vec<String>, job: &JobStatus, place: &Place, now: Timesta
         };
         out.push(format!("recoverer {}{silent}", one_line(holder)));
     }
+    if let Some(w) = &job.watcher {
+        out.push(format!(
+            "watched   in the cluster by {}{}",
+            one_line(&w.pod),
+            w.version
+                .as_ref()
+                .map(|v| format!(" ({})", one_line(v)))
+                .unwrap_or_default()
+        ));
+    }
     if let Some(cost) = place.run_cost {
         out.push(super::cost::run_line(cost, now));
     }

@@ -33,7 +33,7 @@ impl Doing {
             Command::EndRun { attempt, .. } => {
                 self.ended.insert(attempt.clone());
             }
-            Command::TakeLease { .. } => self.taking_lease = true,
+            Command::TakeLease { .. } | Command::GiveWayLease => self.taking_lease = true,
             _ => {}
         }
     }

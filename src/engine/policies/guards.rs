@@ -92,7 +92,28 @@ impl Guards {
         if !gone && (now - *at).get_seconds() < ZERO_AFTER_AT_MOST_SECONDS {
             return Decisions::default();
         }
+        let ended = ended.clone();
         self.zero_after = None;
+        // GKE refuses this engine (a watcher without its grant): said, not tried in silence.
+        if let Some(gke) = world
+            .troubles
+            .message_of(&crate::engine::world::trouble::TroubleSource::Gke)
+        {
+            let mut decided = Decisions::default();
+            decided.notices.push(
+                Notice::new(
+                    Kind::Budget,
+                    Severity::Critical,
+                    ended.as_str(),
+                    format!(
+                        "the budget is spent and the node pools cannot be scaled to zero from here ({gke}): scale them with `gantry down` or gcloud, or grant the watcher GKE (`gantry watcher install` prints how)"
+                    ),
+                )
+                .as_news(format!("budget/cannot-scale/{ended}"))
+                .with_detail("action", "scale-to-zero"),
+            );
+            return decided;
+        }
         Decisions::run(Command::ScaleNodePools(crate::gke::resize::Scale::ToZero))
     }
 

@@ -5,6 +5,11 @@
 //! it was first seen unchanged, and an engine whose wall clock is wrong neither takes a healthy
 //! holder's Lease nor loses its own. The take goes through the gate (audited as the
 //! recoverer's); the world tells how it went.
+//!
+//! The cluster's watcher comes first: a local engine that holds the Lease while the watcher's
+//! pod is ready lets it go (through the gate), and takes an unheld Lease only once it has been
+//! unheld for the Lease's duration — the watcher takes it long before that. A dead watcher's
+//! Lease goes silent and is taken over like any other: better a laptop recovers than nobody.
 
 use std::time::Duration;
 
@@ -27,19 +32,33 @@ impl super::Policy for Recoverer {
 
     fn decide(&mut self, world: &World, doing: &Doing, settings: &Settings, now: Now) -> Decisions {
         let lease = &world.lease;
-        if !settings.may_act || !world.connected || !lease.read() || lease.mine() {
+        if !settings.may_act || !world.connected || !lease.read() {
             return Decisions::default();
         }
         if doing.taking_lease {
             return Decisions::default();
         }
-        let judged = lease.record().cloned();
+        let watcher_ready = !settings.in_cluster && lease.watcher.as_ref().is_some_and(|w| w.ready);
+        if lease.mine() {
+            return if watcher_ready {
+                Decisions::run(Command::GiveWayLease)
+            } else {
+                Decisions::default()
+            };
+        }
+        let judged = lease.record().cloned().map(Box::new);
         let command = match lease.holder() {
-            None => Command::TakeLease {
-                from: None,
-                silent: None,
-                judged,
-            },
+            None => {
+                let unheld = lease.silent_for(now.mono).unwrap_or_default();
+                if watcher_ready && unheld < SILENCE {
+                    return Decisions::default();
+                }
+                Command::TakeLease {
+                    from: None,
+                    silent: None,
+                    judged,
+                }
+            }
             Some(holder) => {
                 let silent = lease.silent_for(now.mono).unwrap_or_default();
                 if silent < SILENCE {
@@ -72,6 +91,7 @@ mod tests {
             renew_time: "2099-01-01T00:00:00Z".parse().ok(),
             transitions: 0,
             version: Some("9".into()),
+            stamp: Default::default(),
         }
     }
 
@@ -110,7 +130,7 @@ mod tests {
             vec![Command::TakeLease {
                 from: Some("stranger".into()),
                 silent: Some(Duration::from_secs(15)),
-                judged: Some(stranger()),
+                judged: Some(Box::new(stranger())),
             }]
         );
     }
@@ -157,5 +177,75 @@ mod tests {
                 Decisions::default()
             );
         }
+    }
+
+    fn watcher_ready() -> Option<crate::engine::world::lease::WatcherSeen> {
+        Some(crate::engine::world::lease::WatcherSeen {
+            ready: true,
+            version: Some("0.4.0".into()),
+        })
+    }
+
+    #[test]
+    fn a_local_holder_gives_way_to_a_ready_watcher_and_the_watcher_never_does() {
+        let t0 = Instant::now();
+        let mut world = fixtures::connected();
+        let mine = Record {
+            holder: Some("alice@laptop pid 7".into()),
+            ..stranger()
+        };
+        world.lease.saw(
+            Reading {
+                record: Some(mine),
+                mine: true,
+            },
+            t0,
+        );
+        assert_eq!(
+            decide(&world, &Settings::default(), t0),
+            Decisions::default()
+        );
+        world.lease.watcher = watcher_ready();
+        assert_eq!(
+            decide(&world, &Settings::default(), t0).commands,
+            vec![Command::GiveWayLease]
+        );
+        let watcher = Settings {
+            in_cluster: true,
+            ..Settings::default()
+        };
+        assert_eq!(decide(&world, &watcher, t0), Decisions::default());
+    }
+
+    #[test]
+    fn while_the_watcher_is_ready_an_unheld_lease_is_left_to_it_for_15_s_then_taken() {
+        let t0 = Instant::now();
+        let mut world = world_seeing(
+            Some(Record {
+                holder: None,
+                ..stranger()
+            }),
+            t0,
+        );
+        world.lease.watcher = watcher_ready();
+        let settings = Settings::default();
+        assert_eq!(
+            decide(&world, &settings, t0 + Duration::from_secs(14)),
+            Decisions::default()
+        );
+        assert!(matches!(
+            decide(&world, &settings, t0 + Duration::from_secs(15))
+                .commands
+                .as_slice(),
+            [Command::TakeLease { from: None, .. }]
+        ));
+        let watcher = Settings {
+            in_cluster: true,
+            ..Settings::default()
+        };
+        assert!(matches!(
+            decide(&world, &watcher, t0).commands.as_slice(),
+            [Command::TakeLease { from: None, .. }]
+        ));
     }
 }

@@ -23,6 +23,8 @@ pub struct Settings {
     /// When no progress, or a pod not running, is news.
     pub thresholds: Thresholds,
     pub idle: IdleSettings,
+    /// This engine is the cluster's watcher: it takes the Lease first, and makes way for none.
+    pub in_cluster: bool,
 }
 
 impl Settings {
@@ -40,6 +42,7 @@ impl Settings {
             guards: config.guards.clone(),
             thresholds: Thresholds::of(&config.guards),
             idle: IdleSettings::of(config, read_only),
+            in_cluster: false,
         }
     }
 }

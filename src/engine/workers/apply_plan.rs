@@ -31,7 +31,10 @@ pub async fn apply_plan(shared: Arc<Shared>, plan: Option<Plan>) {
     if session.read_only {
         return refuse("read-only: the cluster is left as it is");
     }
-    let Backend::Gke { gke, target, poll } = &session.backend else {
+    let Backend::Gke {
+        gke, target, poll, ..
+    } = &session.backend
+    else {
         return refuse("the cluster is not managed by Gantry");
     };
     if shared.operating.swap(true, Ordering::SeqCst) {

@@ -40,7 +40,10 @@ async fn disconnect(shared: &Shared) {
 
 /// Creates or deletes the cluster (or follows such an operation already running at GKE).
 pub async fn operate(shared: Arc<Shared>, kind: gke::OperationKind) {
-    let Backend::Gke { gke, target, poll } = &shared.session.backend else {
+    let Backend::Gke {
+        gke, target, poll, ..
+    } = &shared.session.backend
+    else {
         let _ = shared.tx.send(Report::ProvisionDone(Err(
             "the cluster is not managed by Gantry".into(),
         )));
@@ -91,7 +94,12 @@ pub async fn operate(shared: Arc<Shared>, kind: gke::OperationKind) {
 pub async fn follow_cluster(shared: Arc<Shared>) {
     loop {
         let wait = match &shared.session.backend {
-            Backend::Gke { gke, target, poll } => check_gke(&shared, gke, target, *poll).await,
+            Backend::Gke {
+                gke,
+                target,
+                poll,
+                in_cluster,
+            } => check_gke(&shared, gke, target, *poll, in_cluster.as_ref()).await,
             Backend::Context { client, name } => check_context(&shared, client, name).await,
         };
         tokio::select! {
@@ -107,9 +115,14 @@ async fn check_gke(
     gke: &gke::Gke,
     target: &gke::ClusterRef,
     poll: gke::PollPolicy,
+    in_cluster: Option<&kube::Client>,
 ) -> Duration {
     let changing = poll.initial.max(Duration::from_millis(10));
     let settled = poll.max.saturating_mul(6).max(Duration::from_millis(100));
+    // In the cluster, its API is there whatever GKE says (or whether GKE can be read).
+    if let Some(client) = in_cluster {
+        connect_with(shared, client.clone()).await;
+    }
     let cluster = match Box::pin(gke.get_cluster(target)).await {
         Ok(c) => c,
         Err(e) => {
@@ -122,7 +135,9 @@ async fn check_gke(
     };
     let _ = shared.tx.send(Report::TroubleOver(TroubleSource::Gke));
     let Some(cluster) = cluster else {
-        disconnect(shared).await;
+        if in_cluster.is_none() {
+            disconnect(shared).await;
+        }
         let _ = shared.tx.send(Report::Cluster(ClusterSummary::not_found(
             target,
             &shared.session.config.cluster.machine_type,
@@ -150,9 +165,19 @@ async fn check_gke(
             changing
         }
         _ => {
-            disconnect(shared).await;
+            if in_cluster.is_none() {
+                disconnect(shared).await;
+            }
             settled
         }
+    }
+}
+
+/// Connects with a client already made (the pod's own, in the cluster).
+async fn connect_with(shared: &Arc<Shared>, client: kube::Client) {
+    let mut connection = shared.connection.lock().await;
+    if connection.is_none() {
+        *connection = Some(start_watchers(shared, client));
     }
 }
 

@@ -33,7 +33,10 @@ async fn run(
     by: &str,
 ) -> Result<String, String> {
     let session = &shared.session;
-    let Backend::Gke { gke, target, poll } = &session.backend else {
+    let Backend::Gke {
+        gke, target, poll, ..
+    } = &session.backend
+    else {
         return Err("spot fallback needs a GKE cluster Gantry manages".into());
     };
     let client = shared

@@ -48,9 +48,9 @@ struct Shared {
     /// instead, and what they have not sent stays with the server until the UI is ready.
     flow_budget: Arc<Semaphore>,
     /// Who this engine is to the others (the Lease's holder identity).
-    identity: String,
+    identity: crate::k8s::lease::Holder,
     /// The Lease's keeper, while connected: a take the recoverer policy asked for goes to it.
-    lease_takes: std::sync::Mutex<Option<mpsc::UnboundedSender<lease::Take>>>,
+    lease_takes: std::sync::Mutex<Option<mpsc::UnboundedSender<lease::Order>>>,
     /// How many screens show usage (`EngineHandle::show_usage`).
     usage_shown: tokio::sync::watch::Receiver<usize>,
     /// What pricing a pod's time needs of each node, read once per node (None: the node was
@@ -106,6 +106,7 @@ impl Workers {
                 may_scale_to_zero: session.config.may_scale_to_zero(),
             });
         }
+        let identity = lease::identity(session.in_cluster);
         let shared = Arc::new(Shared {
             session,
             tx,
@@ -115,7 +116,7 @@ impl Workers {
             stop: CancellationToken::new(),
             flow_budget: Arc::new(Semaphore::new(FLOW_EVENTS_IN_FLIGHT)),
             usage_shown,
-            identity: lease::identity(),
+            identity,
             lease_takes: Default::default(),
             nodes: Default::default(),
         });
@@ -172,7 +173,15 @@ impl Workers {
             Command::RecordCost(entry) => {
                 tokio::spawn(meter::record(shared, entry));
             }
-            Command::TakeLease { judged, .. } => lease::take(&shared, judged),
+            Command::TakeLease { judged, .. } => {
+                lease::order(
+                    &shared,
+                    lease::Order::Take {
+                        judged: judged.map(|j| *j),
+                    },
+                );
+            }
+            Command::GiveWayLease => lease::order(&shared, lease::Order::GiveWay),
             // The engine hands the plan itself over, through `apply_plan`.
             Command::ApplyPlan { .. } => {}
             // A viewer's own fetch comes through `fetch`, with its channel.

@@ -65,7 +65,10 @@ async fn run(shared: &Arc<Shared>, to: Scale) -> Result<(), String> {
     if session.read_only {
         return Err("read-only: the node pools are left as they are".into());
     }
-    let Backend::Gke { gke, target, poll } = &session.backend else {
+    let Backend::Gke {
+        gke, target, poll, ..
+    } = &session.backend
+    else {
         return Err("the cluster is not managed by Gantry".into());
     };
     // One operation on the cluster at a time: a create, delete or resize already going wins.

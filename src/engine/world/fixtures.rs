@@ -32,6 +32,7 @@ pub fn hold_lease(world: &mut World, mine: bool) {
                 renew_time: None,
                 transitions: 0,
                 version: Some("1".into()),
+                stamp: Default::default(),
             }),
             mine,
         },

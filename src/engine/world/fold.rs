@@ -87,6 +87,13 @@ impl World {
                 if let Some(n) = self.lease.saw(seen, at) {
                     self.tell(&mut applied, n);
                 }
+                if let Some(n) = self.lease.version_news(env!("CARGO_PKG_VERSION")) {
+                    self.tell(&mut applied, n);
+                }
+            }
+            Report::Watcher(seen) => {
+                applied.changed = self.lease.watcher != seen;
+                self.lease.watcher = seen;
             }
             Report::Done { what, result } => {
                 let (severity, text) = match result {

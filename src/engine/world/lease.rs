@@ -24,16 +24,31 @@ pub struct Holder {
     pub identity: String,
     /// Whether that is this engine.
     pub mine: bool,
+    /// What it says of itself: its version, whether it is the cluster's watcher.
+    pub stamp: crate::k8s::lease::Stamp,
+}
+
+/// The cluster's watcher, as its Deployment says (read by local engines only).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct WatcherSeen {
+    /// Its pod is ready: a local engine makes way for it.
+    pub ready: bool,
+    /// The Gantry it runs.
+    pub version: Option<String>,
 }
 
 #[derive(Debug, Default)]
 pub struct LeaseSeen {
+    /// The cluster's watcher, when there is one (a local engine's keeper reads it).
+    pub watcher: Option<WatcherSeen>,
     /// Read at least once: before that, nothing is known (and nothing is taken).
     read: bool,
     record: Option<Record>,
     mine: bool,
     /// When this engine last saw the record change (or first saw it).
     changed_at: Option<Instant>,
+    /// The watcher version already said to differ from this Gantry's (said once).
+    version_told: Option<String>,
 }
 
 impl LeaseSeen {
@@ -74,6 +89,29 @@ impl LeaseSeen {
         ))
     }
 
+    /// Once per version: the cluster's watcher holds the Lease and runs another Gantry than
+    /// this one (`ours`).
+    pub fn version_news(&mut self, ours: &str) -> Option<Notice> {
+        let holder = self.holder().filter(|h| !h.mine && h.stamp.in_cluster)?;
+        let theirs = holder.stamp.version?;
+        if theirs == ours || self.version_told.as_deref() == Some(theirs.as_str()) {
+            return None;
+        }
+        self.version_told = Some(theirs.clone());
+        let older = older_than(&theirs, ours);
+        let text = if older {
+            format!("the cluster's watcher is {theirs}; gantry watcher install upgrades it")
+        } else {
+            format!("the cluster's watcher is {theirs}, newer than this Gantry ({ours})")
+        };
+        Some(Notice::new(
+            Kind::Recoverer,
+            Severity::Warning,
+            "watcher",
+            text,
+        ))
+    }
+
     /// Whether the Lease has been read at all.
     pub fn read(&self) -> bool {
         self.read
@@ -86,10 +124,11 @@ impl LeaseSeen {
 
     /// Who holds it, as the record says (None: nobody, or not read yet).
     pub fn holder(&self) -> Option<Holder> {
-        let identity = self.record.as_ref()?.holder.clone()?;
+        let record = self.record.as_ref()?;
         Some(Holder {
-            identity,
+            identity: record.holder.clone()?,
             mine: self.mine,
+            stamp: record.stamp.clone(),
         })
     }
 
@@ -102,6 +141,16 @@ impl LeaseSeen {
     pub fn silent_for(&self, now: Instant) -> Option<Duration> {
         self.changed_at.map(|t| now.saturating_duration_since(t))
     }
+}
+
+/// Whether version `a` comes before `b` (`0.3.1` < `0.4.0`; numbers compared as numbers).
+fn older_than(a: &str, b: &str) -> bool {
+    let parts = |v: &str| -> Vec<u64> {
+        v.split(['.', '-', '+'])
+            .map_while(|p| p.parse().ok())
+            .collect()
+    };
+    parts(a) < parts(b)
 }
 
 /// `15 s`, `2m 5s`.
@@ -125,6 +174,7 @@ mod tests {
             renew_time: renewed.parse().ok(),
             transitions: 0,
             version: Some("1".into()),
+            stamp: Default::default(),
         })
     }
 
@@ -187,5 +237,36 @@ mod tests {
             )
             .unwrap();
         assert_eq!(lost.text, "recoverer: c@y pid 3 holds the Lease now");
+    }
+
+    #[test]
+    fn a_watcher_of_another_version_is_said_once_per_version() {
+        let mut seen = LeaseSeen::default();
+        let mut watcher = record("gantry-watcher-job-7c9f-x2", "2026-01-01T00:00:00Z").unwrap();
+        watcher.stamp = crate::k8s::lease::Stamp {
+            version: Some("0.3.1".into()),
+            in_cluster: true,
+        };
+        seen.saw(theirs(Some(watcher.clone())), Instant::now());
+        let told = seen.version_news("0.4.0").unwrap();
+        assert_eq!(
+            told.text,
+            "the cluster's watcher is 0.3.1; gantry watcher install upgrades it"
+        );
+        assert!(seen.version_news("0.4.0").is_none(), "said once");
+        watcher.stamp.version = Some("0.10.0".into());
+        seen.saw(theirs(Some(watcher.clone())), Instant::now());
+        let newer = seen.version_news("0.4.0").unwrap();
+        assert!(
+            newer.text.contains("newer than this Gantry (0.4.0)"),
+            "{}",
+            newer.text
+        );
+        watcher.stamp.version = Some("0.4.0".into());
+        seen.saw(theirs(Some(watcher)), Instant::now());
+        assert!(
+            seen.version_news("0.4.0").is_none(),
+            "the same version is no news"
+        );
     }
 }

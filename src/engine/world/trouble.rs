@@ -91,6 +91,19 @@ impl Troubles {
         self.present.iter().any(|(s, _)| s == source)
     }
 
+    /// The source's trouble, if it has one.
+    pub fn message_of(&self, source: &TroubleSource) -> Option<&str> {
+        self.present
+            .iter()
+            .find(|(s, _)| s == source)
+            .map(|(_, m)| m.as_str())
+    }
+
+    /// Every trouble's message, oldest first.
+    pub fn messages(&self) -> impl Iterator<Item = &str> {
+        self.present.iter().map(|(_, m)| m.as_str())
+    }
+
     /// The newest trouble's message.
     pub fn newest(&self) -> Option<&str> {
         self.present.last().map(|(_, m)| m.as_str())

@@ -38,7 +38,7 @@ pub const LAYERS: &[&[&str]] = &[
     &["connect", "simulated", "sim"],
     &["engine"],
     &["settings"],
-    &["app", "ui", "viewer"],
+    &["app", "ui", "viewer", "health"],
     &["tui", "serve"],
     &["cli", "commands"],
 ];

@@ -2,13 +2,15 @@
 //! controller, the kubelet stand-in, logs, selectors, patches, deletion and watches. Grouped by
 //! what they check: what any client of the API relies on (`api`), Jobs run by the controller
 //! and the kubelet stand-in to their end (`job_controller`), and what keeps a pod from running
-//! (`pod_troubles`); pods run as local processes (`process_pods`) and Secrets (`secrets`),
+//! (`pod_troubles`), what kubectl does with Deployments and ServiceAccounts
+//! (`kubectl_workloads`), pods run as local processes (`process_pods`) and Secrets (`secrets`),
 //! through kubectl itself (`kubectl_env`). Here: the Job they all create and the waits they share.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 mod api;
 mod job_controller;
 mod kubectl_env;
+mod kubectl_workloads;
 mod pod_troubles;
 mod port_forward;
 mod process_pods;

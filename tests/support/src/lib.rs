@@ -215,6 +215,7 @@ pub fn engine_options(
         logs_root: Some(logs_root.to_path_buf()),
         audit_file: Some(logs_root.join("audit.jsonl")),
         clock: Default::default(),
+        in_cluster: false,
     }
 }
 

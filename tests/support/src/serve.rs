@@ -26,7 +26,8 @@ pub const VIEWER: &str = "viewer";
 pub const OPERATOR: &str = "operator";
 pub const STRANGER: &str = "stranger";
 
-fn keygen(dir: &Path, name: &str) {
+/// Makes an Ed25519 key pair `dir/NAME` and `dir/NAME.pub` with `ssh-keygen`.
+pub fn keygen(dir: &Path, name: &str) {
     let ok = Command::new("ssh-keygen")
         .args(["-q", "-t", "ed25519", "-N", "", "-C", name, "-f"])
         .arg(dir.join(name))

@@ -100,11 +100,32 @@ const UNAUTHENTICATED_MESSAGE: &str = "Request had invalid authentication creden
 OAuth 2 access token, login cookie or other valid authentication credential. See \
 https://developers.google.com/identity/sign-in/web/devconsole-project.";
 
-/// How the shared request gate (auth, 429/503, slow) spells its errors for GKE.
-#[derive(Debug, Clone, Copy, Default)]
-pub struct GoogleErrors;
+/// How the shared request gate (auth, 429/503, slow) spells its errors for GKE; it also knows
+/// the Google service accounts' tokens (a pod's, from its metadata server).
+#[derive(Debug, Clone)]
+pub struct GoogleErrors {
+    pub auth: std::sync::Arc<crate::auth::TokenAuthority>,
+}
+
+/// The Google service account a request came from (a pod's), when not the simulator's owner.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct GoogleAccount(pub String);
 
 impl ErrorShape for GoogleErrors {
+    fn authenticate(&self, request: &mut axum::extract::Request) -> bool {
+        let authorization = request
+            .headers()
+            .get(http::header::AUTHORIZATION)
+            .and_then(|v| v.to_str().ok());
+        match self.auth.account_of(authorization) {
+            Some(email) => {
+                request.extensions_mut().insert(GoogleAccount(email));
+                true
+            }
+            None => false,
+        }
+    }
+
     fn error(&self, status: StatusCode, message: &str) -> Response {
         let message = if status == StatusCode::UNAUTHORIZED {
             UNAUTHENTICATED_MESSAGE
@@ -149,7 +170,10 @@ mod tests {
 
     #[test]
     fn gate_errors_use_canonical_names() {
-        let response = GoogleErrors.error(StatusCode::UNAUTHORIZED, "Unauthorized");
+        let shape = GoogleErrors {
+            auth: crate::auth::TokenAuthority::new(None).unwrap(),
+        };
+        let response = shape.error(StatusCode::UNAUTHORIZED, "Unauthorized");
         assert!(
             response
                 .headers()

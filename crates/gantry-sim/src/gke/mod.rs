@@ -15,6 +15,7 @@ mod cluster_requests;
 mod clusters;
 mod errors;
 mod handlers;
+mod iam;
 mod lifecycle;
 mod locations;
 mod model;
@@ -186,7 +187,7 @@ impl GkeApi {
     }
 
     /// Ends every operation and shuts every cluster's API server down.
-    fn shutdown(&self) {
+    pub(crate) fn shutdown(&self) {
         self.stop.cancel();
         let runtimes: Vec<Arc<ClusterRuntime>> = self
             .registry()

@@ -21,11 +21,14 @@ use crate::http_faults::{self, Gate, json_response};
 pub fn router(api: Arc<GkeApi>) -> Router {
     let gate = Gate {
         shared: api.shared.clone(),
-        shape: Arc::new(GoogleErrors),
+        shape: Arc::new(GoogleErrors {
+            auth: api.shared.auth.clone(),
+        }),
     };
     Router::new()
         .fallback(dispatch)
         .with_state(api)
+        .layer(axum::middleware::from_fn(super::iam::scopes))
         .layer(axum::middleware::from_fn_with_state(
             gate,
             http_faults::gate,

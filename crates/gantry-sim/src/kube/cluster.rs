@@ -158,14 +158,16 @@ impl ClusterRuntime {
         &self.state
     }
 
-    /// Stops the API server and every controller; the cluster's objects and logs are gone.
+    /// Stops the API server and every controller; the cluster's objects and logs are gone, and
+    /// so are its process pods' directories (their processes are killed as their tasks stop).
     pub fn shutdown(&self) {
         self.state.stop.cancel();
+        self.state.processes.remove_directories();
     }
 }
 
 impl Drop for ClusterRuntime {
     fn drop(&mut self) {
-        self.state.stop.cancel();
+        self.shutdown();
     }
 }

@@ -1,7 +1,10 @@
 //! Pods as real processes: a container whose image matches a `--run-image PATTERN=EXECUTABLE`
 //! is run by the simulated kubelet as a local process instead of the simulated workload. This
-//! module holds what the cluster knows of such pods (their addresses, their directories); the
-//! kubelet's side is `controllers::kubelet::process`.
+//! module holds what the cluster knows of such pods: which images they are (`run_images`, and
+//! `--run-code`'s interpreter for code attempts: `run_code`), the
+//! loopback address each listens on (`loopback`), and who they are to the APIs they call
+//! (`identity`: their service account's token, their Google account). The kubelet's side is
+//! `controllers::kubelet::process`.
 //!
 //! The port-forward and Service code ask [`ClusterState::pod_endpoint`] where a pod's port is
 //! reached on this machine.
@@ -33,6 +36,9 @@ pub struct ProcessPods {
     /// The port each Indexed Job's local ranks meet on (`MASTER_PORT`, `--run-code`), by the
     /// Job's uid: all of one attempt's ranks share it, no two attempts do.
     master_ports: Mutex<HashMap<String, u16>>,
+    /// Where the pods' own directories are made (private; made with the first process pod),
+    /// so that a cluster that stops can take them all at once.
+    directories: OnceLock<tempfile::TempDir>,
 }
 
 impl ProcessPods {
@@ -43,6 +49,28 @@ impl ProcessPods {
 
     pub fn api_server(&self) -> Option<SocketAddr> {
         self.api_server.get().copied()
+    }
+
+    /// The directory the pods' own directories are made in.
+    pub fn directories(&self) -> std::io::Result<&std::path::Path> {
+        if let Some(dir) = self.directories.get() {
+            return Ok(dir.path());
+        }
+        let made = private_dir("gantry-sim-pods-").tempdir()?;
+        // Another pod may have made it meanwhile: the first one made is kept.
+        let _ = self.directories.set(made);
+        self.directories
+            .get()
+            .map(tempfile::TempDir::path)
+            .ok_or_else(|| std::io::Error::other("the pods' directory is gone"))
+    }
+
+    /// The cluster stops: every pod's directory goes now, without waiting for the pods' tasks
+    /// (a simulator that exits does not wait for them).
+    pub fn remove_directories(&self) {
+        if let Some(dir) = self.directories.get() {
+            let _ = std::fs::remove_dir_all(dir.path());
+        }
     }
 
     /// Gives the pod its own loopback address (its `status.podIP`) until [`Self::release`].
@@ -96,6 +124,18 @@ impl ProcessPods {
             .get(&(namespace.to_string(), pod.to_string()))
             .map(|(_, ip)| *ip)
     }
+}
+
+/// A temporary directory only its owner may enter (tempfile's own default follows the umask).
+pub fn private_dir(prefix: &str) -> tempfile::Builder<'_, 'static> {
+    let mut builder = tempfile::Builder::new();
+    builder.prefix(prefix);
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        builder.permissions(std::fs::Permissions::from_mode(0o700));
+    }
+    builder
 }
 
 impl ClusterState {

@@ -84,108 +84,48 @@ pub async fn run_container(
         let pod = ctx.get()?;
         let mounts = sandbox.mounts(&container);
         let mut env = sandbox.base_env(&pod, &executable);
-        if let Err(why) =
-            config_env::add_container_env(&mut env, &container, &pod, &ctx.state.store, &mounts)
+        let store = &ctx.state.store;
+        if let Err(why) = config_env::add_container_env(&mut env, &container, &pod, store, &mounts)
         {
             let mut waiting =
                 ContainerView::waiting(&name, &image, "CreateContainerConfigError", Some(&why));
             (waiting.restarts, waiting.last_state) = (restarts, last_state.clone());
-            ctx.event(
-                EventType::Warning,
-                "Failed",
-                &format!("Error: {why}"),
-                "kubelet",
-            );
+            failed(ctx, &why);
             status::put(ctx, index, &waiting);
             if !ctx.wait(Duration::from_secs(10), MIN_RETRY_WAIT).await {
                 return None;
             }
             continue;
         }
-        let cwd = launch::working_dir(&container, &mounts, sandbox.dir());
-        let command = launch::command_line(&container, &executable, &env, &mounts);
-        let stream = ctx.state.logs.start_instance(&ctx.ns, &ctx.name, &name);
-        let started = meta::now();
-        let container_id = format!("containerd://{}", meta::new_uid().replace('-', ""));
         let probes = Probes::of(&container, sandbox.ip);
         let running = ContainerView {
             name: name.clone(),
             image: image.clone(),
-            state: json!({"running": {"startedAt": started}}),
+            state: json!({"running": {"startedAt": meta::now()}}),
             last_state: last_state.clone(),
             ready: probes.ready_at_start(),
             started: probes.startup.is_none(),
             restarts,
-            container_id: Some(container_id.clone()),
+            container_id: Some(format!("containerd://{}", meta::new_uid().replace('-', ""))),
         };
+        let command = launch::command_line(&container, &executable, &env, &mounts);
         let launch = command.map(|(program, args)| Launch {
             program,
             args,
             env: env.into_vars(),
-            cwd,
+            cwd: launch::working_dir(&container, &mounts, sandbox.dir()),
         });
-        let spawned = launch.and_then(|launch| {
-            Running::spawn(&launch, stream.clone())
-                .map(|child| (child, launch.clone()))
-                .map_err(|e| start_error(&launch.program, &e))
+        let in_container = launch.map(|launch| InContainer {
+            launch,
+            mounts,
+            executable: executable.clone(),
         });
-        let (ended, message) = match spawned {
-            Err(why) => {
-                ctx.event(
-                    EventType::Warning,
-                    "Failed",
-                    &format!("Error: {why}"),
-                    "kubelet",
-                );
-                (Ended::Exited(128), Some(why))
-            }
-            Ok((mut child, launch)) => {
-                status::put(ctx, index, &running);
-                let in_container = InContainer {
-                    launch,
-                    mounts,
-                    executable: executable.clone(),
-                };
-                let ended = tokio::select! {
-                    code = child.wait() => Ended::Exited(code),
-                    unhealthy = prober::watch(ctx, index, &probes, &in_container) => {
-                        Ended::Unhealthy(unhealthy)
-                    }
-                    _ = ctx.cancel.cancelled() => Ended::Stopped,
-                };
-                match ended {
-                    Ended::Stopped => {
-                        if let Some(code) = stop(ctx, &mut child, &name).await {
-                            let done = terminated(code, &started, &container_id, None);
-                            status::put(ctx, index, &finished(&running, done));
-                        }
-                        stream.finish();
-                        return None;
-                    }
-                    Ended::Unhealthy(why) => {
-                        let said = format!("Container {name} {}, will be restarted", why.message);
-                        let code = kill(ctx, &mut child, &said, why.grace).await;
-                        (Ended::Exited(code), None)
-                    }
-                    ended => (ended, None),
-                }
-            }
-        };
-        stream.finish();
-        let Ended::Exited(code) = ended else {
-            return None;
-        };
-        let reason = if message.is_some() {
-            Some("StartError")
-        } else {
-            None
-        };
-        let state = terminated(
-            code,
-            &started,
-            &container_id,
-            reason.zip(message.as_deref()),
-        );
+        let state = run_once(ctx, index, in_container, &probes, &running).await?;
+        let code = state
+            .pointer("/terminated/exitCode")
+            .and_then(Value::as_i64)
+            .and_then(|c| i32::try_from(c).ok())
+            .unwrap_or(128);
         if !restarts_after(&pod, code) {
             status::put(ctx, index, &finished(&running, state));
             return Some(code);
@@ -196,6 +136,75 @@ pub async fn run_container(
             return None;
         }
     }
+}
+
+/// One run of the container, from its start (or its failure to start) to its end: its
+/// `terminated` state, or None when the pod is stopped meanwhile.
+async fn run_once(
+    ctx: &PodCtx,
+    index: usize,
+    in_container: Result<InContainer, String>,
+    probes: &Probes,
+    running: &ContainerView,
+) -> Option<Value> {
+    let started = running.state["running"]["startedAt"]
+        .as_str()
+        .unwrap_or_default()
+        .to_string();
+    let id = running.container_id.clone().unwrap_or_default();
+    let stream = ctx
+        .state
+        .logs
+        .start_instance(&ctx.ns, &ctx.name, &running.name);
+    let spawned = in_container.and_then(|c| {
+        Running::spawn(&c.launch, stream.clone())
+            .map(|child| (child, c.clone()))
+            .map_err(|e| start_error(&c.launch.program, &e))
+    });
+    let (mut child, in_container) = match spawned {
+        Ok(spawned) => spawned,
+        Err(why) => {
+            failed(ctx, &why);
+            stream.finish();
+            return Some(terminated(128, &started, &id, Some(&why)));
+        }
+    };
+    status::put(ctx, index, running);
+    let ended = tokio::select! {
+        code = child.wait() => Ended::Exited(code),
+        unhealthy = prober::watch(ctx, index, probes, &in_container) => Ended::Unhealthy(unhealthy),
+        _ = ctx.cancel.cancelled() => Ended::Stopped,
+    };
+    let code = match ended {
+        Ended::Exited(code) => code,
+        Ended::Unhealthy(why) => {
+            let said = format!(
+                "Container {} {}, will be restarted",
+                running.name, why.message
+            );
+            kill(ctx, &mut child, &said, why.grace).await
+        }
+        Ended::Stopped => {
+            if let Some(code) = stop(ctx, &mut child, &running.name).await {
+                let done = terminated(code, &started, &id, None);
+                status::put(ctx, index, &finished(running, done));
+            }
+            stream.finish();
+            return None;
+        }
+    };
+    stream.finish();
+    Some(terminated(code, &started, &id, None))
+}
+
+/// The kubelet's `Failed` event for a container that cannot be made or started.
+fn failed(ctx: &PodCtx, why: &str) {
+    ctx.event(
+        EventType::Warning,
+        "Failed",
+        &format!("Error: {why}"),
+        "kubelet",
+    );
 }
 
 /// Whether the kubelet starts the container again after it ended with `code`.
@@ -217,9 +226,9 @@ fn finished(running: &ContainerView, state: Value) -> ContainerView {
     }
 }
 
-fn terminated(code: i32, started: &str, id: &str, start_error: Option<(&str, &str)>) -> Value {
+fn terminated(code: i32, started: &str, id: &str, start_error: Option<&str>) -> Value {
     let reason = match (start_error, code) {
-        (Some((reason, _)), _) => reason,
+        (Some(_), _) => "StartError",
         (None, 0) => "Completed",
         (None, _) => "Error",
     };
@@ -230,7 +239,7 @@ fn terminated(code: i32, started: &str, id: &str, start_error: Option<(&str, &st
         "finishedAt": meta::now(),
         "containerID": id,
     }});
-    if let Some((_, message)) = start_error {
+    if let Some(message) = start_error {
         state["terminated"]["message"] = json!(message);
     }
     state

@@ -69,10 +69,7 @@ pub async fn watch(ctx: &PodCtx, index: usize, probes: &Probes, c: &InContainer)
             }
             pause(ctx, startup.period).await;
         }
-        status::set_started(ctx, index);
-        if probes.readiness.is_none() {
-            status::set_ready(ctx, index, true);
-        }
+        status::set_started(ctx, index, probes.readiness.is_none());
     }
     let readiness = async {
         match &probes.readiness {

@@ -17,7 +17,7 @@ use crate::kube::cluster::ClusterState;
 use crate::kube::controllers::kubelet::MIN_RETRY_WAIT;
 use crate::kube::controllers::kubelet::context::PodCtx;
 use crate::kube::events::EventType;
-use crate::kube::process::SERVICE_ACCOUNT_DIR;
+use crate::kube::process::{SERVICE_ACCOUNT_DIR, private_dir};
 use crate::kube::resources::Kind;
 use crate::metadata::{self, Metadata};
 
@@ -175,17 +175,18 @@ impl Drop for Sandbox {
 
 /// The pod's directory (only its owner may enter) with its volumes written.
 fn mount(ctx: &PodCtx, pod: &Value) -> Result<(tempfile::TempDir, Volumes), String> {
-    let dir = tempfile::Builder::new()
-        .prefix(&format!("gantry-pod-{}-{}-", ctx.ns, ctx.name))
-        .tempdir()
-        .map_err(|e| format!("could not make the pod's directory: {e}"))?;
+    let cannot = |e: std::io::Error| format!("could not make the pod's directory: {e}");
+    let prefix = format!("gantry-pod-{}-{}-", ctx.ns, ctx.name);
+    let dir = private_dir(&prefix)
+        .tempdir_in(ctx.state.processes.directories().map_err(cannot)?)
+        .map_err(cannot)?;
     std::fs::create_dir_all(dir.path().join("home"))
         .map_err(|e| format!("could not make the pod's home: {e}"))?;
     let volumes = volumes::write_all(&ctx.state, pod, dir.path())?;
     Ok((dir, volumes))
 }
 
-fn metadata_of(state: &ClusterState, pod: &Value, node: &str) -> Metadata {
+fn metadata_of(state: &Arc<ClusterState>, pod: &Value, node: &str) -> Metadata {
     let zone = state
         .store
         .get(Kind::Node, "", node)
@@ -193,8 +194,10 @@ fn metadata_of(state: &ClusterState, pod: &Value, node: &str) -> Metadata {
             crate::kube::meta::label(&n, "topology.kubernetes.io/zone").map(str::to_string)
         })
         .unwrap_or_else(|| state.spec.location.clone());
+    let (now, of) = (state.clone(), pod.clone());
     Metadata {
         identity: state.google_identity(pod),
+        account: Arc::new(move || now.google_identity(&of).email),
         cluster_name: state.spec.name.clone(),
         cluster_location: state.spec.location.clone(),
         zone,

@@ -31,12 +31,17 @@ pub fn set_ready(ctx: &PodCtx, index: usize, ready: bool) {
     });
 }
 
-/// The container has started, as its startup probe (or its absence) decides it.
-pub fn set_started(ctx: &PodCtx, index: usize) {
+/// The container has started, as its startup probe decides it; with `ready`, it is ready too
+/// (it has no readiness probe to pass), in the same write.
+pub fn set_started(ctx: &PodCtx, index: usize, ready: bool) {
     ctx.update(|p| {
         if let Some(c) = slot(p, index) {
             c["started"] = json!(true);
+            if ready {
+                c["ready"] = json!(true);
+            }
         }
+        readiness_conditions(p);
     });
 }
 

@@ -200,3 +200,23 @@ fn is_zombie(pid: i32) -> bool {
             .is_some_and(|rest| rest.trim_start().starts_with('Z'))
     })
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_command_not_on_the_containers_path_fails_to_start_as_runc_says() {
+    let Some(runtime) = cluster().await else {
+        return;
+    };
+    let state = runtime.state();
+    let mut pod = python_pod("typo", "", &[], json!({}), json!({}));
+    pod["spec"]["containers"][0]["command"] = json!(["pyhton3", "-c", "print(1)"]);
+    create(state, Kind::Pod, pod);
+    let failed = pod_when(state, "typo", "the pod's end", |p| phase(p) == "Failed").await;
+    let terminated = &container(&failed)["state"]["terminated"];
+    assert_eq!(terminated["exitCode"], 128);
+    assert_eq!(terminated["reason"], "StartError");
+    let message = terminated["message"].as_str().unwrap();
+    assert!(
+        message.ends_with("exec: \"pyhton3\": executable file not found in $PATH: unknown"),
+        "{message}"
+    );
+}

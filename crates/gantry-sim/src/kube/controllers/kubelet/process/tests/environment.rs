@@ -10,6 +10,7 @@ const SEES: &str = r#"
 import json, os, ssl, stat, sys, urllib.request
 print("NAMES=" + ",".join(sorted(os.environ)))
 print("HOME=" + os.environ["HOME"])
+print("PRIVATE=" + oct(stat.S_IMODE(os.stat(os.path.dirname(os.environ["HOME"])).st_mode)))
 print("PASSWORD=" + os.environ["PASSWORD"])
 print("CREDS=" + open(sys.argv[1]).read())
 print("MODE=" + oct(stat.S_IMODE(os.stat(sys.argv[2]).st_mode)))
@@ -100,6 +101,11 @@ async fn a_process_pod_sees_its_secrets_volumes_and_service_account_and_nothing_
     let home = said(&log, "HOME");
     assert_ne!(Some(home), std::env::var("HOME").ok().as_deref());
     assert!(home.contains("gantry-pod-default-sees-"), "{home}");
+    assert_eq!(
+        said(&log, "PRIVATE"),
+        "0o700",
+        "only its owner enters the pod's directory"
+    );
     assert_eq!(said(&log, "PASSWORD"), "hunter2");
     assert_eq!(said(&log, "CREDS"), "hunter2");
     assert_eq!(said(&log, "MODE"), "0o600");

@@ -107,15 +107,19 @@ async fn a_failing_liveness_probe_kills_the_container_and_the_kubelet_restarts_i
         return;
     };
     let state = runtime.state();
-    let probe = json!({"livenessProbe": {"exec": {"command": ["cat", "/etc/health/alive"]},
-        "periodSeconds": 1, "failureThreshold": 2},
+    // The startup probe passes once the process has said it is up; liveness never does.
+    let probe = json!({
+        "startupProbe": {"exec": {"command": ["cat", "/etc/health/up"]},
+            "periodSeconds": 1, "failureThreshold": 1000},
+        "livenessProbe": {"exec": {"command": ["cat", "/etc/health/alive"]},
+            "periodSeconds": 1, "failureThreshold": 2},
         "volumeMounts": [{"name": "health", "mountPath": "/etc/health"}]});
     let spec = json!({"restartPolicy": "Always", "volumes": [{"name": "health", "emptyDir": {}}]});
-    let script = "import time; print('up'); time.sleep(600)";
+    let script = "import sys, time; print('up'); open(sys.argv[1], 'w').close(); time.sleep(600)";
     create(
         state,
         Kind::Pod,
-        python_pod("sick", script, &[], probe, spec),
+        python_pod("sick", script, &["/etc/health/up"], probe, spec),
     );
     let restarted = pod_when(state, "sick", "a restart", |p| {
         container(p)["restartCount"].as_u64() >= Some(1)
@@ -126,7 +130,11 @@ async fn a_failing_liveness_probe_kills_the_container_and_the_kubelet_restarts_i
     assert_eq!(last["exitCode"], 143, "{last}");
     assert_eq!(phase(&restarted), "Running");
     let unhealthy = test_support::events(state, "sick", "Unhealthy");
-    let message = unhealthy[0]["message"].as_str().unwrap();
+    let liveness = unhealthy
+        .iter()
+        .find(|e| e["message"].as_str().unwrap().starts_with("Liveness"))
+        .unwrap();
+    let message = liveness["message"].as_str().unwrap();
     assert!(
         message.starts_with("Liveness probe failed: ") && message.contains("No such file"),
         "{message}"
