@@ -91,6 +91,7 @@ fn attempt() -> AttemptSummary {
         deleted_by: None,
         run: None,
         node_pool: None,
+        code: None,
     }
 }
 

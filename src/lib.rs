@@ -3,6 +3,7 @@
 pub mod app;
 pub mod backoff;
 pub mod cli;
+pub mod code;
 pub mod commands;
 pub mod config;
 pub mod connect;

@@ -458,3 +458,32 @@ fn an_attempt_that_absorbed_preemptions_says_so_apart_from_failures() {
     app.dirty = false;
     snapshot("preempted_attempt", &mut app);
 }
+
+/// An attempt that ran code without an image says which code under it, at 80×24 too.
+#[test]
+fn the_job_pane_says_the_code_of_the_selected_attempt() {
+    let mut app = with_attempts(false);
+    let mut attempt = running_attempt();
+    attempt.code = Some(Box::new(gantry::code::CodeRecord {
+        digest: format!("sha256:3f2a1c9e0b1d{}", "0".repeat(52)),
+        files: 14,
+        bytes: 38 * 1024,
+        dir: "/home/a/trainer".into(),
+        commit: Some("9c1d2e3f4a5b6c7d8e9f0a1b2c3d4e5f6a7b8c9d".into()),
+        dirty: Some(true),
+    }));
+    app.on_event(job_event(Change::Applied(attempt)));
+    for (width, height) in SIZES {
+        let screen = render(&app, width, height).backend().to_string();
+        assert!(
+            screen.contains("code 3f2a1c9e0b1d · 14 files"),
+            "{width}x{height}:\n{screen}"
+        );
+        if width == 200 {
+            assert!(
+                screen.contains("code 3f2a1c9e0b1d · 14 files · 38 KiB · git 9c1d2e3 (changed)"),
+                "{screen}"
+            );
+        }
+    }
+}

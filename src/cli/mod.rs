@@ -68,6 +68,12 @@ pub struct Cli {
     #[arg(long = "run-image", global = true, value_name = "PATTERN=EXECUTABLE")]
     pub run_images: Vec<RunImage>,
 
+    /// With --sim or `gantry sim`: attempts that run code (`launch --code`) run for real, as
+    /// local processes of this machine's python3 (not their image) in a directory holding the
+    /// code, with the pod's environment; their output is the pod's log.
+    #[arg(long, global = true)]
+    pub run_code: bool,
+
     /// Refuse every action that would change anything in the cloud.
     #[arg(long, global = true)]
     pub read_only: bool,
@@ -163,6 +169,12 @@ impl Cli {
                     .into(),
             );
         }
+        if self.run_code && !simulated {
+            return Some(
+                "--run-code works on the simulated cloud: add --sim, or run `gantry sim --run-code`"
+                    .into(),
+            );
+        }
         if !self.run_images.is_empty() && !simulated {
             return Some(
                 "--run-image works on the simulated cloud: add --sim, or run `gantry sim --run-image PATTERN=EXECUTABLE`"
@@ -205,7 +217,7 @@ impl Cli {
         let flags = crate::k8s::manifest::LaunchFlags::from(&self.launch);
         (flags != crate::k8s::manifest::LaunchFlags::default()).then(|| {
             format!(
-                "the Job flags (--image, --env, --memory, --cpu, --parallelism, --completions, --indexed) go after the subcommand: gantry {} --image …",
+                "the Job flags (--image, --env, --memory, --cpu, --parallelism, --completions, --indexed, --code) go after the subcommand: gantry {} --image …",
                 command.name()
             )
         })
@@ -221,6 +233,7 @@ impl Cli {
                 faults: self.faults.clone(),
                 replay_dir: self.replay_dir.clone(),
                 run_images: self.run_images.clone(),
+                run_code: self.run_code,
                 logs_root: None,
                 read_only: self.read_only,
                 audit_file: crate::paths::state_dir().map(|d| d.join(crate::paths::AUDIT_FILE)),
@@ -241,6 +254,17 @@ impl From<&LaunchArgs> for crate::k8s::manifest::LaunchFlags {
             parallelism: a.parallelism,
             completions: a.completions,
             indexed: a.indexed,
+            code: a.code.clone(),
+            command: Vec::new(),
+        }
+    }
+}
+
+impl From<&LaunchCommand> for crate::k8s::manifest::LaunchFlags {
+    fn from(c: &LaunchCommand) -> Self {
+        Self {
+            command: c.command.clone(),
+            ..(&c.args).into()
         }
     }
 }
@@ -270,6 +294,7 @@ pub fn sim_options(
     faults: &[Fault],
     replay_dir: Option<&std::path::Path>,
     run_images: &[RunImage],
+    run_code: bool,
 ) -> crate::simulated::SimOptions {
     crate::simulated::SimOptions {
         state_dir: Some(args.state_dir.clone()),
@@ -279,6 +304,7 @@ pub fn sim_options(
         faults: faults.to_vec(),
         replay_dir: replay_dir.map(std::path::Path::to_path_buf),
         run_images: crate::simulated::with_own_image(run_images.to_vec()),
+        run_code,
     }
 }
 

@@ -45,9 +45,9 @@ pub enum Subcommand {
     Down(YesArgs),
     /// Launch the training Job.
     #[command(
-        after_help = "Examples:\n  gantry launch\n  gantry launch --image gcr.io/p/train:v2 --env EPOCHS=10\n  gantry launch --parallelism 4 --completions 4 --indexed"
+        after_help = "Examples:\n  gantry launch\n  gantry launch --image gcr.io/p/train:v2 --env EPOCHS=10\n  gantry launch --parallelism 4 --completions 4 --indexed\n  gantry launch --code . -- python3 train.py --lr 3e-4   (this directory's files on python:3.12-slim: no image to build)"
     )]
-    Launch(LaunchArgs),
+    Launch(LaunchCommand),
     /// Start a new attempt of the training Job, optionally with overrides.
     #[command(
         after_help = "Examples:\n  gantry retry\n  gantry retry --env BATCH_SIZE=16 --memory 8Gi"
@@ -64,6 +64,12 @@ pub enum Subcommand {
         after_help = "Examples:\n  gantry metrics\n  gantry metrics --attempt 1 --csv > attempt-1.csv\n  gantry metrics --json train.log | jq '.sources[0].metrics.loss[-1]'"
     )]
     Metrics(MetricsArgs),
+    /// Write the code an attempt ran into a directory (new or empty), byte for byte, as its
+    /// ConfigMap holds it.
+    #[command(
+        after_help = "Examples:\n  gantry code ml-training-job-2 /tmp/what-ran\n  gantry code ml-training-job ./attempt-1 && diff -r ./attempt-1 ."
+    )]
+    Code(CodeArgs),
     /// Delete the training Job (every attempt), or one attempt.
     #[command(
         after_help = "Examples:\n  gantry delete job\n  gantry delete attempt ml-training-job-2 --yes"
@@ -109,6 +115,7 @@ impl Subcommand {
             Subcommand::Retry(_) => "retry",
             Subcommand::Logs(_) => "logs",
             Subcommand::Metrics(_) => "metrics",
+            Subcommand::Code(_) => "code",
             Subcommand::Delete(_) => "delete",
             Subcommand::Notify(_) => "notify",
             Subcommand::Watcher(_) => "watcher",
@@ -165,6 +172,7 @@ impl Subcommand {
             | Subcommand::Serve(_)
             | Subcommand::Logs(_)
             | Subcommand::Metrics(_)
+            | Subcommand::Code(_)
             | Subcommand::Notify(_)
             | Subcommand::Config
             | Subcommand::Completions { .. } => None,
@@ -292,6 +300,22 @@ pub struct LaunchArgs {
     /// One pod per completion index (distributed training: WORLD_SIZE, RANK, MASTER_ADDR).
     #[arg(long)]
     pub indexed: bool,
+    /// A directory whose files go with the attempt (as git sees them: .gitignore and
+    /// .gantryignore leave files out), unpacked into the container's working directory; with no
+    /// --image or job.image, on a public Python image.
+    #[arg(long, value_name = "DIR")]
+    pub code: Option<PathBuf>,
+}
+
+/// `gantry launch`: the Job flags and, after `--`, the container's command.
+#[derive(Debug, Args)]
+pub struct LaunchCommand {
+    #[command(flatten)]
+    pub args: LaunchArgs,
+    /// The container's command, in place of the configured command and args (`-- python3
+    /// train.py --lr 3e-4`).
+    #[arg(last = true, value_name = "CMD")]
+    pub command: Vec<String>,
 }
 
 #[derive(Debug, Args)]
@@ -341,6 +365,14 @@ pub struct MetricsArgs {
 
 const fn default_max_log_requests() -> u16 {
     crate::k8s::logs::tail::DEFAULT_MAX_STREAMS as u16
+}
+
+#[derive(Debug, Args)]
+pub struct CodeArgs {
+    /// The attempt, as `gantry status` lists it (`<job>` or `<job>-N`).
+    pub attempt: String,
+    /// Where to write it: a new directory, or an empty one.
+    pub dir: PathBuf,
 }
 
 #[derive(Debug, Args)]

@@ -2,6 +2,7 @@
 //! (0 done, 1 the cloud said no or the work failed, 2 bad input; `plan --exit-code`: 3 changes).
 
 mod alongside;
+pub mod code;
 mod connect;
 pub mod delete;
 pub mod down;
@@ -64,6 +65,7 @@ pub async fn run(cli: Cli) -> Result<i32> {
                 &cli.faults,
                 cli.replay_dir.as_deref(),
                 &cli.run_images,
+                cli.run_code,
             );
             return sim::run(&args, options).await;
         }
@@ -82,6 +84,7 @@ pub async fn run(cli: Cli) -> Result<i32> {
         Subcommand::Retry(args) => settled.run(async |s| retry::run(args, &s).await).await,
         Subcommand::Logs(args) => settled.run(async |s| logs::run(args, &s).await).await,
         Subcommand::Metrics(args) => settled.run(async |s| metrics::run(args, &s)).await,
+        Subcommand::Code(args) => settled.run(async |s| code::run(args, &s).await).await,
         Subcommand::Delete(args) => settled.run(async |s| delete::run(args, &s).await).await,
         Subcommand::Notify(args) => settled.run(async |s| notify::run(args, &s).await).await,
         Subcommand::Watcher(args) => settled.run(async |s| watcher::run(args, &s).await).await,
@@ -158,6 +161,7 @@ fn runs_on_sim(command: &Subcommand) -> bool {
         | Subcommand::Launch(_)
         | Subcommand::Retry(_)
         | Subcommand::Logs(_)
+        | Subcommand::Code(_)
         | Subcommand::Watcher(_)
         | Subcommand::Delete(_) => false,
     }

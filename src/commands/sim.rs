@@ -19,6 +19,12 @@ pub async fn run(args: &SimArgs, options: SimOptions) -> Result<i32> {
             image.executable.display()
         );
     }
+    if let Some(interpreter) = cloud.shared().run_images.code() {
+        crate::errln!(
+            "gantry sim: --run-code: code attempts run as processes of this machine's {}, not of their image",
+            interpreter.said()
+        );
+    }
     crate::errln!("gantry sim: state in {dir} (endpoints.json, token, ca.pem, kubeconfig)");
     if !args.clusters.is_empty() {
         crate::errln!("gantry sim: try KUBECONFIG={dir}/kubeconfig kubectl get nodes");

@@ -194,6 +194,11 @@ pub struct JobConfig {
     /// only when there is none.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub pod_failure_policy: Option<k8s_openapi::api::batch::v1::PodFailurePolicy>,
+    /// A directory whose files go with each attempt and run on `image` (a public Python image
+    /// when none is set), with `command`: no image to build (`src/code`). A relative path is
+    /// the config file's directory's.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub code: Option<PathBuf>,
 }
 
 impl Default for JobConfig {
@@ -220,6 +225,7 @@ impl Default for JobConfig {
             distributed: None,
             recovery: Recovery::default(),
             pod_failure_policy: None,
+            code: None,
         }
     }
 }
@@ -315,6 +321,11 @@ impl Config {
     fn parse_in(text: &str, dir: Option<&Path>) -> Result<Self, String> {
         let mut config: Config = toml::from_str(text).map_err(|e| describe_toml_error(text, &e))?;
         notify::load(&mut config.notify, dir)?;
+        if let (Some(code), Some(dir)) = (config.job.code.as_mut(), dir)
+            && code.is_relative()
+        {
+            *code = dir.join(&*code);
+        }
         config.validate()?;
         Ok(config)
     }

@@ -70,3 +70,22 @@ fn fail_exit_codes_are_read_and_checked() {
         assert!(e.contains(says), "{bad}: {e}");
     }
 }
+
+#[test]
+fn a_relative_code_directory_is_the_config_files_and_an_absolute_one_stays() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("gantry.toml");
+    std::fs::write(
+        &path,
+        "[job]\ncode = \"../trainer\"\ncommand = [\"python3\", \"train.py\"]\n",
+    )
+    .unwrap();
+    let config = Config::load(&path).unwrap();
+    assert_eq!(config.job.code, Some(dir.path().join("../trainer")));
+    std::fs::write(&path, "[job]\ncode = \"/srv/trainer\"\n").unwrap();
+    let config = Config::load(&path).unwrap();
+    assert_eq!(
+        config.job.code,
+        Some(std::path::PathBuf::from("/srv/trainer"))
+    );
+}

@@ -97,6 +97,8 @@ pub struct SessionOptions {
     pub replay_dir: Option<std::path::PathBuf>,
     /// With `sim`: images whose containers run as local processes.
     pub run_images: Vec<crate::simulated::RunImage>,
+    /// With `sim`: code attempts run as local processes of this machine's python3.
+    pub run_code: bool,
     /// Where saved logs go (`<root>/<cluster>/<attempt>/<pod>.log`); default: the state
     /// directory's `logs`.
     pub logs_root: Option<std::path::PathBuf>,

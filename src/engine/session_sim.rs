@@ -25,6 +25,7 @@ pub async fn open(options: &SessionOptions, config: Config) -> Result<Session> {
         faults: options.faults.clone(),
         replay_dir: options.replay_dir.clone(),
         run_images: crate::simulated::with_own_image(options.run_images.clone()),
+        run_code: options.run_code,
         ..Default::default()
     })
     .await

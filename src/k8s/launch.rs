@@ -7,7 +7,7 @@ use k8s_openapi::api::batch::v1::Job;
 use k8s_openapi::api::core::v1::Service;
 use kube::api::{Api, PostParams};
 
-use super::labels::attempt_of;
+use super::labels::{self, attempt_of};
 use super::labels::{JOB_LABEL, MANAGED_BY, MANAGER};
 use super::manifest;
 use super::run::{Next, Run};
@@ -26,16 +26,30 @@ pub struct Launched {
     /// What the operator should know about how the attempt was made, said once at its launch
     /// (a Job that goes without a `podFailurePolicy`).
     pub note: Option<&'static str>,
+    /// The code it runs, when it runs code without an image (`crate::code`).
+    pub code: Option<crate::code::CodeRecord>,
 }
 
-/// Creates the next attempt from `cfg` (attempt 1 when there is none). Refuses while the
-/// current attempt is still pending or running.
+/// Creates the next attempt from `cfg` (attempt 1 when there is none), with the code of
+/// `cfg.code` read now. Refuses while the current attempt is still pending or running.
 pub async fn launch(
     client: &kube::Client,
     cfg: &JobConfig,
     project: Option<&str>,
 ) -> Result<Launched, K8sError> {
     // Validate before asking the cluster anything.
+    manifest::training_job(cfg, project, 1)?;
+    let code = cfg.code.as_deref().map(crate::code::pack).transpose()?;
+    launch_packed(client, cfg, project, code.as_ref()).await
+}
+
+/// [`launch`] with the code already packed (and said) by the caller.
+pub async fn launch_packed(
+    client: &kube::Client,
+    cfg: &JobConfig,
+    project: Option<&str>,
+    code: Option<&crate::code::Packed>,
+) -> Result<Launched, K8sError> {
     manifest::training_job(cfg, project, 1)?;
     let service = manifest::worker_service(cfg, 1)?;
     let attempt = match attempts::current_attempt(client, cfg).await? {
@@ -47,6 +61,13 @@ pub async fn launch(
     };
     let mut job = manifest::training_job(cfg, project, attempt)?;
     Run::launched(jiff::Timestamp::now()).stamp(&mut job);
+    if let Some(code) = code {
+        crate::code::mount::attach(
+            &mut job,
+            &labels::attempt_name(&cfg.name, attempt),
+            &code.record,
+        );
+    }
     let service = match service {
         Some(_) => manifest::worker_service(cfg, attempt)?,
         None => None,
@@ -55,13 +76,17 @@ pub async fn launch(
         Some(s) => Some(ensure_service(client, &cfg.namespace, &cfg.name, s).await?),
         None => None,
     };
-    let name = create_job(client, &cfg.namespace, &job).await?;
+    let created = create_job(client, &cfg.namespace, &job).await?;
+    if let Some(code) = code {
+        super::code::provide(client, &created, code.archive.clone()).await?;
+    }
     Ok(Launched {
-        job: name,
+        job: created.metadata.name.unwrap_or_default(),
         attempt,
         service: service_name,
         note: (manifest::Policy::of(cfg) == manifest::Policy::Without)
             .then_some(manifest::WITHOUT_POLICY),
+        code: code.map(|c| c.record.clone()),
     })
 }
 
@@ -83,11 +108,12 @@ fn refuse_if_active(current: &Job, pending_too: bool) -> Result<(), K8sError> {
     })
 }
 
-async fn create_job(client: &kube::Client, namespace: &str, job: &Job) -> Result<String, K8sError> {
+/// The Job as the API server made it (with its uid, which its code's ConfigMap names).
+async fn create_job(client: &kube::Client, namespace: &str, job: &Job) -> Result<Job, K8sError> {
     let name = job.metadata.name.clone().unwrap_or_default();
     let jobs: Api<Job> = Api::namespaced(client.clone(), namespace);
     match jobs.create(&PostParams::default(), job).await {
-        Ok(_) => Ok(name),
+        Ok(created) => Ok(created),
         // Another Gantry made this attempt a moment ago: a person's retry and a recovery, or two
         // of either, are never both made.
         Err(e) if status_code(&e) == Some(409) => Err(K8sError::AttemptTaken { name }),
@@ -156,7 +182,9 @@ pub async fn next_of_run(
     next_from(client, cfg, &previous, overrides, why).await
 }
 
-/// Makes the attempt after `previous` (its spec, `overrides` over it), in `previous`'s run.
+/// Makes the attempt after `previous` (its spec, `overrides` over it), in `previous`'s run,
+/// with `previous`'s code when it ran code (a copy of its archive: the directory is never read
+/// again).
 pub async fn next_from(
     client: &kube::Client,
     cfg: &JobConfig,
@@ -166,6 +194,12 @@ pub async fn next_from(
 ) -> Result<Launched, K8sError> {
     let attempt = attempt_of(&previous.metadata).unwrap_or(1) + 1;
     let mut job = manifest::next_attempt(previous, &cfg.name, attempt, overrides)?;
+    let next_name = labels::attempt_name(&cfg.name, attempt);
+    let code = if crate::code::mount::follow(&mut job, previous, &next_name) {
+        Some(super::code::archive_of(client, previous).await?)
+    } else {
+        None
+    };
     Run::next(
         Run::of(&previous.metadata).as_ref(),
         why,
@@ -193,11 +227,15 @@ pub async fn next_from(
         }
         None => None,
     };
-    let name = create_job(client, &cfg.namespace, &job).await?;
+    let created = create_job(client, &cfg.namespace, &job).await?;
+    if let Some(archive) = code {
+        super::code::provide(client, &created, archive).await?;
+    }
     Ok(Launched {
-        job: name,
+        job: created.metadata.name.unwrap_or_default(),
         attempt,
         service,
         note: None,
+        code: crate::code::mount::record_of(&job),
     })
 }

@@ -66,9 +66,16 @@ pub fn training_job(
 ) -> Result<Job, ManifestError> {
     let image = match (&cfg.image, project) {
         (Some(i), _) => i.clone(),
+        // Code without an image runs on a public one: nothing of the project's to build.
+        (None, _) if cfg.code.is_some() => crate::code::DEFAULT_IMAGE.to_string(),
         (None, Some(p)) if !p.is_empty() => cfg.image_for(p),
         _ => return Err(ManifestError::NoImage),
     };
+    if cfg.code.is_some() && cfg.command.is_empty() {
+        return Err(invalid(
+            "code needs the command that runs it: `gantry launch --code DIR -- python3 train.py`, or job.command = [\"python3\", \"train.py\"]",
+        ));
+    }
     let name = labels::attempt_name(&cfg.name, attempt);
     let labels = object_labels(cfg, attempt);
     let dist = distributed(cfg);

@@ -11,6 +11,7 @@ pub mod annotate;
 pub mod attempts;
 pub mod client;
 pub mod cluster_info;
+pub mod code;
 pub mod delete;
 pub mod fate;
 pub mod gpus;
@@ -36,6 +37,16 @@ pub use launch::{Launched, launch, retry};
 pub enum K8sError {
     #[error(transparent)]
     Manifest(#[from] manifest::ManifestError),
+    #[error(transparent)]
+    Code(#[from] crate::code::CodeError),
+    #[error(
+        "the code of attempt {attempt} is gone (its ConfigMap {configmap} is not there, or not its own): launch again with --code DIR"
+    )]
+    CodeGone { attempt: String, configmap: String },
+    #[error(
+        "attempt {attempt} ran its image's own code (it records no gantry.dev/code): there is nothing to write"
+    )]
+    NoCode { attempt: String },
     #[error("{action}: {source}")]
     Api {
         action: String,

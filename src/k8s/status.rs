@@ -86,6 +86,10 @@ pub struct AttemptSummary {
     /// what keeps a spot pool's on-demand fallback in use.
     #[serde(skip)]
     pub node_pool: Option<String>,
+    /// The code it ran, when it ran code without an image (`gantry.dev/code`); boxed, as
+    /// most attempts have none.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub code: Option<Box<crate::code::CodeRecord>>,
 }
 
 impl AttemptSummary {
@@ -139,7 +143,10 @@ impl AttemptSummary {
                 .as_ref()
                 .map(|r| crate::sanitize::one_line(&r.why))
                 .or(run_ended)
-                .or_else(|| finished.and_then(|c| c.message.clone())),
+                .or_else(|| finished.and_then(|c| c.message.clone()))
+                .or_else(|| {
+                    crate::code::mount::awaiting(job).then(|| "waiting for its code".to_string())
+                }),
             active,
             ready,
             succeeded,
@@ -178,6 +185,7 @@ impl AttemptSummary {
                 .and_then(|p| p.node_selector.as_ref())
                 .and_then(|s| s.get(super::labels::POOL_LABEL))
                 .cloned(),
+            code: crate::code::mount::record_of(job).map(Box::new),
         }
     }
 

@@ -139,6 +139,10 @@ pub fn draw(
         } else if let Some(line) = waiting_line(model, a, theme, width) {
             rows_of.push((is_current, line));
         }
+        if is_current && let Some(code) = &a.code {
+            let text = super::widgets::fit(&format!("  code {}", code.said()), width);
+            rows_of.push((true, Line::styled(text, theme.dim())));
+        }
         if is_current {
             // Its newest ends in the rows left (earlier attempts stay in view), at least one.
             let room = rows.saturating_sub(rows_of.len()).clamp(1, MAX_END_LINES);

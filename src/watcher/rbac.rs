@@ -1,8 +1,9 @@
 //! The least the watcher may do, as RBAC rules: in its namespace, what an engine needs to follow
 //! and recover a training Job (its attempts, their pods, logs and events, the recoverer's Lease,
-//! the headless Service of an Indexed run, its own ConfigMaps); across the cluster, reading the
-//! nodes (the meter) and what metrics-server says (usage), and asking what it may do (its own
-//! report). Its Secret reaches it as a volume: no rule reads Secrets. README lists these; the
+//! the headless Service of an Indexed run, its own ConfigMaps, and an attempt's code copied into
+//! the ConfigMap of the attempt that recovers it: `get` and `create`); across the cluster,
+//! reading the nodes (the meter) and what metrics-server says (usage), and asking what it may do
+//! (its own report). Its Secret reaches it as a volume: no rule reads Secrets. README lists these; the
 //! simulator enforces them, so a test that the watcher does its whole job with exactly these
 //! rules can fail.
 

@@ -422,7 +422,7 @@ async fn manifests_launch_as_written_with_the_flags_over_them() {
     assert_eq!(pod["tolerations"][0]["key"], "nvidia.com/gpu");
     let container = &pod["containers"][0];
     assert_eq!(container["image"], "gcr.io/my-project/resnet-ddp:v4");
-    assert_eq!(container["command"], json!(["torchrun"]));
+    assert_eq!(container["command"], json!(["python", "train.py"]));
     assert_eq!(container["resources"]["limits"]["nvidia.com/gpu"], "1");
     assert_eq!(container["resources"]["requests"]["memory"], "12Gi");
     let env = env_of(&job);

@@ -67,8 +67,10 @@ fn distributed_training_env_and_service() {
     assert_eq!(svc_spec.cluster_ip.as_deref(), Some("None"));
     assert_eq!(svc_spec.ports.unwrap()[0].port, 29500);
 
-    // A retry of it re-points MASTER_ADDR at the new attempt's rank 0.
-    let first = manifest::training_job(&cfg, Some("p"), 1).unwrap();
+    // A retry of it re-points MASTER_ADDR at the new attempt's rank 0, and runs though the
+    // attempt it follows was suspended (its run ended by Gantry).
+    let mut first = manifest::training_job(&cfg, Some("p"), 1).unwrap();
+    first.spec.as_mut().unwrap().suspend = Some(true);
     let next = manifest::next_attempt(
         &first,
         "ml-training-job",
@@ -80,7 +82,9 @@ fn distributed_training_env_and_service() {
         },
     )
     .unwrap();
-    let c = &next.spec.unwrap().template.spec.unwrap().containers[0];
+    let spec = next.spec.unwrap();
+    assert_eq!(spec.suspend, None);
+    let c = &spec.template.spec.unwrap().containers[0];
     let env = c.env.clone().unwrap();
     let value = |k: &str| {
         env.iter()

@@ -15,6 +15,7 @@ mod cli_gke;
 mod cli_gpu_example;
 mod cli_job;
 mod cli_plan;
+mod code;
 mod config_files;
 mod cost_e2e;
 mod drill_serve_stopped_client;

@@ -37,6 +37,9 @@ pub struct SimOptions {
     pub replay_dir: Option<PathBuf>,
     /// Images whose containers run as local processes (`--run-image PATTERN=EXECUTABLE`).
     pub run_images: Vec<RunImage>,
+    /// `--run-code`: code attempts (Python over code an init container unpacks) run as local
+    /// processes of this machine's python3.
+    pub run_code: bool,
 }
 
 impl Default for SimOptions {
@@ -49,6 +52,7 @@ impl Default for SimOptions {
             faults: Vec::new(),
             replay_dir: None,
             run_images: Vec::new(),
+            run_code: false,
         }
     }
 }
@@ -96,9 +100,14 @@ impl SimCloud {
             Some(dir) => Some(resolve_replay_dir(dir)?),
             None => None,
         };
-        let run_images = RunImages::new(options.run_images.clone())
+        let mut run_images = RunImages::new(options.run_images.clone())
             .resolved()
             .map_err(|e| SimError::Other(e.to_string()))?;
+        if options.run_code {
+            let interpreter = crate::kube::process::Interpreter::find()
+                .map_err(|e| SimError::Other(e.to_string()))?;
+            run_images = run_images.with_code(interpreter);
+        }
         let ca = Arc::new(CertificateAuthority::generate()?);
         let shared = SimShared {
             clock: Clock::new(options.time_scale),

@@ -204,6 +204,10 @@ fn job_lines(out: &mut Vec<String>, job: &JobStatus, place: &Place, now: Timesta
     ));
     for a in &job.attempts {
         out.push(attempt_line(a, now));
+        // The code it ran, under it: retries and recoveries keep their attempt's code.
+        if let Some(code) = &a.summary.code {
+            out.push(format!("    code {}", code.said()));
+        }
     }
     if let Some((nodes, cost)) = place.cost {
         out.push(String::new());

@@ -58,6 +58,7 @@ fn attempt(status: AttemptPhase, started: i64, finished: Option<i64>) -> Attempt
         deleted_by: None,
         run: None,
         node_pool: None,
+        code: None,
     }
 }
 

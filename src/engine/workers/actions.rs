@@ -33,9 +33,17 @@ pub async fn job_action(shared: Arc<Shared>, command: Command, by: String) {
     let result = match command {
         Command::LaunchJob => k8s::launch(&client, cfg, shared.session.project())
             .await
-            .map(|l| match l.note {
-                Some(note) => format!("launched {} ({note})", l.job),
-                None => format!("launched {}", l.job),
+            .map(|l| {
+                let said = [
+                    l.note.map(str::to_string),
+                    l.code.map(|c| format!("code {}", c.said())),
+                    (cfg.code.is_some() && cfg.image.is_none())
+                        .then(|| format!("on {}", crate::code::DEFAULT_IMAGE)),
+                ];
+                match said.into_iter().flatten().collect::<Vec<_>>() {
+                    said if said.is_empty() => format!("launched {}", l.job),
+                    said => format!("launched {} ({})", l.job, said.join("; ")),
+                }
             }),
         Command::RetryJob => k8s::retry(&client, cfg, &Default::default())
             .await

@@ -30,6 +30,11 @@ pub struct LaunchFlags {
     pub parallelism: Option<u32>,
     pub completions: Option<u32>,
     pub indexed: bool,
+    /// `--code DIR`: the directory whose files go with the attempt.
+    pub code: Option<std::path::PathBuf>,
+    /// `gantry launch … -- CMD…`: the container's command, in place of the configured command
+    /// and args.
+    pub command: Vec<String>,
 }
 
 impl LaunchFlags {
@@ -42,6 +47,13 @@ impl LaunchFlags {
             self.completions,
             self.indexed,
         );
+        if let Some(code) = &self.code {
+            cfg.code = Some(code.clone());
+        }
+        if !self.command.is_empty() {
+            cfg.command = self.command.clone();
+            cfg.args.clear();
+        }
     }
 }
 
@@ -94,6 +106,9 @@ pub fn next_attempt(
     // Fields the API server and Job controller filled in for the old Job.
     spec.selector = None;
     spec.manual_selector = None;
+    // The new attempt runs, though the one it follows was suspended (a run Gantry ended, an
+    // attempt a recovery replaced, one still waiting for its code).
+    spec.suspend = None;
     let template_labels = spec.template.metadata.get_or_insert_with(Default::default);
     let labels = template_labels.labels.get_or_insert_with(Default::default);
     labels.retain(|k, _| {

@@ -32,7 +32,7 @@ pub const LAYERS: &[&[&str]] = &[
     &["vocabulary"],
     &["pricing", "metrics", "dcgm"],
     &["config"],
-    &["notify"],
+    &["notify", "code"],
     &["k8s", "gke"],
     &["ends", "waiting", "meter", "kubeconfig", "watcher"],
     &["connect", "simulated", "sim"],

@@ -117,12 +117,18 @@ pub struct CliEnv {
 
 impl CliEnv {
     pub async fn start() -> CliEnv {
+        Self::start_with(SimOptions::default()).await
+    }
+
+    /// With `options` for the simulator (its time scale, cluster and state directory are the
+    /// environment's own).
+    pub async fn start_with(options: SimOptions) -> CliEnv {
         let home = tempfile::tempdir().unwrap();
         let cloud = cloud_with(SimOptions {
             time_scale: 0.01,
             clusters: vec![CLUSTER.into()],
             state_dir: Some(home.path().join("sim")),
-            ..Default::default()
+            ..options
         })
         .await;
         CliEnv {
@@ -134,19 +140,40 @@ impl CliEnv {
 
     /// `gantry ARGS --context <the cluster's> --project demo-project`.
     pub async fn gantry(&self, args: &[&str]) -> Output {
-        let home = self.home.path();
-        tokio::process::Command::new(gantry_bin())
+        self.command()
             .args(args)
             .args(["--context", &self.context, "--project", DEMO_PROJECT])
+            .output()
+            .await
+            .unwrap()
+    }
+
+    /// `gantry --context <the cluster's> --project demo-project ARGS -- TAIL` in `dir`: for a
+    /// launch's command after `--`, which takes everything after it.
+    pub async fn gantry_in(&self, dir: &std::path::Path, args: &[&str], tail: &[&str]) -> Output {
+        self.command()
+            .args(["--context", &self.context, "--project", DEMO_PROJECT])
+            .args(args)
+            .arg("--")
+            .args(tail)
+            .current_dir(dir)
+            .output()
+            .await
+            .unwrap()
+    }
+
+    /// The binary with this environment's HOME, state, config and kubeconfig, no arguments.
+    pub fn command(&self) -> tokio::process::Command {
+        let home = self.home.path();
+        let mut command = tokio::process::Command::new(gantry_bin());
+        command
             .env("HOME", home)
             .env("XDG_CONFIG_HOME", home.join("config"))
             .env("XDG_STATE_HOME", home.join("state"))
             .env("KUBECONFIG", home.join("sim/kubeconfig"))
             .env_remove("GOOGLE_CLOUD_PROJECT")
-            .stdin(Stdio::null())
-            .output()
-            .await
-            .unwrap()
+            .stdin(Stdio::null());
+        command
     }
 
     /// Where `gantry logs` saves the lines of an attempt.
@@ -183,6 +210,7 @@ pub fn engine_options(
         faults: Vec::new(),
         replay_dir: None,
         run_images: Vec::new(),
+        run_code: false,
         read_only: false,
         logs_root: Some(logs_root.to_path_buf()),
         audit_file: Some(logs_root.join("audit.jsonl")),

@@ -220,11 +220,12 @@ pub fn check_namespace(
 }
 
 /// What the kind's strategy validates on every update (`ValidateUpdate`), on the object about to
-/// be stored: of the kinds served, only a Lease is checked again.
+/// be stored: a Lease, a Secret and a ConfigMap are checked again.
 pub fn admit_update(resource: &ResourceType, obj: &mut Value) -> Result<(), ApiError> {
     match resource.kind {
         Kind::Lease => super::lease::admit(resource, obj),
         Kind::Secret => super::secrets::admit(resource, obj),
+        Kind::ConfigMap => super::configmaps::admit(resource, obj),
         _ => Ok(()),
     }
 }

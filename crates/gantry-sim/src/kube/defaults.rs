@@ -36,7 +36,8 @@ pub fn apply_defaults(resource: &ResourceType, obj: &mut Value) -> Result<(), Ap
         }
         Kind::Lease => super::lease::admit(resource, obj),
         Kind::Secret => super::secrets::admit(resource, obj),
-        Kind::Node | Kind::Event | Kind::ConfigMap => Ok(()),
+        Kind::ConfigMap => super::configmaps::admit(resource, obj),
+        Kind::Node | Kind::Event => Ok(()),
         Kind::Deployment | Kind::ReplicaSet => super::apps::admit_new(resource, obj),
         Kind::Role | Kind::RoleBinding | Kind::ClusterRole | Kind::ClusterRoleBinding => {
             super::rbac::admit(resource, obj)

@@ -5,6 +5,7 @@ pub mod admission;
 pub mod api;
 pub mod apps;
 pub mod cluster;
+pub mod configmaps;
 pub mod controllers;
 pub mod daemon_sets;
 pub mod dcgm;

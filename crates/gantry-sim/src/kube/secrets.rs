@@ -11,7 +11,7 @@ use super::meta;
 use super::resources::ResourceType;
 
 /// `core.MaxSecretSize`.
-const MAX_SIZE: usize = 1024 * 1024;
+pub(super) const MAX_SIZE: usize = 1024 * 1024;
 
 /// Admits a Secret about to be stored, new or replacing another.
 pub fn admit(resource: &ResourceType, obj: &mut Value) -> Result<(), ApiError> {
@@ -70,7 +70,7 @@ fn decoded_len(value: &Value) -> usize {
 }
 
 /// `IsConfigMapKey`: what is wrong with `key` as a key of a Secret or ConfigMap.
-fn config_key_problem(key: &str) -> Option<String> {
+pub(super) fn config_key_problem(key: &str) -> Option<String> {
     const RULE: &str = "a valid config key must consist of alphanumeric characters, '-', '_' or '.' (e.g. 'key.name',  or 'KEY_NAME',  or 'key-name', regex used for validation is '[-._a-zA-Z0-9]+')";
     if key.len() > 253 {
         return Some("must be no more than 253 characters".into());

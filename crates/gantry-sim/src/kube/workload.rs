@@ -123,7 +123,7 @@ pub struct Exit {
 }
 
 impl Exit {
-    fn from_code(code: i32) -> Self {
+    pub fn from_code(code: i32) -> Self {
         Self {
             code,
             reason: if code == 0 { "Completed" } else { "Error" },

@@ -157,6 +157,7 @@ pub(super) fn job_config(job: &Job) -> Result<JobConfig, String> {
         distributed,
         recovery: Default::default(),
         pod_failure_policy: spec.pod_failure_policy.clone().map(with_defaults),
+        code: None,
     })
 }
 

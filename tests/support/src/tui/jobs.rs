@@ -34,6 +34,7 @@ pub fn attempt(name: &str, number: u32, status: AttemptPhase) -> AttemptSummary 
         deleted_by: None,
         run: None,
         node_pool: None,
+        code: None,
     }
 }
 

@@ -1,6 +1,7 @@
 //! Pods as real processes: a container whose image matches a `--run-image PATTERN=EXECUTABLE`
 //! is run by the simulated kubelet as a local process instead of the simulated workload. This
-//! module holds what the cluster knows of such pods: which images they are (`run_images`), the
+//! module holds what the cluster knows of such pods: which images they are (`run_images`, and
+//! `--run-code`'s interpreter for code attempts: `run_code`), the
 //! loopback address each listens on (`loopback`), and who they are to the APIs they call
 //! (`identity`: their service account's token, their Google account). The kubelet's side is
 //! `controllers::kubelet::process`.
@@ -10,6 +11,7 @@
 
 mod identity;
 pub mod loopback;
+pub mod run_code;
 pub mod run_images;
 
 use std::collections::HashMap;
@@ -20,6 +22,7 @@ use crate::kube::cluster::ClusterState;
 
 pub use identity::{GoogleIdentity, ProjectedToken, SERVICE_ACCOUNT_DIR, project_number};
 pub use loopback::per_pod_addresses;
+pub use run_code::Interpreter;
 pub use run_images::{RunImage, RunImageError, RunImages};
 
 /// The live process pods of one cluster: the loopback address each was given.
@@ -30,6 +33,9 @@ pub struct ProcessPods {
     /// The cluster's API server, once it listens: what `KUBERNETES_SERVICE_HOST` and
     /// `KUBERNETES_SERVICE_PORT` tell a pod.
     api_server: OnceLock<SocketAddr>,
+    /// The port each Indexed Job's local ranks meet on (`MASTER_PORT`, `--run-code`), by the
+    /// Job's uid: all of one attempt's ranks share it, no two attempts do.
+    master_ports: Mutex<HashMap<String, u16>>,
     /// Where the pods' own directories are made (private; made with the first process pod),
     /// so that a cluster that stops can take them all at once.
     directories: OnceLock<tempfile::TempDir>,
@@ -94,6 +100,20 @@ impl ProcessPods {
         {
             loopback::give_back(ip);
         }
+    }
+
+    /// The port the local ranks of the Job `job_uid` meet on: one the OS had free when first
+    /// asked, the same for every rank after.
+    pub fn master_port(&self, job_uid: &str) -> std::io::Result<u16> {
+        let mut ports = self.master_ports.lock().unwrap_or_else(|p| p.into_inner());
+        if let Some(port) = ports.get(job_uid) {
+            return Ok(*port);
+        }
+        let port = std::net::TcpListener::bind(("127.0.0.1", 0))?
+            .local_addr()?
+            .port();
+        ports.insert(job_uid.to_string(), port);
+        Ok(port)
     }
 
     /// The address of a live process pod.

@@ -91,38 +91,59 @@ impl RunImage {
     }
 }
 
-/// Every `--run-image`, in the order given: the first whose pattern matches decides.
+/// Every `--run-image`, in the order given: the first whose pattern matches decides. And
+/// `--run-code`'s rule, which no image names: the interpreter code attempts run on.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct RunImages(Vec<RunImage>);
+pub struct RunImages {
+    images: Vec<RunImage>,
+    code: Option<super::run_code::Interpreter>,
+}
 
 impl RunImages {
     pub fn new(images: Vec<RunImage>) -> Self {
-        Self(images)
+        Self { images, code: None }
     }
 
     /// The map with every executable found (`RunImage::resolved`).
     pub fn resolved(&self) -> Result<Self, RunImageError> {
-        self.0
+        let images = self
+            .images
             .iter()
             .map(RunImage::resolved)
-            .collect::<Result<Vec<_>, _>>()
-            .map(Self)
+            .collect::<Result<Vec<_>, _>>()?;
+        Ok(Self {
+            images,
+            code: self.code.clone(),
+        })
+    }
+
+    /// With `--run-code`: code attempts run on `interpreter`.
+    pub fn with_code(self, interpreter: super::run_code::Interpreter) -> Self {
+        Self {
+            code: Some(interpreter),
+            ..self
+        }
+    }
+
+    /// The interpreter code attempts run on, with `--run-code`.
+    pub fn code(&self) -> Option<&super::run_code::Interpreter> {
+        self.code.as_ref()
     }
 
     /// The executable standing for `image`'s entrypoint, when it runs as a process.
     pub fn executable_for(&self, image: &str) -> Option<&Path> {
-        self.0
+        self.images
             .iter()
             .find(|m| m.matches(image))
             .map(|m| m.executable.as_path())
     }
 
     pub fn is_empty(&self) -> bool {
-        self.0.is_empty()
+        self.images.is_empty() && self.code.is_none()
     }
 
     pub fn iter(&self) -> impl Iterator<Item = &RunImage> {
-        self.0.iter()
+        self.images.iter()
     }
 }
 

@@ -9,19 +9,24 @@ use serde_json::{Value, json};
 use super::MIN_RETRY_WAIT;
 use super::context::PodCtx;
 use super::env::resolve_env;
+use super::init::Unpacked;
 use super::pod::str_of;
+use super::python_script;
 use crate::kube::events::EventType;
 use crate::kube::meta;
 use crate::kube::pod_status::{ContainerView, set_condition};
 use crate::kube::workload::{self, WorkloadSpec};
 
-/// Runs one container until it ends for good; Some(exit code) or None when stopped.
+/// Runs one container until it ends for good; Some(exit code) or None when stopped. A Python
+/// script missing from the code the init containers unpacked (`unpacked`) ends it as Python
+/// would, instead of the workload.
 pub(super) async fn run_container(
     ctx: &PodCtx,
     container: Value,
     index: usize,
     ordinal: u64,
     restart_on_failure: bool,
+    unpacked: &Unpacked,
 ) -> Option<i32> {
     let name = str_of(&container, "name").to_string();
     let image = str_of(&container, "image").to_string();
@@ -54,16 +59,24 @@ pub(super) async fn run_container(
             set_condition(p, "Ready", all_ready, None, None);
             set_condition(p, "ContainersReady", all_ready, None, None);
         });
-        let exit = workload::run(
-            &spec,
-            ordinal + u64::from(restarts),
-            memory_limit,
-            ctx.state.shared.replay_dir.as_deref(),
-            stream.clone(),
-            ctx.state.shared.clock,
-            ctx.cancel.clone(),
-        )
-        .await;
+        let exit = match python_script::cannot_open(&container, unpacked) {
+            Some(said) => {
+                stream.push(said);
+                Some(workload::Exit::from_code(2))
+            }
+            None => {
+                workload::run(
+                    &spec,
+                    ordinal + u64::from(restarts),
+                    memory_limit,
+                    ctx.state.shared.replay_dir.as_deref(),
+                    stream.clone(),
+                    ctx.state.shared.clock,
+                    ctx.cancel.clone(),
+                )
+                .await
+            }
+        };
         stream.finish();
         let exit = exit?;
         let terminated = json!({"terminated": {

@@ -1,7 +1,9 @@
 //! The scheduler and kubelet stand-in: every new pod gets a task that places it on a node
-//! (`scheduling`), pulls its images (`images`), runs the simulated workload in each container
-//! (`containers`), or a local process where `--run-image` maps the image (`process`), and
-//! reports it all as the kubelet does (status and events). A pod being
+//! (`scheduling`), pulls its images (`images`), runs its init containers (`init`: an archive
+//! unpacked with `tar_program`), runs the simulated workload in each container (`containers`,
+//! held to the Python script it names: `python_script`), or a local process where `--run-image`
+//! maps the image or `--run-code` a code attempt (`process`), and reports it all as the kubelet
+//! does (status and events). A pod being
 //! deleted is stopped, then removed (`deletion`); the pods of a node that shuts down are killed
 //! (`shutdown`). This file follows the store and keeps one task per live pod.
 
@@ -10,10 +12,13 @@ mod context;
 mod deletion;
 mod env;
 mod images;
+mod init;
 mod pod;
 mod process;
+mod python_script;
 mod scheduling;
 mod shutdown;
+mod tar_program;
 
 use std::collections::HashMap;
 use std::sync::Arc;

@@ -1,5 +1,6 @@
-//! One pod from creation to a terminal phase: placed, images pulled, containers started
-//! together, and the phase and conditions the kubelet reports at each step.
+//! One pod from creation to a terminal phase: placed, images pulled, init containers run in
+//! order, containers started together, and the phase and conditions the kubelet reports at each
+//! step.
 
 use serde_json::{Value, json};
 use std::time::Duration;
@@ -9,6 +10,7 @@ use futures::future::BoxFuture;
 use super::containers::run_container;
 use super::context::PodCtx;
 use super::images::pull_image;
+use super::init;
 use super::is_terminal;
 use super::process::{self, Sandbox};
 use super::scheduling::schedule;
@@ -96,6 +98,12 @@ pub(super) async fn lifecycle(ctx: &PodCtx) -> bool {
             return false;
         }
     }
+    // The init containers run, one after another, before any container starts.
+    let unpacked = match init::run_all(ctx, sandbox.as_ref()).await {
+        None => return false,
+        Some(Err(())) => return true,
+        Some(Ok(unpacked)) => unpacked,
+    };
     // Every image is there: start the containers together, as the kubelet does.
     let restart_on_failure =
         pod.pointer("/spec/restartPolicy").and_then(Value::as_str) == Some("OnFailure");
@@ -106,7 +114,7 @@ pub(super) async fn lifecycle(ctx: &PodCtx) -> bool {
             (Some(sandbox), Some(executable)) => tasks.push(Box::pin(process::run_container(
                 ctx,
                 sandbox,
-                c.clone(),
+                process::code::as_local(ctx, &pod, c.clone(), executable),
                 i,
                 executable.clone(),
             ))),
@@ -116,6 +124,7 @@ pub(super) async fn lifecycle(ctx: &PodCtx) -> bool {
                 i,
                 ordinal,
                 restart_on_failure,
+                &unpacked,
             ))),
         }
     }

@@ -18,6 +18,7 @@
 //! `child`: the running process; `probes` and `prober`: health; `status`: what is reported.
 
 mod child;
+pub mod code;
 mod config_env;
 mod launch;
 mod prober;
@@ -43,18 +44,21 @@ use child::{Launch, Running};
 use prober::{Probes, Unhealthy};
 use probes::InContainer;
 pub use sandbox::Sandbox;
+pub use volumes::files_of as volume_files;
 
 /// The shortest real grace a process is given to handle its SIGTERM, however fast the
 /// simulated clock runs (a grace of 0 is SIGKILL at once).
 const MIN_GRACE: Duration = Duration::from_secs(1);
 
-/// The EXECUTABLE standing for the container's image, when it runs as a process.
+/// The EXECUTABLE standing for the container's image, when it runs as a process: the one its
+/// image is mapped to, else, for a code attempt under `--run-code`, the machine's interpreter.
 pub fn executable_for(ctx: &PodCtx, container: &Value) -> Option<PathBuf> {
     ctx.state
         .shared
         .run_images
         .executable_for(str_of(container, "image"))
         .map(Path::to_path_buf)
+        .or_else(|| code::interpreter_for(ctx, container))
 }
 
 /// How one run of the container ended.

@@ -149,6 +149,11 @@ impl Sandbox {
         env
     }
 
+    /// The directory standing for the pod's volume `name`.
+    pub fn volume_dir(&self, name: &str) -> Option<&Path> {
+        self.volumes.dirs.get(name).map(PathBuf::as_path)
+    }
+
     /// Where a container runs unless it says: the pod's own directory.
     pub fn dir(&self) -> &Path {
         self.dir.path()

@@ -45,7 +45,7 @@ pub struct Volumes {
 }
 
 /// One file of a volume: its path inside it, its bytes, its mode.
-type File = (String, Vec<u8>, u32);
+pub type File = (String, Vec<u8>, u32);
 
 /// Writes every volume of `pod` under `root`; Err(the kubelet's FailedMount message).
 pub fn write_all(state: &ClusterState, pod: &Value, root: &Path) -> Result<Volumes, String> {
@@ -113,6 +113,14 @@ pub fn wants_service_account_volume(pod: &Value) -> bool {
         .flat_map(|c| c["volumeMounts"].as_array().into_iter().flatten())
         .any(|m| m["mountPath"].as_str() == Some(SERVICE_ACCOUNT_DIR));
     !opted_out && !mounted_by_spec
+}
+
+/// The files one volume holds (a ConfigMap's, a Secret's, a projection's: path, bytes, mode),
+/// as `write_all` writes them; Err(why the mount fails).
+pub fn files_of(state: &ClusterState, pod: &Value, volume: &Value) -> Result<Vec<File>, String> {
+    let (mut files, mut tokens) = (Vec::new(), Vec::new());
+    fill(state, pod, volume, &mut files, &mut tokens)?;
+    Ok(files)
 }
 
 fn failed(volume: &str, why: &str) -> String {

@@ -6,6 +6,7 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
+mod code;
 mod ends;
 mod environment;
 mod health;
