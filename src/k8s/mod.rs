@@ -22,6 +22,7 @@ pub mod lease;
 pub mod logs;
 pub mod manifest;
 pub mod pod_summary;
+pub mod rbac;
 pub mod recover;
 pub mod run;
 pub mod status;

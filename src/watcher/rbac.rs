@@ -2,22 +2,14 @@
 //! and recover a training Job (its attempts, their pods, logs and events, the recoverer's Lease,
 //! the headless Service of an Indexed run, its own ConfigMaps, and an attempt's code copied into
 //! the ConfigMap of the attempt that recovers it: `get` and `create`); across the cluster,
-//! reading the nodes (the meter) and what metrics-server says (usage), and asking what it may do
+//! reading the nodes (the meter) and what metrics-server says (usage), the GPUs through the DCGM
+//! exporters' pod proxy (`pods` list, `pods/proxy` get: wide — it reaches any pod's ports — and
+//! needed because the exporter's namespace is the cluster's choice), and asking what it may do
 //! (its own report). Its Secret reaches it as a volume: no rule reads Secrets. README lists these; the
 //! simulator enforces them, so a test that the watcher does its whole job with exactly these
 //! rules can fail.
 
-use k8s_openapi::api::rbac::v1::PolicyRule;
-
-/// One rule: API group, resources, verbs.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Rule {
-    /// What the watcher does with it, in words (`watcher status` names what it cannot do so).
-    pub act: &'static str,
-    pub group: &'static str,
-    pub resources: &'static [&'static str],
-    pub verbs: &'static [&'static str],
-}
+pub use crate::k8s::rbac::Rule;
 
 /// In the watcher's namespace (a Role).
 pub const NAMESPACED: &[Rule] = &[
@@ -75,6 +67,20 @@ pub const CLUSTER: &[Rule] = &[
         act: "meter the nodes' cost",
         verbs: &["get", "list", "watch"],
     },
+    // What reading the GPUs asks (`k8s::gpus::RBAC_RULES`): the DCGM exporters run in another
+    // namespace (`gke-managed-system` on GKE), found by label and read through the pod proxy.
+    Rule {
+        group: "",
+        resources: &["pods"],
+        act: "find the DCGM exporters (pods, across namespaces)",
+        verbs: &["list"],
+    },
+    Rule {
+        group: "",
+        resources: &["pods/proxy"],
+        act: "read the GPUs (the exporters through pods/proxy)",
+        verbs: &["get"],
+    },
     Rule {
         group: "metrics.k8s.io",
         resources: &["pods", "nodes"],
@@ -88,29 +94,6 @@ pub const CLUSTER: &[Rule] = &[
         verbs: &["create"],
     },
 ];
-
-impl Rule {
-    pub fn policy(&self) -> PolicyRule {
-        PolicyRule {
-            api_groups: Some(vec![self.group.to_string()]),
-            resources: Some(self.resources.iter().map(|r| r.to_string()).collect()),
-            verbs: self.verbs.iter().map(|v| v.to_string()).collect(),
-            ..Default::default()
-        }
-    }
-
-    /// Each (verb, group, resource, subresource) it grants, as an access review asks it.
-    pub fn grants(
-        &self,
-    ) -> impl Iterator<Item = (&'static str, &'static str, &'static str, &'static str)> + '_ {
-        self.resources.iter().flat_map(move |r| {
-            let (resource, sub) = r.split_once('/').unwrap_or((r, ""));
-            self.verbs
-                .iter()
-                .map(move |v| (*v, self.group, resource, sub))
-        })
-    }
-}
 
 /// The rules as README lists them: `batch/jobs: get, list, …`.
 pub fn described(rules: &[Rule]) -> Vec<String> {
@@ -136,5 +119,13 @@ mod tests {
         let grants: Vec<_> = NAMESPACED.iter().flat_map(Rule::grants).collect();
         assert!(grants.contains(&("get", "", "pods", "log")));
         assert!(grants.contains(&("update", "coordination.k8s.io", "leases", "")));
+    }
+
+    #[test]
+    fn the_cluster_role_grants_everything_reading_the_gpus_asks() {
+        let granted: Vec<_> = CLUSTER.iter().flat_map(Rule::grants).collect();
+        for asked in crate::k8s::gpus::RBAC_RULES.iter().flat_map(Rule::grants) {
+            assert!(granted.contains(&asked), "{asked:?} is not granted");
+        }
     }
 }

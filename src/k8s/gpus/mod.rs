@@ -13,6 +13,8 @@ use std::time::Duration;
 
 use futures::StreamExt;
 
+pub use super::rbac::Rule;
+
 pub use discover::{Exporter, ExporterSource, KNOWN_EXPORTERS, discover};
 pub use scrape::{ScrapeError, scrape};
 
@@ -29,14 +31,6 @@ const READ_AT_ONCE: usize = 8;
 /// What Gantry says when no exporter is found.
 pub const NO_EXPORTER: &str = "GPU metrics n/a: no DCGM exporter found (on GKE: gcloud container clusters update CLUSTER --monitoring=SYSTEM,DCGM)";
 
-/// One rule of the RBAC the GPU reading needs, as a Role or ClusterRole writes it.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Rule {
-    pub api_groups: &'static [&'static str],
-    pub resources: &'static [&'static str],
-    pub verbs: &'static [&'static str],
-}
-
 /// What reading the GPUs asks of the API server, beyond following the Job: the exporter pods
 /// listed by label across namespaces, each read through `pods/proxy` (a GET on
 /// `/api/v1/namespaces/NS/pods/NAME:PORT/proxy/metrics` is verb `get` on subresource `proxy`:
@@ -46,34 +40,24 @@ pub struct Rule {
 /// ClusterRole is too wide.
 pub const RBAC_RULES: &[Rule] = &[
     Rule {
-        api_groups: &[""],
+        act: "find the DCGM exporters (pods, across namespaces)",
+        group: "",
         resources: &["pods"],
         verbs: &["list"],
     },
     Rule {
-        api_groups: &[""],
+        act: "read the GPUs (the exporters through pods/proxy)",
+        group: "",
         resources: &["pods/proxy"],
         verbs: &["get"],
     },
     Rule {
-        api_groups: &[""],
+        act: "price the GPUs (nodes)",
+        group: "",
         resources: &["nodes"],
         verbs: &["list"],
     },
 ];
-
-impl Rule {
-    /// As the RBAC API writes it.
-    pub fn policy_rule(&self) -> k8s_openapi::api::rbac::v1::PolicyRule {
-        let strings = |s: &[&str]| s.iter().map(|x| x.to_string()).collect::<Vec<_>>();
-        k8s_openapi::api::rbac::v1::PolicyRule {
-            api_groups: Some(strings(self.api_groups)),
-            resources: Some(strings(self.resources)),
-            verbs: strings(self.verbs),
-            ..Default::default()
-        }
-    }
-}
 
 /// One exporter's GPUs as read, on its node.
 #[derive(Debug, Clone, PartialEq)]
