@@ -17,6 +17,8 @@ mod report;
 pub mod round;
 pub mod session;
 mod session_sim;
+#[cfg(test)]
+pub(crate) mod stand_in;
 pub mod told;
 mod workers;
 pub mod world;

@@ -113,6 +113,45 @@ fn a_spent_budget_ends_the_run_and_with_scale_to_zero_sizes_the_pools_to_zero() 
 }
 
 #[test]
+fn a_spent_budget_whose_pools_gke_refuses_to_this_engine_says_so_once_instead_of_scaling() {
+    use crate::engine::world::trouble::TroubleSource;
+    let mut world = world(true);
+    let refused = "GKE refused this account: ACCESS_TOKEN_SCOPE_INSUFFICIENT (403)";
+    world.troubles.set(TroubleSource::Gke, refused.into());
+    let s = settings("budget = 0.35\nbudget-action = \"scale-to-zero\"\n");
+    let mut guards = Guards::default();
+    let decided = decide(&mut guards, &world, &s, 2 * HOUR);
+    let mut doing = Doing::default();
+    doing.decided(&decided.commands[0]);
+    // The run's pods gone: the pools would go to zero now, but GKE is refused here.
+    let later = |secs| fixtures::now(2 * HOUR + secs);
+    let told = guards.decide(&world, &doing, &s, later(1));
+    assert!(told.commands.is_empty(), "{:?}", told.commands);
+    assert_eq!(told.notices.len(), 1);
+    let notice = &told.notices[0];
+    assert_eq!(notice.severity, Severity::Critical);
+    assert!(
+        notice.text.contains("cannot be scaled to zero from here") && notice.text.contains(refused),
+        "{}",
+        notice.text
+    );
+    assert!(
+        notice.text.contains("gantry down"),
+        "says what to do: {}",
+        notice.text
+    );
+    assert_eq!(
+        notice.news.as_ref().unwrap().occurrence,
+        format!("budget/cannot-scale/{JOB}")
+    );
+    assert_eq!(
+        guards.decide(&world, &doing, &s, later(120)),
+        Decisions::default(),
+        "said once"
+    );
+}
+
+#[test]
 fn only_the_recoverer_acts() {
     let s = settings("budget = 0.35\nbudget-action = \"stop-run\"\nmax-run-time = \"1h\"\n");
     let mut world = world(false);
