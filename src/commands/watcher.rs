@@ -8,8 +8,9 @@ use std::time::Duration;
 use super::connect::{JobTarget, connect, fail};
 use crate::cli::{StatusArgs, WatcherArgs, WatcherInstallArgs, WatcherUninstallArgs, WatcherWhat};
 use crate::settings::Settings;
+use crate::watcher::desired::Desired;
 use crate::watcher::error::WatcherError;
-use crate::watcher::{carried, install, objects, status, uninstall};
+use crate::watcher::{install, status, uninstall};
 
 /// How long `install --wait` waits for the pod to be ready.
 const READY_WITHIN: Duration = Duration::from_secs(300);
@@ -54,29 +55,17 @@ async fn run_install(args: WatcherInstallArgs, settings: &Settings, target: &Job
         config.project = Some(c.project.clone());
         config.location = Some(c.location.clone());
     }
-    let keys = match install::read_keys(
-        config
-            .watcher
-            .authorized_keys
-            .as_deref()
-            .or(default_keys("authorized_keys").as_deref()),
-        config
-            .watcher
-            .operators
-            .as_deref()
-            .or(default_keys("operators").as_deref()),
-    ) {
-        Ok(k) => k,
-        Err(e) => return fail(&format!("the watcher's SSH keys: {e}"), 2),
+    let desired = match Desired::of(&config, &image, settings.target().gke_endpoint.clone()) {
+        Ok(d) => d,
+        Err(e) => return fail(&e, 2),
     };
+    let (plan, keys) = (desired.plan, desired.keys);
     if config.watcher.serve && keys.authorized.trim().is_empty() && keys.operators.trim().is_empty()
     {
         crate::errln!(
             "gantry: warning: [watcher] serve = true and no key may connect: add public keys to [watcher] authorized-keys (or gantry serve's authorized_keys) and install again"
         );
     }
-    let mut plan = objects::Plan::of(&config, &image, carried::carry(&config));
-    plan.gke_endpoint = settings.target().gke_endpoint.clone();
     let installed = match install::install(&target.client, plan.clone(), &keys).await {
         Ok(i) => i,
         Err(e) => return said(&e),
@@ -136,14 +125,7 @@ async fn run_install(args: WatcherInstallArgs, settings: &Settings, target: &Job
     0
 }
 
-/// The keys `gantry serve` reads by default, when the config names none.
-fn default_keys(file: &str) -> Option<std::path::PathBuf> {
-    crate::paths::config_dir()
-        .map(|d| d.join(file))
-        .filter(|p| p.is_file())
-}
-
-async fn wait_ready(target: &JobTarget, namespace: &str, job: &str) -> i32 {
+pub(super) async fn wait_ready(target: &JobTarget, namespace: &str, job: &str) -> i32 {
     use k8s_openapi::api::apps::v1::Deployment;
     let name = crate::watcher::name(job);
     let deployments: kube::Api<Deployment> =

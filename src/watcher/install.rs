@@ -45,6 +45,7 @@ pub async fn install(
     mut plan: Plan,
     keys: &Keys,
 ) -> Result<Installed, WatcherError> {
+    let desired = super::desired::fingerprint(&plan, keys);
     let ns = plan.namespace.clone();
     let secrets: Api<Secret> = Api::namespaced(client.clone(), &ns);
     let name = super::name(&plan.job);
@@ -121,6 +122,11 @@ pub async fn install(
                 format!("{:08x}", super::fnv(settings.as_bytes()) as u32),
             );
     }
+    deployment
+        .metadata
+        .annotations
+        .get_or_insert_with(Default::default)
+        .insert(super::DESIRED_ANNOTATION.into(), desired);
     if plan.serve {
         deployment
             .metadata
