@@ -120,29 +120,42 @@ async fn run_install(args: WatcherInstallArgs, settings: &Settings, target: &Job
         }
     }
     if args.wait {
-        return wait_ready(target, &plan.namespace, &plan.job).await;
+        return wait_ready(
+            &target.client,
+            &plan.namespace,
+            &plan.job,
+            &target.config.job.namespace,
+            READY_WITHIN,
+        )
+        .await;
     }
     0
 }
 
-pub(super) async fn wait_ready(target: &JobTarget, namespace: &str, job: &str) -> i32 {
+/// Waits for the watcher's pod to be ready, at most `within`; the exit code.
+pub(super) async fn wait_ready(
+    client: &kube::Client,
+    namespace: &str,
+    job: &str,
+    job_namespace: &str,
+    within: Duration,
+) -> i32 {
     use k8s_openapi::api::apps::v1::Deployment;
     let name = crate::watcher::name(job);
-    let deployments: kube::Api<Deployment> =
-        kube::Api::namespaced(target.client.clone(), namespace);
+    let deployments: kube::Api<Deployment> = kube::Api::namespaced(client.clone(), namespace);
     let ready = |d: Option<&Deployment>| {
         d.and_then(|d| d.status.as_ref()).is_some_and(|s| {
             s.ready_replicas.unwrap_or(0) > 0 && s.updated_replicas.unwrap_or(0) > 0
         })
     };
     let waited = tokio::time::timeout(
-        READY_WITHIN,
+        within,
         kube::runtime::wait::await_condition(deployments, &name, ready),
     )
     .await;
     match waited {
         Ok(Ok(_)) => {
-            let pod = status::status(&target.client, namespace, job, &target.config.job.namespace)
+            let pod = status::status(client, namespace, job, job_namespace)
                 .await
                 .ok()
                 .and_then(|s| s.pod);
@@ -152,7 +165,8 @@ pub(super) async fn wait_ready(target: &JobTarget, namespace: &str, job: &str) -
         Ok(Err(e)) => fail(&format!("waiting for the watcher: {e}"), 1),
         Err(_) => {
             crate::errln!(
-                "gantry: the watcher is not ready after 5 minutes: see `kubectl -n {namespace} describe deployment {name}` and its pod's log"
+                "gantry: the watcher is not ready after {} minutes: see `kubectl -n {namespace} describe deployment {name}` and its pod's log",
+                within.as_secs() / 60
             );
             1
         }

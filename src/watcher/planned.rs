@@ -114,6 +114,9 @@ pub struct Planned {
     pub objects: Vec<String>,
     pub state: State,
     pub cost: Cost,
+    /// The config's ([`Desired::fingerprint`]): what the one there is compared by.
+    #[serde(skip)]
+    pub fingerprint: String,
 }
 
 impl Planned {
@@ -144,12 +147,7 @@ impl Planned {
         if plan.load_balancer().is_some() {
             objects.push(format!("Service/{}", super::name(&plan.job)));
         }
-        let state = match there {
-            Err(why) => State::Unknown { why },
-            Ok(None) => State::New,
-            Ok(Some(there)) => compare(desired, there),
-        };
-        Planned {
+        let mut planned = Planned {
             deployment: super::name(&plan.job),
             namespace: plan.namespace.clone(),
             image: plan.image.clone(),
@@ -157,9 +155,22 @@ impl Planned {
             cpu: plan.cpu.clone(),
             memory: plan.memory.clone(),
             objects,
-            state,
+            state: State::New,
             cost: cost(config, location),
-        }
+            fingerprint: desired.fingerprint(),
+        };
+        planned.seen(there);
+        planned
+    }
+
+    /// What is in the cluster now (`Ok(None)`: no watcher, or no cluster yet; `Err`: it could
+    /// not be read, and why).
+    pub fn seen(&mut self, there: Result<Option<&There>, String>) {
+        self.state = match there {
+            Err(why) => State::Unknown { why },
+            Ok(None) => State::New,
+            Ok(Some(there)) => self.compare(there),
+        };
     }
 
     /// Whether `gantry up` (or `y`) has something to do for it.
@@ -251,48 +262,43 @@ fn percent(share: f64) -> String {
     format!("{:.1}%", share * 100.0)
 }
 
-/// What differs between the watcher there and the config's, in words; none: current.
-fn compare(desired: &Desired, there: &There) -> State {
-    if there.desired.as_deref() == Some(desired.fingerprint().as_str()) {
-        return State::Current;
+impl Planned {
+    /// What differs between the watcher there and the config's, in words; none: current.
+    fn compare(&self, there: &There) -> State {
+        if there.desired.as_deref() == Some(self.fingerprint.as_str()) {
+            return State::Current;
+        }
+        let mut what = Vec::new();
+        let was = |v: &Option<String>| v.clone().unwrap_or_else(|| "(none)".into());
+        if there.image.as_deref() != Some(self.image.as_str()) {
+            what.push(format!("image {} → {}", was(&there.image), self.image));
+        }
+        let requests = |cpu: &str, memory: &str| format!("{cpu} CPU, {memory} memory");
+        if there.cpu.as_deref() != Some(self.cpu.as_str())
+            || there.memory.as_deref() != Some(self.memory.as_str())
+        {
+            what.push(format!(
+                "requests {} → {}",
+                requests(&was(&there.cpu), &was(&there.memory)),
+                requests(&self.cpu, &self.memory)
+            ));
+        }
+        let runs = if there.serves { "serve" } else { "watch" };
+        if runs != self.runs {
+            what.push(format!("gantry {runs} → gantry {}", self.runs));
+        }
+        if there.version.as_deref() != Some(super::VERSION) {
+            what.push(format!(
+                "Gantry {} → {}",
+                was(&there.version),
+                super::VERSION
+            ));
+        }
+        if what.is_empty() {
+            what.push("its settings, secrets or SSH keys".into());
+        }
+        State::Changes { what }
     }
-    let plan = &desired.plan;
-    let mut what = Vec::new();
-    let was = |v: &Option<String>| v.clone().unwrap_or_else(|| "(none)".into());
-    if there.image.as_deref() != Some(plan.image.as_str()) {
-        what.push(format!("image {} → {}", was(&there.image), plan.image));
-    }
-    let requests = |cpu: &str, memory: &str| format!("{cpu} CPU, {memory} memory");
-    if there.cpu.as_deref() != Some(plan.cpu.as_str())
-        || there.memory.as_deref() != Some(plan.memory.as_str())
-    {
-        what.push(format!(
-            "requests {} → {}",
-            requests(&was(&there.cpu), &was(&there.memory)),
-            requests(&plan.cpu, &plan.memory)
-        ));
-    }
-    if there.serves != plan.serve {
-        let runs = |serves: bool| {
-            if serves {
-                "gantry serve"
-            } else {
-                "gantry watch"
-            }
-        };
-        what.push(format!("{} → {}", runs(there.serves), runs(plan.serve)));
-    }
-    if there.version.as_deref() != Some(super::VERSION) {
-        what.push(format!(
-            "Gantry {} → {}",
-            was(&there.version),
-            super::VERSION
-        ));
-    }
-    if what.is_empty() {
-        what.push("its settings, secrets or SSH keys".into());
-    }
-    State::Changes { what }
 }
 
 /// Its requests' share of a node of the default pool, priced as a pod's end is.
