@@ -9,7 +9,6 @@
 use std::path::{Path, PathBuf};
 
 use super::carried;
-use super::install::{Keys, read_keys};
 use super::objects::Plan;
 use crate::config::Config;
 
@@ -38,7 +37,10 @@ impl Desired {
         let keys = read_keys(authorized.as_deref(), operators.as_deref())
             .map_err(|e| format!("the watcher's SSH keys: {e}"))?;
         let mut plan = Plan::of(config, image, carried::carry(config));
-        plan.gke_endpoint = gke_endpoint;
+        // Said one way wherever it comes from (a flag, a client's): Google's is no endpoint.
+        plan.gke_endpoint = gke_endpoint
+            .map(|e| e.trim_end_matches('/').to_string())
+            .filter(|e| e != crate::gke::DEFAULT_ENDPOINT);
         Ok(Desired { plan, keys })
     }
 
@@ -81,6 +83,30 @@ pub(super) fn fingerprint(plan: &Plan, keys: &Keys) -> String {
     }
     // 32 bits: enough to tell a change, too few to say anything of a secret.
     format!("{:08x}", super::fnv(text.as_bytes()) as u32)
+}
+
+/// The keys that may watch and act over SSH, as authorized_keys text.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Keys {
+    pub authorized: String,
+    pub operators: String,
+}
+
+/// Keys as the Secret holds them: each file's text (empty: nobody).
+pub fn read_keys(
+    authorized: Option<&std::path::Path>,
+    operators: Option<&std::path::Path>,
+) -> Result<Keys, String> {
+    let read = |path: Option<&std::path::Path>| -> Result<String, String> {
+        match path {
+            Some(p) => std::fs::read_to_string(p).map_err(|e| format!("{}: {e}", p.display())),
+            None => Ok(String::new()),
+        }
+    };
+    Ok(Keys {
+        authorized: read(authorized)?,
+        operators: read(operators)?,
+    })
 }
 
 /// The keys `gantry serve` reads by default, when the config names none.
