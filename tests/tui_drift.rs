@@ -48,6 +48,7 @@ fn as_configured() -> Tui {
     app.on_event(Report::Desired {
         cluster: Box::new(config),
         may_scale_to_zero: false,
+        watcher: None,
     });
     app
 }
@@ -259,6 +260,7 @@ fn before_gke_answers_there_is_no_plan_yet() {
     app.on_event(Report::Desired {
         cluster: Box::new(config),
         may_scale_to_zero: false,
+        watcher: None,
     });
     assert!(refused(&mut app, key('P')).contains("no plan yet"));
     // Not created: the plan is the create, which c makes.
@@ -277,6 +279,7 @@ fn the_overlay_says_what_this_cluster_cannot_take_is_left() {
     app.on_event(Report::Desired {
         cluster: Box::new(config),
         may_scale_to_zero: false,
+        watcher: None,
     });
     opened_plan(&mut app);
     let text = rows(&app, 120, 40).join("\n");
@@ -286,4 +289,99 @@ fn the_overlay_says_what_this_cluster_cannot_take_is_left() {
     );
     assert!(text.contains("is left as it is"), "{text}");
     assert!(text.contains("y applies"), "{text}");
+}
+
+// ---------------------------------------------------------------------------------------------
+// The watcher (`[watcher] in-cluster = true`)
+
+/// As configured, with a watcher in the config that the cluster does not have yet.
+fn with_watcher() -> Tui {
+    let mut app = running(false);
+    let mut config = app.app.config.clone();
+    config.watcher.in_cluster = true;
+    config.watcher.image = Some("example.com/team/gantry:test".into());
+    config.watcher.authorized_keys = Some("/dev/null".into());
+    config.watcher.operators = Some("/dev/null".into());
+    let desired = gantry::watcher::desired::Desired::in_cluster(&config, None)
+        .unwrap()
+        .unwrap();
+    let planned =
+        gantry::watcher::planned::Planned::of(&desired, &config, "us-central1-a", Ok(None));
+    app.on_event(Report::Desired {
+        cluster: Box::new(config.cluster.clone()),
+        may_scale_to_zero: false,
+        watcher: Some(Box::new(planned)),
+    });
+    app
+}
+
+#[test]
+fn the_plan_shows_the_watcher_to_make_with_its_cost_and_y_makes_it() {
+    let mut app = with_watcher();
+    let view = opened_plan(&mut app);
+    let lines = view.lines();
+    assert_eq!(lines[0], "No changes: the cluster matches the config.");
+    assert_eq!(
+        lines[3],
+        "  + deployment gantry-watcher-ml-training-job in default: gantry watch"
+    );
+    let cost = lines
+        .iter()
+        .find(|l| l.starts_with("Watcher cost:"))
+        .unwrap();
+    assert!(cost.starts_with("Watcher cost: ≈ $0.0025/h"), "{cost}");
+    let text = rows(&app, 80, 24).join("\n");
+    assert!(
+        text.contains("(by CPU) of default-pool's n1-standard-1"),
+        "{text}"
+    );
+    assert!(text.contains("y makes the watcher"), "{text}");
+    snapshot("plan_overlay_watcher", &mut app);
+    assert_eq!(
+        app.on_key(key('y')),
+        [Command::ApplyPlan {
+            generation: view.generation
+        }]
+    );
+}
+
+#[test]
+fn a_current_watcher_leaves_nothing_to_apply() {
+    let mut app = with_watcher();
+    let mut config = app.app.config.clone();
+    config.watcher.in_cluster = true;
+    config.watcher.image = Some("example.com/team/gantry:test".into());
+    config.watcher.authorized_keys = Some("/dev/null".into());
+    config.watcher.operators = Some("/dev/null".into());
+    let desired = gantry::watcher::desired::Desired::in_cluster(&config, None)
+        .unwrap()
+        .unwrap();
+    let mut deployment = desired.plan.deployment();
+    deployment.metadata.annotations = Some(
+        [(
+            gantry::watcher::DESIRED_ANNOTATION.to_string(),
+            desired.fingerprint(),
+        )]
+        .into(),
+    );
+    app.on_event(Report::Watcher(Some(
+        gantry::engine::world::lease::WatcherSeen {
+            ready: true,
+            version: Some(gantry::watcher::VERSION.into()),
+            there: gantry::watcher::planned::There::of(&deployment),
+        },
+    )));
+    let view = opened_plan(&mut app);
+    assert!(
+        view.lines()
+            .iter()
+            .any(|l| l.contains("in default: current, gantry watch")),
+        "{:#?}",
+        view.lines()
+    );
+    assert!(app.on_key(key('y')).is_empty());
+    assert_eq!(
+        notice(&app),
+        "nothing to apply: the cluster matches the config"
+    );
 }

@@ -1,6 +1,7 @@
 //! `P` and the plan overlay: the plan as it was when the overlay opened — what the operator
 //! reads is what `y` applies, or nothing — its generation, and how far it is scrolled. Opening
-//! it changes nothing, so read-only viewers may; applying goes through the one gate.
+//! it changes nothing, so read-only viewers may; applying goes through the one gate. With
+//! `[watcher] in-cluster = true` the watcher is part of the plan, and of what `y` does.
 
 use crossterm::event::{KeyCode, KeyEvent};
 
@@ -9,6 +10,7 @@ use crate::engine::{Command, World};
 use crate::gke::plan::{Action as PlanAction, Plan};
 use crate::keys::Action;
 use crate::vocabulary::Severity;
+use crate::watcher::planned::Planned;
 
 #[derive(Debug, Clone, PartialEq)]
 pub struct PlanView {
@@ -19,6 +21,8 @@ pub struct PlanView {
     pub cluster: String,
     /// Lines scrolled past at the top.
     pub scroll: usize,
+    /// With `[watcher] in-cluster = true`: the watcher, as it was when the overlay opened.
+    pub watcher: Option<Box<Planned>>,
 }
 
 impl PlanView {
@@ -28,13 +32,32 @@ impl PlanView {
             generation,
             cluster,
             scroll: 0,
+            watcher: None,
         }
+    }
+
+    /// The plan with the watcher's.
+    pub fn with_watcher(mut self, watcher: Option<Planned>) -> Self {
+        self.watcher = watcher.map(Box::new);
+        self
+    }
+
+    /// Whether `y` would make or bring up to date the watcher.
+    pub fn watcher_to_install(&self) -> bool {
+        self.watcher.as_deref().is_some_and(Planned::needs_install)
     }
 
     /// The plan's lines, as `gantry plan` says them (without its header: the overlay's title
     /// names the cluster).
     pub fn lines(&self) -> Vec<String> {
-        crate::gke::plan_text::body(&self.plan, &self.cluster)
+        let mut lines = crate::gke::plan_text::body(&self.plan, &self.cluster);
+        lines.extend(
+            self.watcher
+                .as_deref()
+                .map(Planned::lines)
+                .unwrap_or_default(),
+        );
+        lines
     }
 
     /// Scrolls by `delta` lines, staying within the plan (the overlay clamps to its height).
@@ -58,7 +81,8 @@ impl App {
             plan.clone(),
             drift.generation(),
             model.cluster.name().to_string(),
-        );
+        )
+        .with_watcher(model.cluster.watcher.clone());
         self.overlay = Some(Overlay::Plan(view));
         Vec::new()
     }
@@ -100,6 +124,7 @@ impl App {
             return self.request(command);
         }
         match view.plan.action {
+            PlanAction::None if view.watcher_to_install() => {}
             PlanAction::None => {
                 self.notify(
                     Severity::Info,

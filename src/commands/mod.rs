@@ -21,6 +21,7 @@ pub mod stop_signals;
 pub mod up;
 mod up_apply;
 mod up_progress;
+mod up_watcher;
 pub mod watch;
 pub mod watcher;
 mod watcher_ssh;

@@ -1,7 +1,9 @@
 //! `gantry plan [--json] [--exit-code]`: what `gantry up` would do to the cluster, as `pulumi
 //! preview` shows a program's changes, with what the cluster costs before and after. Reads only:
 //! the comparison is [`crate::gke::plan`]; this finds the cluster as `gantry status` does and
-//! says the result for a person or, with `--json`, for a script.
+//! says the result for a person or, with `--json`, for a script. With `[watcher] in-cluster =
+//! true` the watcher is part of it (`crate::watcher::planned`): made, current or changed, and
+//! what it costs.
 
 use serde::Serialize;
 
@@ -12,6 +14,7 @@ pub use crate::gke::plan_text::render;
 use crate::gke::{ClusterRef, ClusterSummary, Gke};
 use crate::pricing::Estimate;
 use crate::settings::Settings;
+use crate::watcher::planned::Planned;
 
 /// `--exit-code`'s answer when the plan has something to do (0: nothing; 1 and 2 are errors).
 pub const EXIT_CHANGES: i32 = 3;
@@ -23,6 +26,9 @@ pub struct PlanReport<'a> {
     pub action: Action,
     pub changes: &'a [Change],
     pub cost_per_hour: CostPerHour,
+    /// With `[watcher] in-cluster = true`: the watcher, what becomes of it, and its cost.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub watcher: Option<&'a Planned>,
 }
 
 /// US dollars per hour before and after; `null` where the price snapshot lacks something (or,
@@ -35,7 +41,7 @@ pub struct CostPerHour {
 }
 
 impl<'a> PlanReport<'a> {
-    pub fn of(plan: &'a Plan) -> Self {
+    pub fn of(plan: &'a Plan, watcher: Option<&'a Planned>) -> Self {
         let round = |usd: f64| (usd * 1e4).round() / 1e4;
         Self {
             action: plan.action,
@@ -45,6 +51,7 @@ impl<'a> PlanReport<'a> {
                 desired: plan.cost_after.usd().map(round),
                 currency: "USD",
             },
+            watcher,
         }
     }
 }
@@ -62,12 +69,12 @@ pub async fn run(args: PlanArgs, settings: &Settings) -> i32 {
     } else {
         on_gke(settings).await
     };
-    let (plan, cluster) = match found {
+    let (plan, cluster, watcher) = match found {
         Ok(found) => found,
         Err(code) => return code,
     };
     if args.json {
-        match crate::sanitize::to_json_pretty(&PlanReport::of(&plan)) {
+        match crate::sanitize::to_json_pretty(&PlanReport::of(&plan, watcher.as_ref())) {
             Ok(text) => crate::outln!("{text}"),
             Err(e) => return fail(&e, 1),
         }
@@ -75,25 +82,34 @@ pub async fn run(args: PlanArgs, settings: &Settings) -> i32 {
         for line in render(&plan, &cluster) {
             crate::outln!("{line}");
         }
+        for line in watcher.as_ref().map(Planned::lines).unwrap_or_default() {
+            crate::outln!("{line}");
+        }
     }
+    let watcher_changes = watcher.as_ref().is_some_and(Planned::needs_install);
     match plan.action {
         Action::Create | Action::Update if args.exit_code => EXIT_CHANGES,
+        Action::None if args.exit_code && watcher_changes => EXIT_CHANGES,
         _ => 0,
     }
 }
 
-async fn on_gke(settings: &Settings) -> Result<(Plan, ClusterRef), i32> {
+/// The cluster's plan, the cluster, and the watcher's plan (with `[watcher] in-cluster`).
+type Found = (Plan, ClusterRef, Option<Planned>);
+
+async fn on_gke(settings: &Settings) -> Result<Found, i32> {
     let Prepared {
         config,
         cluster,
         gke,
     } = prepare(settings).await?;
     let plan = plan_against(&gke, &cluster, &config).await?;
-    Ok((plan, cluster))
+    let watcher = super::up_watcher::planned(settings, &gke, &cluster, &config).await?;
+    Ok((plan, cluster, watcher))
 }
 
 /// The embedded simulated cloud, fresh: what `up` would create there.
-async fn on_sim(settings: &Settings) -> Result<(Plan, ClusterRef), i32> {
+async fn on_sim(settings: &Settings) -> Result<Found, i32> {
     let config = settings.config.clone();
     let options = crate::engine::SessionOptions {
         target: settings.target().clone(),
@@ -108,7 +124,8 @@ async fn on_sim(settings: &Settings) -> Result<(Plan, ClusterRef), i32> {
         return Err(fail(&"the simulated cloud did not open as GKE", 1));
     };
     let plan = plan_against(gke, target, &session.config).await?;
-    Ok((plan, target.clone()))
+    let watcher = super::up_watcher::planned(settings, gke, target, &session.config).await?;
+    Ok((plan, target.clone(), watcher))
 }
 
 /// The plan for the config's cluster against what GKE reports of it now. Fallback pools an
@@ -254,6 +271,41 @@ mod tests {
         assert_eq!(lines[3], "Cost: ≈ $0.28/h, $207/month");
     }
 
+    fn watcher() -> Planned {
+        let mut config = crate::config::Config::default();
+        config.watcher.in_cluster = true;
+        config.watcher.image = Some("example.com/team/gantry:1".into());
+        config.watcher.authorized_keys = Some("/dev/null".into());
+        config.watcher.operators = Some("/dev/null".into());
+        let desired = crate::watcher::desired::Desired::in_cluster(&config, None)
+            .unwrap()
+            .unwrap();
+        Planned::of(&desired, &config, "us-central1-a", Ok(None))
+    }
+
+    #[test]
+    fn the_json_carries_the_watcher_only_when_the_config_puts_it_in_the_cluster() {
+        let plan = plan_of(None);
+        let without = serde_json::to_value(PlanReport::of(&plan, None)).unwrap();
+        assert!(without.get("watcher").is_none(), "{without}");
+        let w = watcher();
+        let with = serde_json::to_value(PlanReport::of(&plan, Some(&w))).unwrap();
+        let json = &with["watcher"];
+        assert_eq!(json["deployment"], "gantry-watcher-ml-training-job");
+        assert_eq!(json["namespace"], "default");
+        assert_eq!(json["image"], "example.com/team/gantry:1");
+        assert_eq!(json["state"]["is"], "new");
+        assert_eq!(
+            json["objects"][0],
+            "ServiceAccount/gantry-watcher-ml-training-job"
+        );
+        assert_eq!(json["cost"]["by"], "CPU");
+        assert_eq!(json["cost"]["pool"], "default-pool");
+        let per_hour = json["cost"]["perHour"].as_f64().unwrap();
+        assert_eq!(Some(per_hour), w.cost.per_hour);
+        assert!(per_hour > 0.0);
+    }
+
     #[test]
     fn an_unpriced_machine_type_is_price_unknown_never_zero() {
         let plan = plan_of(Some(&hand_made("z9-imaginary-1", 3)));
@@ -261,7 +313,7 @@ mod tests {
         let cost = lines.last().unwrap();
         assert!(cost.starts_with("Cost: price unknown ("), "{cost}");
         assert!(cost.contains("z9-imaginary-1"), "{cost}");
-        let json = serde_json::to_value(PlanReport::of(&plan)).unwrap();
+        let json = serde_json::to_value(PlanReport::of(&plan, None)).unwrap();
         assert_eq!(json["costPerHour"]["current"], Value::Null);
         assert!(json["costPerHour"]["desired"].as_f64().unwrap() > 0.0);
         assert_eq!(json["costPerHour"]["currency"], "USD");

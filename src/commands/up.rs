@@ -1,12 +1,14 @@
 //! `gantry up [--wait] [--yes]`: create the training cluster (or adopt the one there), and with
 //! `--wait` print progress lines until it is RUNNING. A running cluster that differs from the
 //! config is changed to match, once the operator has seen the plan and said yes
-//! ([`super::up_apply`]).
+//! ([`super::up_apply`]). With `[watcher] in-cluster = true` the watcher is made once the cluster
+//! runs ([`super::up_watcher`]).
 
 use tokio::sync::mpsc::unbounded_channel;
 
 use super::connect::{Prepared, fail, prepare};
 use super::up_progress::{print_events, write_kubeconfig};
+use super::up_watcher;
 use crate::cli::UpArgs;
 use crate::gke::{self, Begun, OperationKind, PollPolicy, UpHow, spec};
 use crate::settings::Settings;
@@ -24,11 +26,29 @@ pub async fn run(args: UpArgs, settings: &Settings) -> i32 {
     match super::up_apply::drifted(&gke, &cluster, &config).await {
         Err(code) => return code,
         Ok(Some(plan)) => {
-            return super::up_apply::run(&args, target, gke, &cluster, &config.cluster, &plan)
-                .await;
+            let watcher = match up_watcher::planned(settings, &gke, &cluster, &config).await {
+                Ok(w) => w,
+                Err(code) => return code,
+            };
+            let applied = super::up_apply::run(
+                &args,
+                target,
+                gke.clone(),
+                &cluster,
+                &config.cluster,
+                (&plan, watcher.as_ref()),
+            )
+            .await;
+            return match applied {
+                Ok(code) => {
+                    up_watcher::after_up(settings, &gke, &cluster, &config, args.wait, code).await
+                }
+                Err(code) => code,
+            };
         }
         Ok(None) => {}
     }
+    let plain = gke.clone();
     let (tx, rx) = unbounded_channel();
     let gke = gke.with_events(tx.clone());
     let printer = tokio::spawn(print_events(rx));
@@ -56,10 +76,11 @@ pub async fn run(args: UpArgs, settings: &Settings) -> i32 {
                     outcome.cluster.version,
                     outcome.cluster.endpoint
                 );
-                match running {
+                let code = match running {
                     Some(c) => write_kubeconfig(target, &cluster, &c),
                     None => 0,
-                }
+                };
+                up_watcher::after_up(settings, &plain, &cluster, &config, true, code).await
             }
             Err(e) => fail(&e, e.exit_code()),
         }
@@ -73,7 +94,7 @@ pub async fn run(args: UpArgs, settings: &Settings) -> i32 {
         match result {
             Ok(Begun::Running(_)) => {
                 crate::outln!("cluster {cluster} is there already");
-                0
+                up_watcher::after_up(settings, &plain, &cluster, &config, false, 0).await
             }
             Ok(Begun::Operation {
                 kind: OperationKind::Create,
@@ -83,7 +104,7 @@ pub async fn run(args: UpArgs, settings: &Settings) -> i32 {
                 crate::outln!(
                     "GKE is creating cluster {cluster} (operation {name}); `gantry up --wait` follows it, `gantry status` shows it"
                 );
-                0
+                up_watcher::after_up(settings, &plain, &cluster, &config, false, 0).await
             }
             Ok(Begun::Operation { name, .. }) => {
                 crate::errln!(

@@ -16,6 +16,7 @@ use crate::connect::Target;
 use crate::gke::apply::what_it_takes;
 use crate::gke::plan::{Action, How, Plan};
 use crate::gke::{self, ClusterRef, ClusterStatus, Gke, PollPolicy};
+use crate::watcher::planned::Planned;
 
 /// The plan for a RUNNING cluster that differs from the config; None when there is no cluster,
 /// it is not RUNNING (being created or deleted: `up` carries on as before), or it matches.
@@ -36,16 +37,21 @@ pub(super) async fn drifted(
     Ok((plan.action == Action::Update).then_some(plan))
 }
 
-/// Shows the plan, asks, applies it; the exit code (1 when something was left as it is).
+/// Shows the plan (with the watcher's, when there is one), asks, applies it; the exit code (1
+/// when something was left as it is), or `Err` with it when nothing was applied (refused, or
+/// the operator said no): the watcher is then left as it is too.
 pub(super) async fn run(
     args: &UpArgs,
     target: &Target,
     gke: Gke,
     cluster: &ClusterRef,
     config: &ClusterConfig,
-    plan: &Plan,
-) -> i32 {
+    (plan, watcher): (&Plan, Option<&Planned>),
+) -> Result<i32, i32> {
     for line in render(plan, cluster) {
+        crate::outln!("{line}");
+    }
+    for line in watcher.map(Planned::lines).unwrap_or_default() {
         crate::outln!("{line}");
     }
     if !args.yes {
@@ -53,7 +59,7 @@ pub(super) async fn run(
             crate::errln!(
                 "gantry: not changing cluster {cluster}: stdin is not a terminal to ask on; pass --yes to apply the plan without asking"
             );
-            return 2;
+            return Err(2);
         }
         let question = format!(
             "Apply the plan to cluster {cluster}{}? [y/N] ",
@@ -63,7 +69,7 @@ pub(super) async fn run(
             Ok(true) => {}
             _ => {
                 crate::outln!("nothing changed");
-                return 0;
+                return Err(0);
             }
         }
     }
@@ -84,7 +90,7 @@ pub(super) async fn run(
     let _ = printer.await;
     let applied = match result {
         Ok(applied) => applied,
-        Err(e) => return fail(&e, e.exit_code()),
+        Err(e) => return Err(fail(&e, e.exit_code())),
     };
     crate::outln!(
         "cluster {cluster}: {} of {} changes made",
@@ -97,13 +103,13 @@ pub(super) async fn run(
         match gke.get_cluster(cluster).await {
             Ok(Some(running)) => code = write_kubeconfig(target, cluster, &running),
             Ok(None) => {}
-            Err(e) => return fail(&e, e.exit_code()),
+            Err(e) => return Err(fail(&e, e.exit_code())),
         }
     }
     for change in &applied.left {
         crate::errln!("gantry: left as it is: {}", what_it_takes(change));
     }
-    if applied.left.is_empty() { code } else { 1 }
+    Ok(if applied.left.is_empty() { code } else { 1 })
 }
 
 /// What the operator should know before saying yes: nodes recreated (their pods restart), pools

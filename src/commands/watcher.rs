@@ -8,8 +8,9 @@ use std::time::Duration;
 use super::connect::{JobTarget, connect, fail};
 use crate::cli::{StatusArgs, WatcherArgs, WatcherInstallArgs, WatcherUninstallArgs, WatcherWhat};
 use crate::settings::Settings;
+use crate::watcher::desired::Desired;
 use crate::watcher::error::WatcherError;
-use crate::watcher::{carried, install, objects, status, uninstall};
+use crate::watcher::{install, status, uninstall};
 
 /// How long `install --wait` waits for the pod to be ready.
 const READY_WITHIN: Duration = Duration::from_secs(300);
@@ -54,29 +55,17 @@ async fn run_install(args: WatcherInstallArgs, settings: &Settings, target: &Job
         config.project = Some(c.project.clone());
         config.location = Some(c.location.clone());
     }
-    let keys = match install::read_keys(
-        config
-            .watcher
-            .authorized_keys
-            .as_deref()
-            .or(default_keys("authorized_keys").as_deref()),
-        config
-            .watcher
-            .operators
-            .as_deref()
-            .or(default_keys("operators").as_deref()),
-    ) {
-        Ok(k) => k,
-        Err(e) => return fail(&format!("the watcher's SSH keys: {e}"), 2),
+    let desired = match Desired::of(&config, &image, settings.target().gke_endpoint.clone()) {
+        Ok(d) => d,
+        Err(e) => return fail(&e, 2),
     };
+    let (plan, keys) = (desired.plan, desired.keys);
     if config.watcher.serve && keys.authorized.trim().is_empty() && keys.operators.trim().is_empty()
     {
         crate::errln!(
             "gantry: warning: [watcher] serve = true and no key may connect: add public keys to [watcher] authorized-keys (or gantry serve's authorized_keys) and install again"
         );
     }
-    let mut plan = objects::Plan::of(&config, &image, carried::carry(&config));
-    plan.gke_endpoint = settings.target().gke_endpoint.clone();
     let installed = match install::install(&target.client, plan.clone(), &keys).await {
         Ok(i) => i,
         Err(e) => return said(&e),
@@ -131,36 +120,42 @@ async fn run_install(args: WatcherInstallArgs, settings: &Settings, target: &Job
         }
     }
     if args.wait {
-        return wait_ready(target, &plan.namespace, &plan.job).await;
+        return wait_ready(
+            &target.client,
+            &plan.namespace,
+            &plan.job,
+            &target.config.job.namespace,
+            READY_WITHIN,
+        )
+        .await;
     }
     0
 }
 
-/// The keys `gantry serve` reads by default, when the config names none.
-fn default_keys(file: &str) -> Option<std::path::PathBuf> {
-    crate::paths::config_dir()
-        .map(|d| d.join(file))
-        .filter(|p| p.is_file())
-}
-
-async fn wait_ready(target: &JobTarget, namespace: &str, job: &str) -> i32 {
+/// Waits for the watcher's pod to be ready, at most `within`; the exit code.
+pub(super) async fn wait_ready(
+    client: &kube::Client,
+    namespace: &str,
+    job: &str,
+    job_namespace: &str,
+    within: Duration,
+) -> i32 {
     use k8s_openapi::api::apps::v1::Deployment;
     let name = crate::watcher::name(job);
-    let deployments: kube::Api<Deployment> =
-        kube::Api::namespaced(target.client.clone(), namespace);
+    let deployments: kube::Api<Deployment> = kube::Api::namespaced(client.clone(), namespace);
     let ready = |d: Option<&Deployment>| {
         d.and_then(|d| d.status.as_ref()).is_some_and(|s| {
             s.ready_replicas.unwrap_or(0) > 0 && s.updated_replicas.unwrap_or(0) > 0
         })
     };
     let waited = tokio::time::timeout(
-        READY_WITHIN,
+        within,
         kube::runtime::wait::await_condition(deployments, &name, ready),
     )
     .await;
     match waited {
         Ok(Ok(_)) => {
-            let pod = status::status(&target.client, namespace, job, &target.config.job.namespace)
+            let pod = status::status(client, namespace, job, job_namespace)
                 .await
                 .ok()
                 .and_then(|s| s.pod);
@@ -170,7 +165,8 @@ async fn wait_ready(target: &JobTarget, namespace: &str, job: &str) -> i32 {
         Ok(Err(e)) => fail(&format!("waiting for the watcher: {e}"), 1),
         Err(_) => {
             crate::errln!(
-                "gantry: the watcher is not ready after 5 minutes: see `kubectl -n {namespace} describe deployment {name}` and its pod's log"
+                "gantry: the watcher is not ready after {} minutes: see `kubectl -n {namespace} describe deployment {name}` and its pod's log",
+                within.as_secs() / 60
             );
             1
         }

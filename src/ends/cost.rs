@@ -37,6 +37,25 @@ impl NodeFacts {
         }
     }
 
+    /// A node of a pool that is not there yet (or not read): its machine type's price in
+    /// `location` and what GKE would leave its pods ([`crate::pricing::node_size`]), so that a
+    /// plan prices a pod to come as a pod's end is priced. None where the snapshot does not know
+    /// the machine type's size.
+    pub fn planned(machine_type: &str, location: &str, spot: bool) -> Option<NodeFacts> {
+        let catalogue = Catalogue::embedded();
+        let size = catalogue.machine_size(machine_type)?.allocatable();
+        Some(NodeFacts {
+            per_hour: catalogue
+                .machine_type(machine_type, location, Provisioning::from_spot(spot))
+                .ok(),
+            allocatable: Requests {
+                cpu_millis: size.cpu_millis,
+                memory_bytes: size.memory_bytes,
+                gpus: 0,
+            },
+        })
+    }
+
     /// The pod's share of this node (0 to 1): the largest fraction it asked for, or an even
     /// share among `sharing` pods when it asked for nothing.
     pub fn share(&self, asked: &Requests, sharing: usize) -> f64 {

@@ -15,6 +15,9 @@ pub enum Report {
         cluster: Box<crate::config::ClusterConfig>,
         /// Pools at zero nodes are then Gantry's own doing, not drift.
         may_scale_to_zero: bool,
+        /// With `[watcher] in-cluster = true`: the watcher, for the plan (as if not there yet:
+        /// the Lease's keeper says what is).
+        watcher: Option<Box<crate::watcher::planned::Planned>>,
     },
     /// The cluster as GKE (or the kubeconfig context) describes it now.
     Cluster(ClusterSummary),

@@ -60,6 +60,18 @@ impl Session {
         }
     }
 
+    /// The config's watcher (`[watcher] in-cluster = true`) working on this session's cluster,
+    /// as `gantry up` carries it; None without one, or on a cluster Gantry does not manage.
+    pub fn watcher(&self) -> Option<Result<crate::watcher::desired::Desired, String>> {
+        let Backend::Gke { gke, target, .. } = &self.backend else {
+            return None;
+        };
+        let mut config = self.config.clone();
+        config.project = Some(target.project.clone());
+        config.location = Some(target.location.clone());
+        crate::watcher::desired::Desired::in_cluster(&config, Some(gke.endpoint().to_string()))
+    }
+
     /// Where an attempt's pods save their logs.
     pub fn logs_dir(&self, attempt: &str) -> Option<std::path::PathBuf> {
         if !self.saves_logs {

@@ -40,7 +40,13 @@ pub struct About {
 type Hourly = BTreeMap<String, [f64; 2]>;
 
 #[derive(Debug, Clone, Default, Deserialize)]
+#[serde(rename_all = "camelCase")]
 struct MachineType {
+    /// Its vCPUs and memory as billed (0: a snapshot that does not say).
+    #[serde(default)]
+    vcpus: f64,
+    #[serde(default)]
+    memory_gb: f64,
     /// The GPUs this type carries (accelerator type → count); their price is in the type's.
     #[serde(default)]
     gpus: BTreeMap<String, u32>,
@@ -170,6 +176,16 @@ impl Catalogue {
         gpus.into_iter()
             .flatten()
             .map(|(name, count)| (name.as_str(), *count))
+    }
+
+    /// Its vCPUs and memory in GiB (Compute Engine's "GB"), as billed: a shared-core E2 counts
+    /// its share of a core (`e2-micro`: 0.25). None where the snapshot does not say.
+    pub fn machine_size(&self, name: &str) -> Option<super::MachineSize> {
+        let m = self.machine_types.get(name)?;
+        (m.vcpus > 0.0 && m.memory_gb > 0.0).then_some(super::MachineSize {
+            vcpus: m.vcpus,
+            memory_gib: m.memory_gb,
+        })
     }
 
     /// The machine types that carry a GPU (`nvidia-tesla-a100` → `a2-highgpu-1g`, …).

@@ -12,12 +12,14 @@
 //! - [`catalogue`]: the snapshot and its lookups (machine type, GPU, disk; a zone's region).
 //! - [`cluster`]: the hourly cost of a cluster: the GKE fee and each node pool.
 //! - [`format`]: "≈ $0.28/h, $207/month", amounts and "price unknown (…)".
+//! - [`node_size`]: what a node of a machine type offers pods, before it exists.
 
 pub mod catalogue;
 pub mod cluster;
 pub mod format;
 #[cfg(test)]
 mod gpu_tests;
+pub mod node_size;
 #[cfg(test)]
 mod tests;
 
@@ -25,6 +27,7 @@ use std::fmt;
 
 pub use catalogue::{About, Catalogue};
 pub use cluster::{Accelerator, ClusterCost, ClusterShape, PoolCost, PoolShape};
+pub use node_size::{Allocatable, MachineSize};
 
 /// How the nodes are bought: spot VMs cost less and can be taken back at any time.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

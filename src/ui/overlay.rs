@@ -163,7 +163,9 @@ fn plan_footer<'a>(view: &PlanView, model: &World, app: &App, theme: &Theme) -> 
     if app.read_only() {
         return said("read-only: applying is refused".into(), theme.warning());
     }
+    let and_watcher = view.watcher_to_install();
     match view.plan.action {
+        PlanAction::None if and_watcher => {}
         PlanAction::None => return said("nothing to apply".into(), theme.dim()),
         PlanAction::Create => {
             let key = app.keymap.keys_for(Action::CreateCluster);
@@ -191,7 +193,12 @@ fn plan_footer<'a>(view: &PlanView, model: &World, app: &App, theme: &Theme) -> 
             theme.dim(),
         ));
     }
-    let mut spans = vec![Span::styled("y", theme.key()), Span::raw(" applies   ")];
+    let does = match (view.plan.action, and_watcher) {
+        (PlanAction::None, _) => " makes the watcher   ",
+        (_, true) => " applies, then makes the watcher   ",
+        (_, false) => " applies   ",
+    };
+    let mut spans = vec![Span::styled("y", theme.key()), Span::raw(does)];
     spans.extend(close("any other key"));
     lines.push(Line::from(spans));
     lines

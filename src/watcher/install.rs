@@ -16,6 +16,7 @@ use russh::keys::{HashAlg, PrivateKey};
 use serde::Serialize;
 use serde::de::DeserializeOwned;
 
+use super::desired::Keys;
 use super::error::WatcherError;
 use super::objects::{AUTHORIZED_KEYS_FILE, HOST_KEY_FILE, OPERATORS_FILE, Plan};
 use crate::k8s::status_code;
@@ -32,19 +33,13 @@ pub struct Installed {
     pub host_key: Option<String>,
 }
 
-/// The keys that may watch and act over SSH, as authorized_keys text.
-#[derive(Debug, Clone, Default, PartialEq)]
-pub struct Keys {
-    pub authorized: String,
-    pub operators: String,
-}
-
 /// Makes or updates every object of `plan`'s watcher.
 pub async fn install(
     client: &kube::Client,
     mut plan: Plan,
     keys: &Keys,
 ) -> Result<Installed, WatcherError> {
+    let desired = super::desired::fingerprint(&plan, keys);
     let ns = plan.namespace.clone();
     let secrets: Api<Secret> = Api::namespaced(client.clone(), &ns);
     let name = super::name(&plan.job);
@@ -121,6 +116,11 @@ pub async fn install(
                 format!("{:08x}", super::fnv(settings.as_bytes()) as u32),
             );
     }
+    deployment
+        .metadata
+        .annotations
+        .get_or_insert_with(Default::default)
+        .insert(super::DESIRED_ANNOTATION.into(), desired);
     if plan.serve {
         deployment
             .metadata
@@ -209,23 +209,6 @@ pub fn iam_commands(project: &str, namespace: &str, job: &str, gsa: Option<&str>
         "gcloud projects add-iam-policy-binding {project} --member \"serviceAccount:{gsa_name}\" --role roles/container.clusterAdmin"
     ));
     commands
-}
-
-/// Keys as the Secret holds them: each file's text (empty: nobody).
-pub fn read_keys(
-    authorized: Option<&std::path::Path>,
-    operators: Option<&std::path::Path>,
-) -> Result<Keys, String> {
-    let read = |path: Option<&std::path::Path>| -> Result<String, String> {
-        match path {
-            Some(p) => std::fs::read_to_string(p).map_err(|e| format!("{}: {e}", p.display())),
-            None => Ok(String::new()),
-        }
-    };
-    Ok(Keys {
-        authorized: read(authorized)?,
-        operators: read(operators)?,
-    })
 }
 
 /// The objects by kind, for a summary line (`ServiceAccount, Role, …`).

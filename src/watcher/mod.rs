@@ -11,12 +11,16 @@
 //! - [`install`], [`uninstall`], [`status`]: `gantry watcher install | uninstall | status`.
 //! - [`carried`]: the settings carried into the cluster, versioned, read leniently by an older
 //!   watcher.
+//! - [`desired`]: the watcher the config asks for, and its fingerprint; [`planned`]: the watcher
+//!   in a plan (`gantry plan`, the plan overlay): what is made or changed, and its cost.
 
 pub mod carried;
+pub mod desired;
 pub mod error;
 pub mod inside;
 pub mod install;
 pub mod objects;
+pub mod planned;
 pub mod rbac;
 pub mod status;
 pub mod uninstall;
@@ -39,6 +43,9 @@ pub const HOST_KEY_ANNOTATION: &str = "gantry.dev/ssh-host-key";
 /// A fingerprint of the settings and secrets on the pod template: changing them rolls the pod
 /// (a pod reads them when it starts).
 pub const SETTINGS_ANNOTATION: &str = "gantry.dev/settings";
+/// A fingerprint of everything the config decides of the watcher, on its Deployment: what a plan
+/// compares with the config's, without reading the Secret ([`desired`]).
+pub const DESIRED_ANNOTATION: &str = "gantry.dev/desired";
 
 /// This Gantry's version.
 pub const VERSION: &str = env!("CARGO_PKG_VERSION");

@@ -1,6 +1,7 @@
 //! Applying the plan through the engine, on the simulated cloud: a viewer's `P` and `y` resize
 //! the seed cluster's pool to what the config says, the pane's drift goes, and the Kubernetes
-//! API has the nodes; a plan the cluster has moved on from is refused by the engine too.
+//! API has the nodes; a plan the cluster has moved on from is refused by the engine too. With
+//! `[watcher] in-cluster = true` and nothing else to change, `y` makes the watcher.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 use gantry_test_support as common;
@@ -123,5 +124,64 @@ async fn the_engine_refuses_a_plan_of_another_generation() {
         3
     );
     assert!(handle.model().cluster.drifted().is_some());
+    engine.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn with_an_in_cluster_watcher_y_makes_it_and_the_plan_then_says_it_is_current() {
+    use gantry::watcher::planned::State;
+    use k8s_openapi::api::apps::v1::Deployment;
+    let dirs = tempfile::tempdir().unwrap();
+    let cloud = common::cloud_with(gantry::sim::SimOptions {
+        time_scale: 0.01,
+        clusters: vec![common::CLUSTER.into()],
+        state_dir: Some(dirs.path().join("sim")),
+        ..Default::default()
+    })
+    .await;
+    // The seed cluster as the config has it: only the watcher is to make.
+    let mut config = Config::default();
+    config.watcher.in_cluster = true;
+    config.watcher.image = Some("example.com/team/gantry:test".into());
+    config.watcher.authorized_keys = Some("/dev/null".into());
+    config.watcher.operators = Some("/dev/null".into());
+    let options = common::engine_options(&cloud, &dirs.path().join("sim"), dirs.path());
+    let engine = Engine::start(open_session(&options, config.clone()).await.unwrap());
+    let handle = engine.handle();
+    let mut app = App::new(config, Keymap::default(), false);
+    let state = |m: &gantry::engine::World| m.cluster.watcher.as_ref().map(|w| w.state.clone());
+    tokio::time::timeout(HANG_GUARD, async {
+        until(&mut app, &handle, |m| {
+            m.connected && m.cluster.drift.plan().is_some() && state(m) == Some(State::New)
+        })
+        .await;
+        assert!(press(&mut app, &handle, key('P')).is_empty());
+        let asked = press(&mut app, &handle, key('y'));
+        assert!(
+            matches!(asked.as_slice(), [Command::ApplyPlan { .. }]),
+            "{asked:?}"
+        );
+        until_told(&mut app, &handle, |m, told| {
+            state(m) == Some(State::Current)
+                && told.after(0).any(|t| {
+                    t.notice.text
+                        == "watcher gantry-watcher-ml-training-job installed in namespace default"
+                })
+        })
+        .await;
+    })
+    .await
+    .expect("y made the watcher");
+    let deployments: Api<Deployment> = Api::namespaced(common::kube_client(&cloud), "default");
+    let made = deployments
+        .get("gantry-watcher-ml-training-job")
+        .await
+        .unwrap();
+    assert!(
+        made.metadata
+            .annotations
+            .unwrap()
+            .contains_key(gantry::watcher::DESIRED_ANNOTATION)
+    );
     engine.stop().await;
 }

@@ -72,6 +72,7 @@ mod tui_log_colours;
 mod tui_metrics_e2e;
 mod tui_reconcile;
 mod tui_refusals;
+mod up_watcher;
 mod viewer_screen;
 mod viewers;
 mod waiting_e2e;

@@ -183,6 +183,7 @@ mod tests {
         Some(crate::engine::world::lease::WatcherSeen {
             ready: true,
             version: Some("0.4.0".into()),
+            there: Default::default(),
         })
     }
 

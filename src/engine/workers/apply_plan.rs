@@ -1,7 +1,8 @@
 //! Applying the plan a viewer showed: the changes the Container API can make on this cluster,
 //! one operation at a time, followed to their end as a create or delete is (the cluster pane
 //! shows RECONCILING and the operation's progress meanwhile). What cannot be made this way is
-//! left as it is and said, with what it would take.
+//! left as it is and said, with what it would take. With `[watcher] in-cluster = true` the
+//! watcher is then made or brought up to date (a plan with nothing else to do makes only it).
 
 use std::sync::Arc;
 use std::sync::atomic::Ordering;
@@ -10,7 +11,7 @@ use super::Shared;
 use super::cluster::forward_provision;
 use crate::engine::session::Backend;
 use crate::engine::{Command, Report};
-use crate::gke::plan::{Change, Plan};
+use crate::gke::plan::{Action, Change, Plan};
 
 /// Applies `plan`; None: the plan shown has moved on since, and nothing is applied.
 pub async fn apply_plan(shared: Arc<Shared>, plan: Option<Plan>) {
@@ -37,6 +38,9 @@ pub async fn apply_plan(shared: Arc<Shared>, plan: Option<Plan>) {
     else {
         return refuse("the cluster is not managed by Gantry");
     };
+    if plan.action == Action::None {
+        return install_watcher(&shared).await;
+    }
     if shared.operating.swap(true, Ordering::SeqCst) {
         return refuse("another operation on the cluster is running: nothing applied");
     }
@@ -71,9 +75,46 @@ pub async fn apply_plan(shared: Arc<Shared>, plan: Option<Plan>) {
             let _ = shared
                 .tx
                 .send(Report::ProvisionDone(Err(format!("{what}: {e}"))));
+            shared.refresh.notify_one();
+            return;
         }
     }
     shared.refresh.notify_one();
+    install_watcher(&shared).await;
+}
+
+/// With `[watcher] in-cluster = true`, after the cluster's changes: the watcher made or brought
+/// up to date, as `gantry up` does. A failure is said with how to try again; the cluster's
+/// changes stay.
+async fn install_watcher(shared: &Shared) {
+    let what = "make the cluster's watcher".to_string();
+    let said = |result: Result<String, String>| {
+        let _ = shared.tx.send(Report::Done {
+            what: what.clone(),
+            result,
+        });
+    };
+    let again = "P then y tries again, or `gantry watcher install`";
+    let desired = match shared.session.watcher() {
+        None => return,
+        Some(Err(e)) => return said(Err(format!("{e}; {again}"))),
+        Some(Ok(desired)) => desired,
+    };
+    let Some(client) = shared.client().await else {
+        return said(Err(format!(
+            "the cluster's API cannot be reached yet; {again} once it can"
+        )));
+    };
+    let (name, namespace) = (
+        crate::watcher::name(&desired.plan.job),
+        desired.plan.namespace.clone(),
+    );
+    match crate::watcher::install::install(&client, desired.plan, &desired.keys).await {
+        Ok(_) => said(Ok(format!(
+            "watcher {name} installed in namespace {namespace}"
+        ))),
+        Err(e) => said(Err(format!("{e}; {again}"))),
+    }
 }
 
 /// "plan applied: 2 changes made", or what was made of how many.

@@ -80,6 +80,7 @@ async fn watcher(client: &kube::Client, config: &crate::config::Config) -> Optio
             .as_ref()
             .and_then(|l| l.get(crate::watcher::VERSION_LABEL))
             .map(|v| crate::sanitize::one_line(v)),
+        there: crate::watcher::planned::There::of(&deployment),
     })
 }
 

@@ -104,10 +104,27 @@ impl Workers {
         usage_shown: tokio::sync::watch::Receiver<usize>,
     ) -> Self {
         let _ = tx.send(Report::Target(session.info.clone()));
-        if let super::session::Backend::Gke { .. } = &session.backend {
+        if let super::session::Backend::Gke { target, .. } = &session.backend {
+            let watcher = match session.watcher() {
+                Some(Ok(desired)) => Some(Box::new(crate::watcher::planned::Planned::of(
+                    &desired,
+                    &session.config,
+                    &target.location,
+                    Ok(None),
+                ))),
+                Some(Err(e)) => {
+                    let _ = tx.send(Report::Done {
+                        what: "plan the cluster's watcher".into(),
+                        result: Err(e),
+                    });
+                    None
+                }
+                None => None,
+            };
             let _ = tx.send(Report::Desired {
                 cluster: Box::new(session.config.cluster.clone()),
                 may_scale_to_zero: session.config.may_scale_to_zero(),
+                watcher,
             });
         }
         let identity = lease::identity(session.in_cluster);

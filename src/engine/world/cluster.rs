@@ -68,6 +68,9 @@ pub struct ClusterModel {
     pub last_error: Option<String>,
     /// The plan for the cluster as last reported (set only through `set_summary`).
     pub drift: Drift,
+    /// With `[watcher] in-cluster = true`: the watcher in the plan, as the Lease's keeper last
+    /// read its Deployment.
+    pub watcher: Option<crate::watcher::planned::Planned>,
 }
 
 impl ClusterModel {
@@ -120,6 +123,13 @@ impl ClusterModel {
     pub fn desire(&mut self, config: crate::config::ClusterConfig, may_scale_to_zero: bool) {
         self.drift
             .desire(config, may_scale_to_zero, self.summary.as_ref());
+    }
+
+    /// The cluster's watcher as last read (None: there is none, or not read yet).
+    pub fn watcher_seen(&mut self, seen: Option<&super::lease::WatcherSeen>) {
+        if let Some(planned) = &mut self.watcher {
+            planned.seen(Ok(seen.map(|s| &s.there)));
+        }
     }
 
     /// The plan, when the cluster has drifted from the config.

@@ -52,7 +52,12 @@ impl World {
             Report::Desired {
                 cluster,
                 may_scale_to_zero,
-            } => self.cluster.desire(*cluster, may_scale_to_zero),
+                watcher,
+            } => {
+                self.cluster.desire(*cluster, may_scale_to_zero);
+                self.cluster.watcher = watcher.map(|w| *w);
+                self.cluster.watcher_seen(self.lease.watcher.as_ref());
+            }
             Report::Provision(e) => self.on_provision(&mut applied, e),
             Report::ProvisionDone(result) => self.on_provision_done(&mut applied, result),
             Report::Connected => self.connected = true,
@@ -105,6 +110,7 @@ impl World {
             Report::Watcher(seen) => {
                 applied.changed = self.lease.watcher != seen;
                 self.lease.watcher = seen;
+                self.cluster.watcher_seen(self.lease.watcher.as_ref());
             }
             Report::Done { what, result } => {
                 let (severity, text) = match result {

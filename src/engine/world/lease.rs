@@ -35,6 +35,8 @@ pub struct WatcherSeen {
     pub ready: bool,
     /// The Gantry it runs.
     pub version: Option<String>,
+    /// Its Deployment, as far as the plan compares it with the config's watcher.
+    pub there: crate::watcher::planned::There,
 }
 
 #[derive(Debug, Default)]

@@ -102,6 +102,7 @@ pub fn drifted(read_only: bool) -> Tui {
     app.on_event(Report::Desired {
         cluster: Box::new(app.app.config.cluster.clone()),
         may_scale_to_zero: false,
+        watcher: None,
     });
     app.on_event(Report::Cluster(hand_made_summary()));
     app.on_event(Report::Connected);
