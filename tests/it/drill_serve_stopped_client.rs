@@ -118,10 +118,13 @@ fn a_stopped_client_costs_a_bounded_queue_and_nobody_else_waits_for_it() {
         assert_eq!(viewer.wait_for_exit().0, 0);
     }
     // What each client cost the server's queue, as the server logged it when it left.
-    served.wait_for_log(&["viewer left"]);
+    let left = served.wait_for_logs(&["viewer left"], 4);
     let log = served.log();
-    let left: Vec<&str> = log.lines().filter(|l| l.contains("viewer left")).collect();
-    assert_eq!(left.len(), 4, "{log}");
+    assert_eq!(
+        log.lines().filter(|l| l.contains("viewer left")).count(),
+        4,
+        "{log}"
+    );
     for line in &left {
         let queued: usize = line
             .split("max_queued_bytes=")

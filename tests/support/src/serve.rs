@@ -168,7 +168,13 @@ impl Served {
 
     /// Waits until the server's log has a line with every one of `wanted`.
     pub fn wait_for_log(&self, wanted: &[&str]) -> String {
-        wait_for_line(&self.lines, wanted)
+        wait_for_lines(&self.lines, wanted, 1).remove(0)
+    }
+
+    /// Waits (bounded) until `count` lines of the server's log hold every string of `wanted`:
+    /// the lines, in order.
+    pub fn wait_for_logs(&self, wanted: &[&str], count: usize) -> Vec<String> {
+        wait_for_lines(&self.lines, wanted, count)
     }
 }
 
@@ -177,20 +183,29 @@ type Lines = Arc<(Mutex<Vec<String>>, Condvar)>;
 /// Said by the reader when the server's stderr closes.
 const ENDED: &str = "<gantry serve ended>";
 
-fn wait_for_line(lines: &Lines, wanted: &[&str]) -> String {
+fn wait_for_lines(lines: &Lines, wanted: &[&str], count: usize) -> Vec<String> {
     let (lines, changed) = &**lines;
     let mut lines = lines.lock().unwrap();
     loop {
-        if let Some(line) = lines.iter().find(|l| wanted.iter().all(|w| l.contains(w))) {
-            return line.clone();
+        let found: Vec<String> = lines
+            .iter()
+            .filter(|l| wanted.iter().all(|w| l.contains(w)))
+            .take(count)
+            .cloned()
+            .collect();
+        if found.len() == count {
+            return found;
         }
         assert!(
             !lines.iter().any(|l| l == ENDED),
-            "gantry serve ended without saying {wanted:?}:\n{}",
+            "gantry serve ended without saying {wanted:?} {count} times:\n{}",
             lines.join("\n")
         );
         let (next, timeout) = changed.wait_timeout(lines, HANG_GUARD).unwrap();
-        assert!(!timeout.timed_out(), "the log never said {wanted:?}");
+        assert!(
+            !timeout.timed_out(),
+            "the log never said {wanted:?} {count} times"
+        );
         lines = next;
     }
 }
@@ -221,7 +236,7 @@ fn spawn(dir: &Path, args: &[String], env: &[(String, String)]) -> (Child, u16, 
         all.lock().unwrap().push(ENDED.into());
         changed.notify_all();
     });
-    let line = wait_for_line(&lines, &["listening on 127.0.0.1:"]);
+    let line = wait_for_lines(&lines, &["listening on 127.0.0.1:"], 1).remove(0);
     let port = line
         .split("listening on 127.0.0.1:")
         .nth(1)
