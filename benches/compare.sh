@@ -33,7 +33,8 @@
 # Everything runs on 127.0.0.1 in a temporary directory and is stopped on exit.
 # Needs: cargo, kubectl, tmux, jq, curl, ssh, ssh-keygen. Takes a few minutes.
 # Knobs (environment): RUNS (5), LINES_PER_POD (150000), PACED_LPS (100000), IDLE_SECS (30), BIG_PODS (5000),
-# SECTIONS ("throughput tui rss idle serve frames wire": the parts to run), TUI_WRAPPER (a profiler to run the
+# SECTIONS ("throughput tui rss idle serve frames wire": the parts to run), BIN (a gantry binary to
+# measure instead of building the release one: to compare two builds), TUI_WRAPPER (a profiler to run the
 # TUI under, e.g. "heaptrack -o /tmp/gantry-tui"; its figures are then not the TUI's).
 
 set -euo pipefail
@@ -54,15 +55,18 @@ for tool in cargo kubectl tmux jq curl ssh ssh-keygen; do
     command -v "$tool" >/dev/null || { echo "compare.sh: $tool is needed" >&2; exit 2; }
 done
 
-log "building (release)"
-if want frames; then cargo bench --quiet --bench tui --no-run 2>/dev/null; fi
-# The release binary is built last and measured from a copy: `cargo bench` builds the binary
-# too, under the bench profile, and leaves it at target/release/gantry; what is measured is
-# what README's first command runs.
-cargo build --release --quiet --bin gantry
+if [ -z "${BIN:-}" ]; then
+    log "building (release)"
+    if want frames; then cargo bench --quiet --bench tui --no-run 2>/dev/null; fi
+    # The release binary is built last and measured from a copy: `cargo bench` builds the binary
+    # too, under the bench profile, and leaves it at target/release/gantry; what is measured is
+    # what README's first command runs.
+    cargo build --release --quiet --bin gantry
+fi
+GANTRY_BIN=${BIN:-target/release/gantry}
 
 WORK=$(mktemp -d /tmp/gantry-compare.XXXXXX)
-cp target/release/gantry "$WORK/gantry"
+cp "$GANTRY_BIN" "$WORK/gantry"
 BIN=$WORK/gantry
 TMUX_SOCKET="gantry-compare-$$"
 SIM_PID=""

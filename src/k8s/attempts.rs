@@ -59,3 +59,27 @@ pub async fn pods_of(
     });
     Ok(list)
 }
+
+/// Attempt `attempt`, if it is one of the configured Job's made by Gantry (else a clear
+/// error: never act on a Job someone else made).
+pub async fn managed(jobs: &Api<Job>, cfg: &JobConfig, attempt: &str) -> Result<Job, K8sError> {
+    let job = jobs
+        .get_opt(attempt)
+        .await
+        .map_err(K8sError::api(format!("reading Job {attempt}")))?
+        .ok_or_else(|| K8sError::NotFound {
+            name: attempt.to_string(),
+            namespace: cfg.namespace.clone(),
+        })?;
+    let labels_of = job.metadata.labels.clone().unwrap_or_default();
+    if labels_of.get(labels::MANAGED_BY).map(String::as_str) != Some(labels::MANAGER)
+        || labels_of.get(labels::JOB_LABEL) != Some(&cfg.name)
+    {
+        return Err(K8sError::NotManaged {
+            kind: "Job",
+            name: attempt.to_string(),
+            job: cfg.name.clone(),
+        });
+    }
+    Ok(job)
+}

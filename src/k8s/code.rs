@@ -76,24 +76,7 @@ pub async fn of_attempt(
     attempt: &str,
 ) -> Result<(crate::code::CodeRecord, Vec<u8>), K8sError> {
     let jobs: Api<Job> = Api::namespaced(client.clone(), &cfg.namespace);
-    let job = jobs
-        .get_opt(attempt)
-        .await
-        .map_err(K8sError::api(format!("reading Job {attempt}")))?
-        .ok_or_else(|| K8sError::NotFound {
-            name: attempt.to_string(),
-            namespace: cfg.namespace.clone(),
-        })?;
-    let labels = job.metadata.labels.clone().unwrap_or_default();
-    if labels.get(super::labels::MANAGED_BY).map(String::as_str) != Some(super::labels::MANAGER)
-        || labels.get(super::labels::JOB_LABEL) != Some(&cfg.name)
-    {
-        return Err(K8sError::NotManaged {
-            kind: "Job",
-            name: attempt.to_string(),
-            job: cfg.name.clone(),
-        });
-    }
+    let job = super::attempts::managed(&jobs, cfg, attempt).await?;
     let record = mount::record_of(&job).ok_or_else(|| K8sError::NoCode {
         attempt: attempt.to_string(),
     })?;

@@ -10,37 +10,15 @@
 use k8s_openapi::api::batch::v1::Job;
 use kube::api::{Api, Patch, PatchParams};
 
+use super::attempts::managed;
 use super::labels::{
-    ENDED_BY, JOB_LABEL, MANAGED_BY, MANAGER, POOL_LABEL, RECOVERED, RUN_ENDED, SPOT_LABEL,
-    attempt_name, attempt_of,
+    ENDED_BY, POOL_LABEL, RECOVERED, RUN_ENDED, SPOT_LABEL, attempt_name, attempt_of,
 };
 use super::launch::{Launched, next_from};
 use super::run::Next;
 use super::{K8sError, status_code};
 use crate::config::JobConfig;
 use crate::vocabulary::attempt::EndedBy;
-
-async fn managed(jobs: &Api<Job>, cfg: &JobConfig, attempt: &str) -> Result<Job, K8sError> {
-    let job = jobs
-        .get_opt(attempt)
-        .await
-        .map_err(K8sError::api(format!("reading Job {attempt}")))?
-        .ok_or_else(|| K8sError::NotFound {
-            name: attempt.to_string(),
-            namespace: cfg.namespace.clone(),
-        })?;
-    let labels = job.metadata.labels.clone().unwrap_or_default();
-    if labels.get(MANAGED_BY).map(String::as_str) != Some(MANAGER)
-        || labels.get(JOB_LABEL) != Some(&cfg.name)
-    {
-        return Err(K8sError::NotManaged {
-            kind: "Job",
-            name: attempt.to_string(),
-            job: cfg.name.clone(),
-        });
-    }
-    Ok(job)
-}
 
 /// How a recovery ends the attempt it replaces.
 #[derive(Debug, Clone, PartialEq)]

@@ -151,15 +151,8 @@ pub(super) fn load(pod: &Value, gpu: u32, now: Timestamp, scale: f64) -> Load {
 mod tests {
     #![allow(clippy::unwrap_used)]
     use super::*;
+    use crate::kube::dcgm::training_pod as pod;
     use serde_json::json;
-
-    fn pod(env: Value, started_secs_ago: i64) -> Value {
-        let started = Timestamp::now() - jiff::SignedDuration::from_secs(started_secs_ago);
-        json!({"metadata": {"name": "job-1-0-abcde", "namespace": "default"},
-            "spec": {"containers": [{"name": "trainer", "env": env,
-                "resources": {"limits": {"nvidia.com/gpu": "1"}}}]},
-            "status": {"containerStatuses": [{"state": {"running": {"startedAt": started.to_string()}}}]}})
-    }
 
     #[test]
     fn a_training_loads_then_steps_busy_and_the_knobs_make_it_idle_or_memory_bound() {

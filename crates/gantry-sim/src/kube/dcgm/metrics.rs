@@ -254,15 +254,8 @@ fn render(
 mod tests {
     #![allow(clippy::unwrap_used)]
     use super::*;
+    use crate::kube::dcgm::training_pod as pod;
     use serde_json::json;
-
-    fn pod(env: Value, started_secs_ago: i64) -> Value {
-        let started = Timestamp::now() - jiff::SignedDuration::from_secs(started_secs_ago);
-        json!({"metadata": {"name": "job-1-0-abcde", "namespace": "default"},
-            "spec": {"containers": [{"name": "trainer", "env": env,
-                "resources": {"limits": {"nvidia.com/gpu": "1"}}}]},
-            "status": {"containerStatuses": [{"state": {"running": {"startedAt": started.to_string()}}}]}})
-    }
 
     #[test]
     fn the_text_is_gkes_with_six_decimal_doubles_and_pod_labels_only_on_held_gpus() {

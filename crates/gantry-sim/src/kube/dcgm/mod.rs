@@ -9,6 +9,17 @@
 mod load;
 mod metrics;
 
+/// A running training pod holding one GPU, started `started_secs_ago`, with `env` (tests of the
+/// load and of the text).
+#[cfg(test)]
+fn training_pod(env: Value, started_secs_ago: i64) -> Value {
+    let started = jiff::Timestamp::now() - jiff::SignedDuration::from_secs(started_secs_ago);
+    json!({"metadata": {"name": "job-1-0-abcde", "namespace": "default"},
+        "spec": {"containers": [{"name": "trainer", "env": env,
+            "resources": {"limits": {"nvidia.com/gpu": "1"}}}]},
+        "status": {"containerStatuses": [{"state": {"running": {"startedAt": started.to_string()}}}]}})
+}
+
 use std::sync::Arc;
 
 use serde_json::{Value, json};
