@@ -7,7 +7,9 @@
 #   log_throughput_fraction_of_emitted   Gantry's lines/s over the simulator's emission rate, 8
 #                                        pods writing PACED_LPS (100,000) lines/s each; _unpaced:
 #                                        the same in the runs above, as fast as it writes
-#   tui_bytes_to_terminal_per_line       the TUI in tmux following 1,000 lines/s
+#   tui_bytes_to_terminal_per_line       the TUI in tmux following 1,000 lines/s (8 pods), and its
+#   tui_follow_cpu_percent_1000_lps      CPU and bytes to the terminal a second meanwhile
+#   tui_follow_terminal_bytes_per_s_1000_lps
 #   tui_idle_cpu_percent                 the same TUI, 30 s with nothing changing
 #   tui_idle_terminal_bytes_per_s
 #   tui_rss_mb_5000_pods_100k_lines      peak RSS (VmHWM) of the TUI following 5,000 pods, and the
@@ -245,12 +247,14 @@ sleep 3
 launch 8 --env SIM_LINES_PER_SECOND=1.25 --env SIM_LOG_LINES=3125
 wait_running 8
 sleep 5
-b0=$(tty_bytes follow); l0=$(saved_lines); t0=$(now_ns)
+b0=$(tty_bytes follow); l0=$(saved_lines); c0=$(cpu_ticks "$TUI"); t0=$(now_ns)
 sleep 10
-b1=$(tty_bytes follow); l1=$(saved_lines); t1=$(now_ns)
-awk -v b=$((b1 - b0)) -v l=$((l1 - l0)) -v t=$((t1 - t0)) 'BEGIN {
+b1=$(tty_bytes follow); l1=$(saved_lines); c1=$(cpu_ticks "$TUI"); t1=$(now_ns)
+awk -v b=$((b1 - b0)) -v l=$((l1 - l0)) -v t=$((t1 - t0)) -v c=$((c1 - c0)) -v hz="$(getconf CLK_TCK)" 'BEGIN {
     printf "# %d bytes to the terminal for %d lines in %.1f s (%.0f lines/s, %.0f bytes/s)\n", b, l, t / 1e9, l / (t / 1e9), b / (t / 1e9) > "/dev/stderr"
-    printf "tui_bytes_to_terminal_per_line: %.1f\n", b / l }'
+    printf "tui_bytes_to_terminal_per_line: %.1f\n", b / l
+    printf "tui_follow_cpu_percent_1000_lps: %.2f\n", 100 * (c / hz) / (t / 1e9)
+    printf "tui_follow_terminal_bytes_per_s_1000_lps: %.0f\n", b / (t / 1e9) }'
 
 log "TUI idle: waiting for the Job to end, then ${IDLE_SECS} s with nothing changing"
 kubectl wait --for=condition=complete job -l job=ml-training --timeout=120s >/dev/null 2>&1 || true
