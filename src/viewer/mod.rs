@@ -24,7 +24,7 @@ use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
 
 pub use ansi::WHOLE_REGION;
-pub use pacing::{Pacing, default_max_fps, local_terminal_is_remote};
+pub use pacing::{Flow, Pacing, default_max_fps, local_terminal_is_remote};
 pub use screen::Screen;
 
 use crate::app::App;
@@ -107,8 +107,9 @@ pub async fn run<W: std::io::Write>(
     // the frame that showed them.
     let mut key_at: Option<Instant> = None;
     let mut news_at: Option<Instant> = None;
+    let mut flow = Flow::default();
     loop {
-        let due = viewer.pacing.next_frame(last_frame, urgent);
+        let due = viewer.pacing.next_frame(last_frame, urgent, &flow);
         if app.dirty && Instant::now() >= due && size.width > 0 && size.height > 0 {
             if screen_size != size {
                 screen.resize(size)?;
@@ -120,6 +121,10 @@ pub async fn run<W: std::io::Write>(
             app.log_rows = ui::log_rows(size.width, size.height, app.metrics.shown);
             let band = ui::full_width_log_rows(size.width, size.height, app.metrics.shown);
             let now = jiff::Timestamp::now();
+            if !urgent {
+                // Lines waited when they came before this frame's turn.
+                flow.after_frame(news_at.is_some_and(|at| at < due));
+            }
             {
                 // Drawn while the model is read; written once it is let go, so the engine
                 // never waits for a terminal that does not read.
@@ -131,12 +136,15 @@ pub async fn run<W: std::io::Write>(
                 };
                 let written = screen.write(encoded)?;
                 let flushed = Instant::now();
+                // Taken whether or not the debug line is written: a field of a disabled event
+                // is never evaluated, and the next frame must not see this one's news.
+                let (key, news) = (key_at.take(), news_at.take());
                 tracing::debug!(
                     target: "gantry::frames",
                     bytes = written.bytes,
                     scrolled = written.scrolled,
-                    key_to_frame_us = key_at.take().map(|t| (flushed - t).as_micros() as u64),
-                    news_to_frame_us = news_at.take().map(|t| (flushed - t).as_micros() as u64),
+                    key_to_frame_us = key.map(|t| (flushed - t).as_micros() as u64),
+                    news_to_frame_us = news.map(|t| (flushed - t).as_micros() as u64),
                     "frame"
                 );
             }
@@ -153,7 +161,7 @@ pub async fn run<W: std::io::Write>(
         } else {
             Duration::from_secs(30)
         };
-        let next_frame = viewer.pacing.next_frame(last_frame, urgent);
+        let next_frame = viewer.pacing.next_frame(last_frame, urgent, &flow);
         let mut commands = Vec::new();
         tokio::select! {
             _ = viewer.stop.cancelled() => break,
