@@ -19,14 +19,14 @@ const GSA: &str = "gantry-watcher@demo-project.iam.gserviceaccount.com";
 const DEPLOYMENT: &str = "deployment/gantry-watcher-ml-training-job";
 
 /// A spot cluster and two indexed workers of `lines` lines at one a simulated second (a
-/// hundredth of a second at the tests' time scale). Each rank asks for 300m of CPU, so the
-/// scheduler places an attempt's ranks on two nodes while two have room (the watcher's pod
-/// takes 50m of one): a reclaim then takes one rank, which is what the engine recovers — two
-/// ranks on one node would both go, and the Job would replace them itself.
+/// hundredth of a second at the tests' time scale). Each rank asks for 600m of CPU, more than
+/// half of a node's 940m, so no two ranks of an attempt share a node (the watcher's pod takes
+/// 50m of one): a reclaim takes one rank, which is what the engine recovers — two ranks on one
+/// node would both go, and the Job would replace them itself.
 fn gang(lines: u32) -> String {
     format!(
         "[cluster]\nspot = true\n[job]\nbackoff-limit = 2\ncompletions = 2\nparallelism = 2\n\
-indexed = true\n[job.recovery]\nmax-recoveries = 10\n[job.resources]\ncpu = \"300m\"\n[job.env]\n\
+indexed = true\n[job.recovery]\nmax-recoveries = 10\n[job.resources]\ncpu = \"600m\"\n[job.env]\n\
 SIM_LOG_LINES = \"{lines}\"\nSIM_LINES_PER_SECOND = \"1\"\n"
     )
 }

@@ -32,7 +32,22 @@ async fn until(engine: &EngineHandle, what: &str, done: impl Fn(&World) -> bool)
         }
     })
     .await
-    .unwrap_or_else(|_| panic!("{what}: not within {:?}", common::WAIT_BOUND));
+    .unwrap_or_else(|_| {
+        let world = engine.model();
+        let attempts: Vec<_> = world
+            .jobs
+            .attempts()
+            .iter()
+            .map(|a| (a.name.clone(), a.status, a.ended_by))
+            .collect();
+        panic!(
+            "{what}: not within {:?}; attempts {attempts:?}, pods {:?}",
+            common::WAIT_BOUND,
+            world
+                .jobs
+                .pods_of(world.jobs.attempts().last().map_or("", |a| a.name.as_str()))
+        )
+    });
 }
 
 fn audit(path: &std::path::Path) -> Vec<serde_json::Value> {
@@ -123,7 +138,11 @@ async fn a_lease_a_stranger_claims_renewed_in_2099_for_2_31_seconds_is_taken_ove
     engine.stop().await;
 }
 
-/// A spot cluster and two indexed ranks that need some 300 simulated seconds.
+/// A spot cluster and two indexed ranks that need some 1,500 simulated seconds (15 s here: time
+/// for the reclaim to come on a busy machine before the run ends by itself). Each asks for 600m
+/// of CPU, more than half a node's 940m, so the two never share a node: a reclaim takes one
+/// rank, which is a gang to recover (two on one node would both go, and the Job would replace
+/// them itself, with nothing to recover).
 fn gang() -> Config {
     let mut job = JobConfig {
         completions: Some(2),
@@ -132,7 +151,8 @@ fn gang() -> Config {
         backoff_limit: 2,
         ..JobConfig::default()
     };
-    job.env.insert("SIM_LOG_LINES".into(), "300".into());
+    job.resources.cpu = Some("600m".into());
+    job.env.insert("SIM_LOG_LINES".into(), "1500".into());
     job.env.insert("SIM_LINES_PER_SECOND".into(), "1".into());
     Config {
         cluster: ClusterConfig {
