@@ -7,6 +7,7 @@ use super::cluster::ClusterState;
 pub mod deployment;
 pub mod gc;
 pub mod job;
+pub mod keyed;
 pub mod kubelet;
 pub mod load_balancer;
 pub mod replicaset;

@@ -5,94 +5,30 @@
 //! `replicas`, `readyReplicas` and `availableReplicas` (ready for `minReadySeconds`) with the
 //! generation it saw.
 
-use std::collections::BTreeSet;
 use std::sync::Arc;
 use std::time::Duration;
 
 use serde_json::{Value, json};
-use tokio::sync::broadcast::error::{RecvError, TryRecvError};
 use tokio::sync::mpsc;
 
+use super::keyed::{self, Key, Watches};
 use super::kubelet::is_terminal;
 use crate::kube::cluster::ClusterState;
 use crate::kube::events::EventType;
 use crate::kube::lifecycle::{self, DeleteOptions};
 use crate::kube::meta;
 use crate::kube::resources::Kind;
-use crate::kube::store::Change;
 
 const COMPONENT: &str = "replicaset-controller";
 
-type Key = (String, String);
-
 /// Subscribes to the store at once, before the task runs, so that nothing is missed.
 pub fn run(state: Arc<ClusterState>) -> impl std::future::Future<Output = ()> + Send + 'static {
-    let rx = state.store.subscribe();
-    control_loop(state, rx)
-}
-
-async fn control_loop(
-    state: Arc<ClusterState>,
-    mut rx: tokio::sync::broadcast::Receiver<Arc<Change>>,
-) {
-    let (poke_tx, mut poke_rx) = mpsc::unbounded_channel::<Key>();
-    loop {
-        let mut dirty: BTreeSet<Key> = BTreeSet::new();
-        tokio::select! {
-            _ = state.stop.cancelled() => return,
-            key = poke_rx.recv() => if let Some(k) = key { dirty.insert(k); },
-            change = rx.recv() => match change {
-                Ok(c) => note(&c, &mut dirty),
-                Err(RecvError::Lagged(_)) => all(&state, &mut dirty),
-                Err(RecvError::Closed) => return,
-            },
-        }
-        loop {
-            match rx.try_recv() {
-                Ok(c) => note(&c, &mut dirty),
-                Err(TryRecvError::Lagged(_)) => all(&state, &mut dirty),
-                Err(_) => break,
-            }
-        }
-        while let Ok(k) = poke_rx.try_recv() {
-            dirty.insert(k);
-        }
-        for key in dirty {
-            reconcile(&state, &key, &poke_tx);
-        }
-    }
-}
-
-fn note(change: &Change, dirty: &mut BTreeSet<Key>) {
-    let obj = &change.object;
-    let ns = meta::namespace(obj).to_string();
-    match change.kind {
-        Kind::ReplicaSet => {
-            dirty.insert((ns, meta::name(obj).into()));
-        }
-        Kind::Pod => {
-            if let Some(owner) = controller_ref(obj, "ReplicaSet") {
-                dirty.insert((ns, owner.to_string()));
-            }
-        }
-        _ => {}
-    }
-}
-
-fn all(state: &ClusterState, dirty: &mut BTreeSet<Key>) {
-    let (sets, _) = state.store.list(Kind::ReplicaSet, None, |_| true);
-    for rs in sets {
-        dirty.insert((meta::namespace(&rs).into(), meta::name(&rs).into()));
-    }
-}
-
-/// The name of the controller of `obj` when it is of `kind`.
-pub fn controller_ref<'a>(obj: &'a Value, kind: &str) -> Option<&'a str> {
-    obj.pointer("/metadata/ownerReferences")?
-        .as_array()?
-        .iter()
-        .find(|r| r["controller"] == true && r["kind"] == kind)?["name"]
-        .as_str()
+    let watches = Watches {
+        kind: Kind::ReplicaSet,
+        children: Kind::Pod,
+        owner_kind: "ReplicaSet",
+    };
+    keyed::run(state, watches, reconcile)
 }
 
 /// Whether `obj`'s controller is the object with this uid.

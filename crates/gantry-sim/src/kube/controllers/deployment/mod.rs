@@ -7,20 +7,19 @@
 mod rolling;
 mod status;
 
-use std::collections::BTreeSet;
 use std::sync::Arc;
 
 use serde_json::{Value, json};
-use tokio::sync::broadcast::error::{RecvError, TryRecvError};
 use tokio::sync::mpsc;
 
-use super::replicaset::{controlled_by, controller_ref, poke_later};
+use super::keyed::{self, Key, Watches};
+use super::replicaset::{controlled_by, poke_later};
 use crate::kube::cluster::ClusterState;
 use crate::kube::events::EventType;
 use crate::kube::lifecycle::{self, DeleteOptions};
 use crate::kube::meta;
 use crate::kube::resources::Kind;
-use crate::kube::store::{Change, Obj};
+use crate::kube::store::Obj;
 
 pub const HASH_LABEL: &str = "pod-template-hash";
 pub const REVISION: &str = "deployment.kubernetes.io/revision";
@@ -28,67 +27,14 @@ const DESIRED_REPLICAS: &str = "deployment.kubernetes.io/desired-replicas";
 const MAX_REPLICAS: &str = "deployment.kubernetes.io/max-replicas";
 const COMPONENT: &str = "deployment-controller";
 
-type Key = (String, String);
-
 /// Subscribes to the store at once, before the task runs, so that nothing is missed.
 pub fn run(state: Arc<ClusterState>) -> impl std::future::Future<Output = ()> + Send + 'static {
-    let rx = state.store.subscribe();
-    control_loop(state, rx)
-}
-
-async fn control_loop(
-    state: Arc<ClusterState>,
-    mut rx: tokio::sync::broadcast::Receiver<Arc<Change>>,
-) {
-    let (poke_tx, mut poke_rx) = mpsc::unbounded_channel::<Key>();
-    loop {
-        let mut dirty: BTreeSet<Key> = BTreeSet::new();
-        tokio::select! {
-            _ = state.stop.cancelled() => return,
-            key = poke_rx.recv() => if let Some(k) = key { dirty.insert(k); },
-            change = rx.recv() => match change {
-                Ok(c) => note(&c, &mut dirty),
-                Err(RecvError::Lagged(_)) => all(&state, &mut dirty),
-                Err(RecvError::Closed) => return,
-            },
-        }
-        loop {
-            match rx.try_recv() {
-                Ok(c) => note(&c, &mut dirty),
-                Err(TryRecvError::Lagged(_)) => all(&state, &mut dirty),
-                Err(_) => break,
-            }
-        }
-        while let Ok(k) = poke_rx.try_recv() {
-            dirty.insert(k);
-        }
-        for key in dirty {
-            reconcile(&state, &key, &poke_tx);
-        }
-    }
-}
-
-fn note(change: &Change, dirty: &mut BTreeSet<Key>) {
-    let obj = &change.object;
-    let ns = meta::namespace(obj).to_string();
-    match change.kind {
-        Kind::Deployment => {
-            dirty.insert((ns, meta::name(obj).into()));
-        }
-        Kind::ReplicaSet => {
-            if let Some(owner) = controller_ref(obj, "Deployment") {
-                dirty.insert((ns, owner.to_string()));
-            }
-        }
-        _ => {}
-    }
-}
-
-fn all(state: &ClusterState, dirty: &mut BTreeSet<Key>) {
-    let (deployments, _) = state.store.list(Kind::Deployment, None, |_| true);
-    for d in deployments {
-        dirty.insert((meta::namespace(&d).into(), meta::name(&d).into()));
-    }
+    let watches = Watches {
+        kind: Kind::Deployment,
+        children: Kind::ReplicaSet,
+        owner_kind: "Deployment",
+    };
+    keyed::run(state, watches, reconcile)
 }
 
 fn reconcile(state: &Arc<ClusterState>, key: &Key, poke: &mpsc::UnboundedSender<Key>) {
