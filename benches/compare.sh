@@ -31,11 +31,21 @@
 #   serve_rss_anon_mb_{1,8,16}_viewers   the process holds itself: RssAnon and PSS); and
 #   serve_pss_mb_{1,8,16}_viewers
 #   serve_mb_per_added_viewer            (RSS at 16 - RSS at 1) / 15
+#   peer_*                               (SECTIONS=peer) the table of the issue on leanness, in one
+#                                        place: the release binary's size; each tool in a 100x32
+#                                        tmux pane with its own defaults, 20 s a situation (at rest
+#                                        with 20 finished pods; following one pod at 5 and at 1,000
+#                                        lines/s): CPU, bytes to the terminal a second, RSS and
+#                                        RssAnon; Gantry's newest-line lag p99 (model's news to the
+#                                        frame's flush). With KDASH=<kdash binary>, kdash's too,
+#                                        its logs opened by KDASH_LOG_KEYS ("Enter Enter": the pod,
+#                                        then its container, from its Pods list).
 #
 # Everything runs on 127.0.0.1 in a temporary directory and is stopped on exit.
 # Needs: cargo, kubectl, tmux, jq, curl, ssh, ssh-keygen. Takes a few minutes.
 # Knobs (environment): RUNS (5), LINES_PER_POD (150000), PACED_LPS (100000), IDLE_SECS (30), BIG_PODS (5000),
-# SECTIONS ("throughput tui rss idle serve frames wire": the parts to run), BIN (a gantry binary to
+# PEER_SECS (20), KDASH, KDASH_LOG_KEYS,
+# SECTIONS ("throughput tui rss idle serve frames wire peer": the parts to run), BIN (a gantry binary to
 # measure instead of building the release one: to compare two builds), TUI_WRAPPER (a profiler to run the
 # TUI under, e.g. "heaptrack -o /tmp/gantry-tui"; its figures are then not the TUI's).
 
@@ -48,7 +58,7 @@ IDLE_SECS=${IDLE_SECS:-30}
 BIG_PODS=${BIG_PODS:-5000}
 PACED_LPS=${PACED_LPS:-100000}
 TIME_SCALE=0.01 # the simulator's: SIM_LINES_PER_SECOND counts simulated seconds
-SECTIONS=${SECTIONS:-throughput tui rss idle serve frames wire}
+SECTIONS=${SECTIONS:-throughput tui rss idle serve frames wire peer}
 want() { [[ " $SECTIONS " == *" $1 "* ]]; }
 
 log() { echo "# $*" >&2; }
@@ -431,4 +441,91 @@ for lps in 5 1000; do
     sleep 1
 done
 printf '%s\n' "${lags[@]}" | sort -g | tail -1 | sed 's/^/tui_newest_line_lag_ms_p99: /'
+fi
+
+# ---------------------------------------------------------------------------------------------
+# Beside a peer: each tool in a 100x32 pane with its own defaults (no SSH pacing: a desk), the
+# same pods, PEER_SECS a situation. kdash is measured when KDASH names its binary.
+
+if want peer; then
+PEER_SECS=${PEER_SECS:-20}
+KDASH_LOG_KEYS=${KDASH_LOG_KEYS:-Enter Enter}
+peer_tools=(gantry)
+[ -n "${KDASH:-}" ] && peer_tools+=(kdash)
+echo "peer_binary_mb_gantry: $(awk -v b="$(stat -c %s "$BIN")" 'BEGIN { printf "%.1f", b / 1e6 }')"
+if [ -n "${KDASH:-}" ]; then
+    echo "peer_binary_mb_kdash: $(awk -v b="$(stat -L -c %s "$KDASH")" 'BEGIN { printf "%.1f", b / 1e6 }')"
+fi
+
+peer_start() { # $1 session, $2 tool: starts it at 100x32, its output kept; prints its pid
+    local cmd
+    if [ "$2" = gantry ]; then
+        cmd="env TERM=xterm-256color GANTRY_LOG=gantry::frames=debug ${TUI_WRAPPER:-} $(printf '%q ' "${G[@]}") --log-file $WORK/$1.log"
+    else
+        cmd="env TERM=xterm-256color $(printf '%q' "$KDASH")"
+    fi
+    tmux -L "$TMUX_SOCKET" new-session -d -s "$1" -x 100 -y 32 "exec $cmd 2>$WORK/$1.err"
+    tmux -L "$TMUX_SOCKET" pipe-pane -o -t "$1" "cat >>$WORK/$1.tty"
+    tmux -L "$TMUX_SOCKET" display -p -t "$1" '#{pane_pid}'
+}
+# $1 session, $2 pid, $3 tool, $4 situation: PEER_SECS of CPU and bytes, then what it holds.
+peer_measure() {
+    local c0 c1 b0 b1 t0 t1 rss anon
+    [ -f "$WORK/$1.log" ] && : >"$WORK/$1.log"
+    c0=$(cpu_ticks "$2"); b0=$(tty_bytes "$1"); t0=$(now_ns)
+    sleep "$PEER_SECS"
+    c1=$(cpu_ticks "$2"); b1=$(tty_bytes "$1"); t1=$(now_ns)
+    rss=$(awk '/VmRSS/ {print $2}' "/proc/$2/status")
+    anon=$(awk '/RssAnon/ {print $2}' "/proc/$2/status")
+    awk -v c=$((c1 - c0)) -v hz="$(getconf CLK_TCK)" -v b=$((b1 - b0)) -v t=$((t1 - t0)) \
+        -v k="$rss" -v a="$anon" -v s="$4" -v n="$3" 'BEGIN {
+        printf "peer_%s_cpu_percent_%s: %.2f\n", s, n, 100 * (c / hz) / (t / 1e9)
+        printf "peer_%s_terminal_bytes_per_s_%s: %.0f\n", s, n, b / (t / 1e9)
+        printf "peer_%s_rss_mb_%s: %.1f\n", s, n, k / 1024
+        printf "peer_%s_rss_anon_mb_%s: %.1f\n", s, n, a / 1024 }'
+    if [ "$3" = gantry ] && [ "$4" != idle ]; then
+        log "$(grep -c ' frame ' "$WORK/$1.log" || true) frames in the window"
+        echo "peer_${4}_newest_line_lag_ms_p99_gantry: $(frame_field "$WORK/$1.log" news_to_frame_us | p99)"
+    fi
+}
+# The logs of the one pod on screen: Gantry shows the Job's at start; kdash from its Pods list.
+peer_open_logs() { # $1 session, $2 tool
+    [ "$2" = gantry ] && return 0
+    for _ in $(seq 100); do screen_has "$1" "ml-training" && break; sleep 0.1; done
+    local key
+    for key in $KDASH_LOG_KEYS; do
+        tmux -L "$TMUX_SOCKET" send-keys -t "$1" "$key"
+        sleep 0.5
+    done
+}
+
+log "peer, at rest: 20 finished pods, each tool for ${PEER_SECS} s"
+clean_jobs
+rm -rf "$XDG_STATE_HOME/gantry/logs"
+launch 20 --env SIM_LINES_PER_SECOND=10 --env SIM_LOG_LINES=50
+kubectl wait --for=condition=complete job -l job=ml-training --timeout=120s >/dev/null 2>&1 || true
+for tool in "${peer_tools[@]}"; do
+    pid=$(peer_start "idle-$tool" "$tool")
+    for _ in $(seq 300); do screen_has "idle-$tool" "ml-training" && break; sleep 0.1; done
+    sleep 5
+    peer_measure "idle-$tool" "$pid" "$tool" idle
+    tmux -L "$TMUX_SOCKET" kill-session -t "idle-$tool"
+done
+
+for lps in 5 1000; do
+    log "peer, following one pod at $lps lines/s, each tool for ${PEER_SECS} s"
+    clean_jobs
+    rm -rf "$XDG_STATE_HOME/gantry/logs"
+    # Long enough for every tool's warm-up and window (simulated lines/s: wall / 100).
+    launch 1 --env "SIM_LINES_PER_SECOND=$(awk -v r="$lps" 'BEGIN{print r / 100}')" \
+        --env "SIM_LOG_LINES=$((lps * (PEER_SECS + 15) * ${#peer_tools[@]}))"
+    wait_running 1
+    for tool in "${peer_tools[@]}"; do
+        pid=$(peer_start "follow$lps-$tool" "$tool")
+        peer_open_logs "follow$lps-$tool" "$tool"
+        sleep 5
+        peer_measure "follow$lps-$tool" "$pid" "$tool" "follow_${lps}_lps"
+        tmux -L "$TMUX_SOCKET" kill-session -t "follow$lps-$tool"
+    done
+done
 fi

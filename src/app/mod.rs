@@ -108,8 +108,14 @@ impl App {
     }
 
     /// A key press: typed into an open dialog or search, else looked up in the keymap.
+    /// A key bound to nothing (outside a dialog, the plan or a search) changes nothing and asks
+    /// for no frame: a paste of text into the main view costs no redraws.
     pub fn on_key(&mut self, key: KeyEvent, model: &World) -> Vec<Command> {
-        self.dirty = true;
+        let typed_into = matches!(self.overlay, Some(Overlay::Confirm(_) | Overlay::Plan(_)))
+            || self.logs.typing.is_some();
+        if typed_into {
+            self.dirty = true;
+        }
         if let Some(Overlay::Confirm(dialog)) = &mut self.overlay {
             return match dialog.key(key.code) {
                 confirm::Outcome::Open => Vec::new(),

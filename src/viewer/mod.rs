@@ -168,11 +168,15 @@ pub async fn run<W: std::io::Write>(
             input = input.next() => match input {
                 Some(Input::Key(k)) => {
                     let arrived = Instant::now();
+                    // Answered at once if it changed anything; a key bound to nothing draws
+                    // nothing (and leaves the pace of news as it was).
+                    let pending = std::mem::replace(&mut app.dirty, false);
                     commands.extend(app.on_key(k, &engine.model()));
-                    urgent = true;
                     if app.dirty {
+                        urgent = true;
                         key_at.get_or_insert(arrived);
                     }
+                    app.dirty |= pending;
                 }
                 Some(Input::Resize(width, height)) => {
                     // Drawn at the pace of frames: the first resize after a quiet spell at

@@ -18,7 +18,7 @@ pub fn settle(buffer: &mut Buffer) {
     for row in buffer.content.chunks_mut(width) {
         let mut x = 0;
         while x < row.len() {
-            let w = usize::from(row[x].symbol().width() as u16).max(1);
+            let w = columns(&row[x]).max(1);
             if w > 1 {
                 let covered = row
                     .get(x + 1..x + w)
@@ -50,13 +50,13 @@ pub fn mark_erasures(from: &Buffer, to: &Buffer) -> Option<Buffer> {
         .enumerate()
     {
         for x in 0..width {
-            let was = old[x].symbol().width();
-            if was < 2 || old[x] == new[x] && new[x].symbol().width() == was {
+            let was = columns(&old[x]);
+            if was < 2 || old[x] == new[x] && columns(&new[x]) == was {
                 continue;
             }
             // The old wide character at x is written over: what the new cell does not cover
             // of its columns is erased by the terminal.
-            let covers = new[x].symbol().width().max(1);
+            let covers = columns(&new[x]).max(1);
             for gone in x + covers..(x + was).min(width) {
                 let buffer = marked.get_or_insert_with(|| from.clone());
                 buffer.content[y * width + gone] = erased();
@@ -64,13 +64,13 @@ pub fn mark_erasures(from: &Buffer, to: &Buffer) -> Option<Buffer> {
         }
         // A new wide character that covers the left half of an old one erases its right half.
         for x in 0..width {
-            let now = new[x].symbol().width();
+            let now = columns(&new[x]);
             if now < 2 || old[x] == new[x] {
                 continue;
             }
             let end = (x + now).min(width);
             for (p, cell) in old.iter().enumerate().take(end).skip(x + 1) {
-                let was = cell.symbol().width();
+                let was = columns(cell);
                 for gone in x + now..(p + was).min(width) {
                     let buffer = marked.get_or_insert_with(|| from.clone());
                     buffer.content[y * width + gone] = erased();
@@ -79,6 +79,14 @@ pub fn mark_erasures(from: &Buffer, to: &Buffer) -> Option<Buffer> {
         }
     }
     marked
+}
+
+/// The columns a cell's symbol takes, as far as the functions above ask (whether it is wide, and
+/// how wide): one byte (ASCII, nearly every cell) is one column without a lookup, since both
+/// look at every cell of every frame.
+fn columns(cell: &Cell) -> usize {
+    let symbol = cell.symbol();
+    if symbol.len() == 1 { 1 } else { symbol.width() }
 }
 
 /// A cell no frame holds (a bidirectional override: `ui` keeps frames free of them): always

@@ -30,6 +30,25 @@ fn q_and_ctrl_c_quit() {
 }
 
 #[test]
+fn a_key_bound_to_nothing_asks_for_no_frame_and_a_bound_key_or_a_typed_one_does() {
+    let mut app = running(false);
+    app.dirty = false;
+    assert!(app.on_key(key('y')).is_empty());
+    assert!(
+        !app.dirty,
+        "an unbound key changed nothing: nothing to draw"
+    );
+    app.on_key(key('?'));
+    assert!(app.dirty);
+    app.on_key(code(KeyCode::Esc));
+    app.on_key(key('/'));
+    app.dirty = false;
+    app.on_key(key('y'));
+    assert!(app.dirty, "typed into the search prompt");
+    assert_eq!(app.logs.typing.as_deref(), Some("y"));
+}
+
+#[test]
 fn help_toggles_and_esc_closes_it() {
     let mut app = running(false);
     app.on_key(key('?'));
