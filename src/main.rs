@@ -27,8 +27,14 @@ fn run() -> Result<i32> {
     }
     let output = gantry::output::Output::detect(cli.color, cli.raw);
     gantry::output::init(output);
-    let runtime = tokio::runtime::Builder::new_multi_thread()
-        .enable_all()
-        .build()?;
+    let runtime = if cli.one_thread() {
+        tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()?
+    } else {
+        tokio::runtime::Builder::new_multi_thread()
+            .enable_all()
+            .build()?
+    };
     runtime.block_on(gantry::commands::run(cli))
 }

@@ -151,6 +151,16 @@ pub struct TargetArgs {
 }
 
 impl Cli {
+    /// Whether one thread runs it all: the TUI on a cluster elsewhere, whose tasks (watches, log
+    /// streams, the engine, the screen) mostly wait on the network. On two worker threads every
+    /// chunk of a fast log was handed from thread to thread (a futex wake-up each), and waking
+    /// threads took about a third of the CPU the TUI spent following 1,000 lines a second.
+    /// `serve` (many viewers drawing), the simulator (`sim`, `--sim`) and the other commands keep
+    /// a thread a core.
+    pub fn one_thread(&self) -> bool {
+        self.command.is_none() && !self.sim
+    }
+
     /// Flags that cannot go together, and why (None: the command line is fine).
     pub fn misplaced_flags(&self) -> Option<String> {
         #[cfg(feature = "sim")]

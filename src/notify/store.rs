@@ -103,6 +103,12 @@ impl ClusterStore {
         work: impl std::future::Future<Output = std::io::Result<T>> + Send,
     ) -> std::io::Result<T> {
         let handle = tokio::runtime::Handle::try_current().map_err(std::io::Error::other)?;
+        // On one thread, that thread would wait here for a runtime only it drives.
+        if handle.runtime_flavor() == tokio::runtime::RuntimeFlavor::CurrentThread {
+            return Err(std::io::Error::other(
+                "the cluster's outbox needs a runtime of several threads",
+            ));
+        }
         std::thread::scope(|scope| {
             scope
                 .spawn(|| {
