@@ -36,5 +36,7 @@ fn run() -> Result<i32> {
             .enable_all()
             .build()?
     };
-    runtime.block_on(gantry::commands::run(cli))
+    // On the heap: the whole command's future (about 90 KB) would otherwise be copied about
+    // the main thread's stack, whose pages stay resident once touched.
+    runtime.block_on(Box::pin(gantry::commands::run(cli)))
 }

@@ -139,6 +139,43 @@ impl RawSession {
         self.exit_status
     }
 
+    /// Sends `bytes` as typed input while reading what the server sends meanwhile: a client
+    /// that only writes fills its queue of what it was sent, stops reading the socket, and never
+    /// sees the server open its window again. Bounded: panics if the server has not taken them
+    /// all within the guard.
+    pub async fn send(&mut self, bytes: &[u8]) {
+        use tokio::io::AsyncWriteExt;
+        let mut writer = self.channel.make_writer();
+        let write = async move {
+            writer.write_all(bytes).await?;
+            writer.flush().await
+        };
+        tokio::pin!(write);
+        let deadline = tokio::time::Instant::now() + HANG_GUARD;
+        loop {
+            tokio::select! {
+                written = &mut write => {
+                    written.unwrap();
+                    return;
+                }
+                message = self.channel.wait(), if !self.closed => self.take(message),
+                _ = tokio::time::sleep_until(deadline) => {
+                    panic!("the server did not take {} bytes within {HANG_GUARD:?}", bytes.len())
+                }
+            }
+        }
+    }
+
+    /// Takes what the server has sent so far, without waiting for more.
+    pub async fn drain(&mut self) {
+        while !self.closed {
+            match tokio::time::timeout(Duration::ZERO, self.channel.wait()).await {
+                Ok(message) => self.take(message),
+                Err(_) => return,
+            }
+        }
+    }
+
     fn take(&mut self, message: Option<ChannelMsg>) {
         match message {
             Some(ChannelMsg::Data { data }) => self.screen.process(&data),
