@@ -1,30 +1,33 @@
 //! An SSH client's keystrokes, which arrive as the raw bytes its terminal sends, turned into the
-//! key events the TUI's key table knows. The parsing is termwiz's (wezterm's input parser): it
-//! knows the sequences of xterm, VT220, rxvt and the kitty protocol, splits them across packet
-//! boundaries, and tells a lone Esc from the start of a sequence when no more bytes follow —
-//! which is exactly what a hand-written table gets wrong.
+//! key events the TUI's key table knows. The parsing is termina's (Helix's terminal library,
+//! its parser ported from crossterm's): it knows the sequences of xterm, VT220, rxvt and the
+//! kitty protocol, waits across packet boundaries for the rest of a sequence, and tells a lone
+//! Esc from the start of a sequence when no more bytes follow — which is exactly what a
+//! hand-written table gets wrong.
 //!
 //! Bounded whatever a client sends: at most `MAX_KEYS_PER_FEED` keys from one read (nobody types
 //! faster; a paste beyond it is dropped), and a sequence still unfinished after
 //! `MAX_PENDING_BYTES` (a bracketed paste that never ends, garbage) is thrown away, parser and
-//! all, so the parser never holds more than that.
+//! all, so the parser never holds more than that. The parser reads what it holds again from the
+//! start on every read, so the bound is small: a client sending a never-ending paste a byte a
+//! packet costs a few microseconds a byte, and a paste into the search prompt (200 characters at
+//! most) fits many times over.
 //!
 //! The parser sees valid UTF-8 only: bytes that are not (a stray 0x80, a cut-off sequence that
-//! never completes) are dropped first. termwiz 0.23 advances its buffer by the length of a
-//! paste *after* lossy decoding, so invalid bytes inside a bracketed paste make it step past
-//! its own buffer and panic — found by the proptest below.
+//! never completes) are dropped first, so a paste's text is the client's own.
 
 use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
-use termwiz::input::{InputEvent, InputParser, KeyCode as Tw, Modifiers};
+use termina::event::{KeyCode as Tk, KeyEventKind, Modifiers};
+use termina::{Event, Parser};
 
 /// Keys taken from one read of the client's bytes, at most.
 pub const MAX_KEYS_PER_FEED: usize = 256;
 /// Bytes fed without a key coming out, at most, before the parser starts again.
-pub const MAX_PENDING_BYTES: usize = 16 * 1024;
+pub const MAX_PENDING_BYTES: usize = 2 * 1024;
 
 /// One client's parser: bytes in, key events out.
 pub struct Keys {
-    parser: InputParser,
+    parser: Parser,
     /// Bytes fed since the last key came out: what the parser may be holding.
     pending: usize,
     /// The start of a UTF-8 character whose rest has not arrived yet (3 bytes at most).
@@ -34,7 +37,7 @@ pub struct Keys {
 impl Default for Keys {
     fn default() -> Self {
         Self {
-            parser: InputParser::new(),
+            parser: Parser::default(),
             pending: 0,
             partial: Vec::new(),
         }
@@ -90,7 +93,7 @@ impl Keys {
                 self.pending += piece.len();
             }
             if self.pending >= MAX_PENDING_BYTES {
-                self.parser = InputParser::new();
+                self.parser = Parser::default();
                 self.pending = 0;
             }
         }
@@ -110,80 +113,79 @@ impl Keys {
         self.pending
     }
 
-    /// The keys of `bytes`, at most `room`; and whether any event came out at all.
+    /// The keys of `bytes`, at most `room`; and whether any event came out at all. Every event
+    /// is taken out of the parser, kept or not, so it holds none.
     fn parse(&mut self, bytes: &[u8], maybe_more: bool, room: usize) -> (Vec<KeyEvent>, bool) {
+        self.parser.parse(bytes, maybe_more);
         let mut keys = Vec::new();
         let mut events = false;
-        let mut take = |k: KeyEvent| {
-            if keys.len() < room {
-                keys.push(k);
-            }
-        };
-        self.parser.parse(
-            bytes,
-            |event| {
-                events = true;
-                match event {
-                    InputEvent::Key(k) => {
-                        if let Some(k) = key(k.key, k.modifiers) {
-                            take(k);
-                        }
+        while let Some(event) = self.parser.pop() {
+            events = true;
+            match event {
+                Event::Key(k) if k.kind != KeyEventKind::Release => {
+                    if let Some(k) = key(k.code, k.modifiers)
+                        && keys.len() < room
+                    {
+                        keys.push(k);
                     }
-                    // A paste is typed text: the search prompt takes it.
-                    InputEvent::Paste(text) => text
-                        .chars()
-                        .filter(|c| !c.is_control())
-                        .take(room)
-                        .for_each(|c| take(KeyEvent::new(KeyCode::Char(c), KeyModifiers::NONE))),
-                    _ => {}
                 }
-            },
-            maybe_more,
-        );
+                // A paste is typed text: the search prompt takes it.
+                Event::Paste(text) => {
+                    let left = room.saturating_sub(keys.len());
+                    keys.extend(
+                        text.chars()
+                            .filter(|c| !c.is_control())
+                            .take(left)
+                            .map(|c| KeyEvent::new(KeyCode::Char(c), KeyModifiers::NONE)),
+                    );
+                }
+                _ => {}
+            }
+        }
         (keys, events)
     }
 }
 
-fn key(code: Tw, modifiers: Modifiers) -> Option<KeyEvent> {
+fn key(code: Tk, modifiers: Modifiers) -> Option<KeyEvent> {
     let mut m = KeyModifiers::NONE;
     if modifiers.contains(Modifiers::SHIFT) {
         m |= KeyModifiers::SHIFT;
     }
-    if modifiers.contains(Modifiers::CTRL) {
+    if modifiers.contains(Modifiers::CONTROL) {
         m |= KeyModifiers::CONTROL;
     }
     if modifiers.contains(Modifiers::ALT) {
         m |= KeyModifiers::ALT;
     }
     let code = match code {
-        Tw::Char('\r' | '\n') => KeyCode::Enter,
-        Tw::Char('\t') if m.contains(KeyModifiers::SHIFT) => KeyCode::BackTab,
-        Tw::Char('\t') => KeyCode::Tab,
-        Tw::Char('\u{7f}' | '\u{8}') => KeyCode::Backspace,
-        Tw::Char('\u{1b}') => KeyCode::Esc,
-        // Ctrl-A … Ctrl-Z as the byte 0x01 … 0x1a, when the parser leaves them as controls.
-        Tw::Char(c @ '\u{1}'..='\u{1a}') => {
-            m |= KeyModifiers::CONTROL;
-            KeyCode::Char((b'a' + (c as u8) - 1) as char)
+        // Line feed and backspace arrive as the control bytes of Ctrl-J and Ctrl-H.
+        Tk::Char('j') if m == KeyModifiers::CONTROL => {
+            m = KeyModifiers::NONE;
+            KeyCode::Enter
         }
-        Tw::Char(c) if c.is_control() => return None,
-        Tw::Char(c) => KeyCode::Char(c),
-        Tw::Enter => KeyCode::Enter,
-        Tw::Escape => KeyCode::Esc,
-        Tw::Backspace => KeyCode::Backspace,
-        Tw::Tab if m.contains(KeyModifiers::SHIFT) => KeyCode::BackTab,
-        Tw::Tab => KeyCode::Tab,
-        Tw::UpArrow | Tw::ApplicationUpArrow => KeyCode::Up,
-        Tw::DownArrow | Tw::ApplicationDownArrow => KeyCode::Down,
-        Tw::LeftArrow | Tw::ApplicationLeftArrow => KeyCode::Left,
-        Tw::RightArrow | Tw::ApplicationRightArrow => KeyCode::Right,
-        Tw::PageUp => KeyCode::PageUp,
-        Tw::PageDown => KeyCode::PageDown,
-        Tw::Home => KeyCode::Home,
-        Tw::End => KeyCode::End,
-        Tw::Insert => KeyCode::Insert,
-        Tw::Delete => KeyCode::Delete,
-        Tw::Function(n) => KeyCode::F(n),
+        Tk::Char('h') if m == KeyModifiers::CONTROL => {
+            m = KeyModifiers::NONE;
+            KeyCode::Backspace
+        }
+        Tk::Char(c) if c.is_control() => return None,
+        Tk::Char(c) => KeyCode::Char(c),
+        Tk::Enter => KeyCode::Enter,
+        Tk::Escape => KeyCode::Esc,
+        Tk::Backspace => KeyCode::Backspace,
+        Tk::Tab if m.contains(KeyModifiers::SHIFT) => KeyCode::BackTab,
+        Tk::Tab => KeyCode::Tab,
+        Tk::BackTab => KeyCode::BackTab,
+        Tk::Up => KeyCode::Up,
+        Tk::Down => KeyCode::Down,
+        Tk::Left => KeyCode::Left,
+        Tk::Right => KeyCode::Right,
+        Tk::PageUp => KeyCode::PageUp,
+        Tk::PageDown => KeyCode::PageDown,
+        Tk::Home => KeyCode::Home,
+        Tk::End => KeyCode::End,
+        Tk::Insert => KeyCode::Insert,
+        Tk::Delete => KeyCode::Delete,
+        Tk::Function(n) => KeyCode::F(n),
         _ => return None,
     };
     // Shift is part of an upper-case letter already; the key table matches on the letter.
@@ -225,6 +227,37 @@ mod tests {
         assert_eq!(keys(b"\r"), [(KeyCode::Enter, NONE)]);
         assert_eq!(keys(b"\t"), [(KeyCode::Tab, NONE)]);
         assert_eq!(keys(b"\x7f"), [(KeyCode::Backspace, NONE)]);
+    }
+
+    #[test]
+    fn line_feed_and_ctrl_h_are_enter_and_backspace_and_a_release_is_no_key() {
+        assert_eq!(keys(b"\n"), [(KeyCode::Enter, NONE)]);
+        assert_eq!(keys(b"\x08"), [(KeyCode::Backspace, NONE)]);
+        assert_eq!(keys(b"\x1bq"), [(KeyCode::Char('q'), KeyModifiers::ALT)]);
+        // The kitty protocol's press and release of `q`: one key.
+        assert_eq!(
+            keys(b"\x1b[113u\x1b[113;1:3u"),
+            [(KeyCode::Char('q'), NONE)]
+        );
+    }
+
+    #[test]
+    fn a_paste_without_end_sent_a_byte_at_a_time_is_dropped_within_the_bound() {
+        let mut k = Keys::default();
+        let _ = k.feed(b"\x1b[200~");
+        for _ in 0..3 * MAX_PENDING_BYTES {
+            let _ = k.feed(b"x");
+            assert!(k.pending() < MAX_PENDING_BYTES);
+        }
+        let mut k = Keys::default();
+        let _ = k.feed(b"\x1b[200~");
+        for _ in 0..MAX_PENDING_BYTES {
+            let _ = k.feed(b"x");
+        }
+        assert_eq!(
+            k.feed(b"q").iter().map(|k| k.code).collect::<Vec<_>>(),
+            [KeyCode::Char('q')]
+        );
     }
 
     #[test]
