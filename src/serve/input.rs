@@ -26,22 +26,13 @@ pub const MAX_KEYS_PER_FEED: usize = 256;
 pub const MAX_PENDING_BYTES: usize = 2 * 1024;
 
 /// One client's parser: bytes in, key events out.
+#[derive(Default)]
 pub struct Keys {
     parser: Parser,
     /// Bytes fed since the last key came out: what the parser may be holding.
     pending: usize,
     /// The start of a UTF-8 character whose rest has not arrived yet (3 bytes at most).
     partial: Vec<u8>,
-}
-
-impl Default for Keys {
-    fn default() -> Self {
-        Self {
-            parser: Parser::default(),
-            pending: 0,
-            partial: Vec::new(),
-        }
-    }
 }
 
 /// The valid UTF-8 of `bytes` (after `partial`, the unfinished character of the last read),
