@@ -170,10 +170,6 @@ async fn two_engines_whose_wall_clocks_are_five_minutes_apart_recover_a_preempte
     let cloud = common::cloud_with(SimOptions {
         time_scale: 0.01,
         state_dir: Some(sim_dir.path().to_path_buf()),
-        faults: vec![Fault::Preempt {
-            every: Duration::from_secs(1),
-            count: 1,
-        }],
         ..Default::default()
     })
     .await;
@@ -195,6 +191,24 @@ async fn two_engines_whose_wall_clocks_are_five_minutes_apart_recover_a_preempte
     .await;
     let holder = ha.model().lease.holder().unwrap().identity;
     ha.run(common::approved(Command::LaunchJob));
+    // The reclaim comes once both ranks run: set from the start, it took the first rank to run
+    // while the other was still starting, and on a busy machine that pod was gone and replaced
+    // by the Job within the second, with no gang to recover.
+    until(&ha, "both ranks run", |w| {
+        let attempts = w.jobs.attempts();
+        attempts.len() == 1
+            && w.jobs
+                .pods_of(&attempts[0].name)
+                .iter()
+                .filter(|p| p.phase == "Running")
+                .count()
+                == 2
+    })
+    .await;
+    cloud.faults().set(Fault::Preempt {
+        every: Duration::from_millis(100),
+        count: 1,
+    });
     until(&ha, "the recovered run succeeds", |w| {
         let attempts = w.jobs.attempts();
         attempts.len() == 2
