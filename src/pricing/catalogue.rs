@@ -36,12 +36,37 @@ pub struct About {
     pub licence: String,
 }
 
-/// Hourly prices per region: `[on-demand, spot]`.
-type Hourly = BTreeMap<String, [f64; 2]>;
+/// Hourly prices per region as the snapshot gives them: `[on-demand, spot]`.
+type RawHourly = BTreeMap<String, [f64; 2]>;
+
+/// Hourly prices, `[on-demand, spot]`, by the region's place in `Catalogue::regions`, sorted.
+/// The snapshot's 4,900 prices kept as maps keyed by the region's name held half a megabyte for
+/// as long as Gantry ran; this holds a fifth of it.
+#[derive(Debug, Clone, Default)]
+struct Hourly(Box<[(u16, [f64; 2])]>);
+
+impl Hourly {
+    fn new(raw: RawHourly, regions: &[Box<str>]) -> Self {
+        let mut prices: Vec<(u16, [f64; 2])> = raw
+            .into_iter()
+            .filter_map(|(region, price)| {
+                let at = regions.binary_search_by(|r| r.as_ref().cmp(&region)).ok()?;
+                Some((u16::try_from(at).ok()?, price))
+            })
+            .collect();
+        prices.sort_unstable_by_key(|(at, _)| *at);
+        Self(prices.into_boxed_slice())
+    }
+
+    fn get(&self, region: u16) -> Option<[f64; 2]> {
+        let at = self.0.binary_search_by_key(&region, |(r, _)| *r).ok()?;
+        Some(self.0[at].1)
+    }
+}
 
 #[derive(Debug, Clone, Default, Deserialize)]
 #[serde(rename_all = "camelCase")]
-struct MachineType {
+struct RawMachineType {
     /// Its vCPUs and memory as billed (0: a snapshot that does not say).
     #[serde(default)]
     vcpus: f64,
@@ -50,28 +75,48 @@ struct MachineType {
     /// The GPUs this type carries (accelerator type → count); their price is in the type's.
     #[serde(default)]
     gpus: BTreeMap<String, u32>,
+    hourly: RawHourly,
+}
+
+#[derive(Debug, Clone, Default)]
+struct MachineType {
+    vcpus: f64,
+    memory_gb: f64,
+    gpus: BTreeMap<String, u32>,
     hourly: Hourly,
 }
 
 #[derive(Debug, Clone, Default, Deserialize)]
-struct Gpu {
-    hourly: Hourly,
+struct RawGpu {
+    hourly: RawHourly,
+}
+
+/// The snapshot as written.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct RawCatalogue {
+    about: About,
+    hours_per_month: f64,
+    gke_cluster_fee_per_hour: f64,
+    /// Disk type → region → USD per GB-month.
+    disks: BTreeMap<String, BTreeMap<String, f64>>,
+    gpus: BTreeMap<String, RawGpu>,
+    machine_types: BTreeMap<String, RawMachineType>,
 }
 
 /// The whole snapshot, parsed.
-#[derive(Debug, Clone, Default, Deserialize)]
-#[serde(rename_all = "camelCase")]
+#[derive(Debug, Clone, Default)]
 pub struct Catalogue {
     about: About,
     hours_per_month: f64,
     gke_cluster_fee_per_hour: f64,
     /// Disk type → region → USD per GB-month.
     disks: BTreeMap<String, BTreeMap<String, f64>>,
-    gpus: BTreeMap<String, Gpu>,
+    /// GPU → its price attached to a node.
+    gpus: BTreeMap<String, Hourly>,
     machine_types: BTreeMap<String, MachineType>,
-    /// Every region any price is given for; filled after parsing.
-    #[serde(skip)]
-    regions: BTreeSet<String>,
+    /// Every region any price is given for, sorted.
+    regions: Box<[Box<str>]>,
 }
 
 impl Catalogue {
@@ -89,16 +134,46 @@ impl Catalogue {
 
     /// A snapshot in the format `scripts/refresh-prices` writes.
     pub fn from_json(text: &str) -> Result<Catalogue, serde_json::Error> {
-        let mut catalogue: Catalogue = serde_json::from_str(text)?;
-        let prices = catalogue.machine_types.values().map(|m| &m.hourly);
-        let gpu_prices = catalogue.gpus.values().map(|g| &g.hourly);
-        let mut regions: BTreeSet<String> = prices
+        let raw: RawCatalogue = serde_json::from_str(text)?;
+        let prices = raw.machine_types.values().map(|m| &m.hourly);
+        let gpu_prices = raw.gpus.values().map(|g| &g.hourly);
+        let mut regions: BTreeSet<&str> = prices
             .chain(gpu_prices)
-            .flat_map(|h| h.keys().cloned())
+            .flat_map(|h| h.keys().map(String::as_str))
             .collect();
-        regions.extend(catalogue.disks.values().flat_map(|d| d.keys().cloned()));
-        catalogue.regions = regions;
-        Ok(catalogue)
+        regions.extend(
+            raw.disks
+                .values()
+                .flat_map(|d| d.keys().map(String::as_str)),
+        );
+        let regions: Box<[Box<str>]> = regions.into_iter().map(Box::from).collect();
+        let machine_types = raw
+            .machine_types
+            .into_iter()
+            .map(|(name, m)| {
+                let machine_type = MachineType {
+                    vcpus: m.vcpus,
+                    memory_gb: m.memory_gb,
+                    gpus: m.gpus,
+                    hourly: Hourly::new(m.hourly, &regions),
+                };
+                (name, machine_type)
+            })
+            .collect();
+        let gpus = raw
+            .gpus
+            .into_iter()
+            .map(|(name, g)| (name, Hourly::new(g.hourly, &regions)))
+            .collect();
+        Ok(Catalogue {
+            about: raw.about,
+            hours_per_month: raw.hours_per_month,
+            gke_cluster_fee_per_hour: raw.gke_cluster_fee_per_hour,
+            disks: raw.disks,
+            gpus,
+            machine_types,
+            regions,
+        })
     }
 
     pub fn about(&self) -> &About {
@@ -118,15 +193,21 @@ impl Catalogue {
     /// The region of a zone (`us-central1-a` → `us-central1`) or a region itself, when the
     /// snapshot has prices there.
     pub fn region_of<'a>(&'a self, location: &str) -> Option<&'a str> {
-        if let Some(region) = self.regions.get(location) {
-            return Some(region);
+        if let Some(at) = self.region_index(location) {
+            return self.regions.get(usize::from(at)).map(AsRef::as_ref);
         }
         let (region, zone) = location.rsplit_once('-')?;
         let zone_letter = zone.len() == 1 && zone.bytes().all(|b| b.is_ascii_lowercase());
-        self.regions
-            .get(region)
-            .filter(|_| zone_letter)
-            .map(String::as_str)
+        let at = self.region_index(region).filter(|_| zone_letter)?;
+        self.regions.get(usize::from(at)).map(AsRef::as_ref)
+    }
+
+    fn region_index(&self, region: &str) -> Option<u16> {
+        let at = self
+            .regions
+            .binary_search_by(|r| r.as_ref().cmp(region))
+            .ok()?;
+        u16::try_from(at).ok()
     }
 
     /// One node of a machine type, per hour. An accelerator-optimized type's price includes the
@@ -139,7 +220,7 @@ impl Catalogue {
     ) -> Result<f64, Unpriced> {
         let region = self.region(location)?;
         let hourly = self.machine_types.get(name).map(|m| &m.hourly);
-        hourly_price(hourly, region, provisioning)
+        hourly_price(hourly, self.region_index(region), provisioning)
             .ok_or_else(|| unpriced(Item::MachineType, name, region))
     }
 
@@ -152,8 +233,9 @@ impl Catalogue {
         provisioning: Provisioning,
     ) -> Result<f64, Unpriced> {
         let region = self.region(location)?;
-        let hourly = self.gpus.get(name).map(|g| &g.hourly);
-        hourly_price(hourly, region, provisioning).ok_or_else(|| unpriced(Item::Gpu, name, region))
+        let hourly = self.gpus.get(name);
+        hourly_price(hourly, self.region_index(region), provisioning)
+            .ok_or_else(|| unpriced(Item::Gpu, name, region))
     }
 
     /// Persistent disk (`pd-standard`, `pd-balanced`, `pd-ssd`) per GB and month; spot nodes pay
@@ -204,7 +286,7 @@ impl Catalogue {
 
     /// Every region in the snapshot.
     pub fn regions(&self) -> impl Iterator<Item = &str> {
-        self.regions.iter().map(String::as_str)
+        self.regions.iter().map(AsRef::as_ref)
     }
 
     fn region<'a>(&'a self, location: &str) -> Result<&'a str, Unpriced> {
@@ -213,8 +295,12 @@ impl Catalogue {
     }
 }
 
-fn hourly_price(hourly: Option<&Hourly>, region: &str, provisioning: Provisioning) -> Option<f64> {
-    let [on_demand, spot] = *hourly?.get(region)?;
+fn hourly_price(
+    hourly: Option<&Hourly>,
+    region: Option<u16>,
+    provisioning: Provisioning,
+) -> Option<f64> {
+    let [on_demand, spot] = hourly?.get(region?)?;
     let price = match provisioning {
         Provisioning::OnDemand => on_demand,
         Provisioning::Spot => spot,
