@@ -33,6 +33,7 @@ mod job_manifest;
 mod k8s_annotate;
 mod k8s_job;
 mod k8s_lines;
+mod k8s_log_pace;
 mod k8s_logs;
 mod k8s_manifest;
 mod k8s_sink;

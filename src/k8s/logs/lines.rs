@@ -159,6 +159,13 @@ pub struct Output {
     pub save: Vec<u8>,
 }
 
+impl Output {
+    /// No line to show and nothing to save.
+    pub fn is_empty(&self) -> bool {
+        self.lines.is_empty() && self.save.is_empty()
+    }
+}
+
 /// The parser and both cursors for one container's log, across reconnects.
 #[derive(Debug)]
 pub struct LineReader {

@@ -9,6 +9,7 @@ use futures::AsyncBufReadExt;
 use k8s_openapi::api::core::v1::Pod;
 use kube::api::{Api, LogParams};
 use tokio::sync::mpsc;
+use tokio::time::{Duration, Instant};
 use tokio_util::sync::CancellationToken;
 
 use super::lines::{Cursor, LineReader, Output};
@@ -283,24 +284,54 @@ impl PodStream {
         // Lines are parsed straight out of the response's own chunk buffer: a copy buffer per
         // pod would cost its size times the number of pods followed.
         let mut stream = std::pin::pin!(stream);
+        let mut gather = Gather::default();
+        let mut out = Output::default();
+        // One timer, set again only when what is held is due at another time.
+        let wait = tokio::time::sleep(Duration::ZERO);
+        let mut wait = std::pin::pin!(wait);
+        let mut set_for = None;
         loop {
-            let mut out = Output::default();
-            let read = tokio::select! {
-                _ = self.cancel.cancelled() => return Pass::Stopped,
-                _ = self.lease.cancelled(), if may_yield => return Pass::Yield,
-                read = stream.fill_buf() => read.map(|chunk| {
-                    reader.push(chunk, &mut out);
-                    chunk.len()
-                }),
-            };
-            match read {
-                Ok(0) => return Pass::Ended,
-                Ok(n) => stream.consume_unpin(n),
-                Err(e) => return Pass::Dropped(e.to_string()),
+            let due = gather.due(&out, Instant::now());
+            if let Some(at) = due
+                && set_for != due
+            {
+                wait.as_mut().reset(at);
+                set_for = due;
             }
-            backoff.reset();
-            if !self.deliver(out, reader, sink).await {
-                return Pass::Stopped;
+            let read = tokio::select! {
+                _ = self.cancel.cancelled() => Err(Pass::Stopped),
+                _ = self.lease.cancelled(), if may_yield => Err(Pass::Yield),
+                _ = wait.as_mut(), if due.is_some() => Ok(None),
+                read = stream.fill_buf() => match read {
+                    Ok([]) => Err(Pass::Ended),
+                    Ok(chunk) => {
+                        reader.push(chunk, &mut out);
+                        Ok(Some(chunk.len()))
+                    }
+                    Err(e) => Err(Pass::Dropped(e.to_string())),
+                },
+            };
+            let pass = match read {
+                Ok(Some(n)) => {
+                    stream.as_mut().consume_unpin(n);
+                    backoff.reset();
+                    if out.is_empty() || !gather.hand_on_now(&out, Instant::now()) {
+                        continue;
+                    }
+                    None
+                }
+                Ok(None) => None,
+                Err(pass) => Some(pass),
+            };
+            // What was read goes on before the pass ends, however it ends: saved, and shown.
+            if !out.is_empty() {
+                gather.handed_on(Instant::now());
+            }
+            let delivered = self.deliver(std::mem::take(&mut out), reader, sink).await;
+            match pass {
+                Some(pass) => return pass,
+                None if !delivered => return Pass::Stopped,
+                None => {}
             }
         }
     }
@@ -385,5 +416,93 @@ impl PodStream {
             _ = self.lease.cancelled(), if may_yield => true,
             _ = tokio::time::sleep(backoff.next_delay()) => true,
         }
+    }
+}
+
+/// While a log comes faster than this, its lines are handed on (saved, sent to the engine) at
+/// most once in this long. A program printing a line at a time arrives a line a chunk: at 1,000
+/// lines a second, a file write, a message and a round of the engine for every line cost more
+/// than reading them. A line after a quiet spell goes on at once; the first screen that could
+/// show a held line is drawn at least 100 ms later anyway.
+const GATHER: Duration = Duration::from_millis(20);
+/// Lines or bytes held that are handed on at once, however soon.
+const GATHER_LINES: usize = 1024;
+const GATHER_BYTES: usize = 256 * 1024;
+
+/// When a stream hands on what it has read.
+#[derive(Debug, Default)]
+struct Gather {
+    last: Option<Instant>,
+}
+
+impl Gather {
+    /// Read lines are handed on now: the last handing-on is `GATHER` old, or there is a lot.
+    fn hand_on_now(&self, out: &Output, now: Instant) -> bool {
+        self.last.is_none_or(|at| now >= at + GATHER)
+            || out.lines.len() >= GATHER_LINES
+            || out.save.len() >= GATHER_BYTES
+    }
+
+    /// When what is held goes on without waiting for more (None: nothing is held).
+    fn due(&self, out: &Output, now: Instant) -> Option<Instant> {
+        if out.is_empty() {
+            return None;
+        }
+        Some(self.last.map_or(now, |at| at + GATHER))
+    }
+
+    fn handed_on(&mut self, now: Instant) {
+        self.last = Some(now);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use bytes::Bytes;
+    use tokio::time::Instant;
+
+    use super::{GATHER, GATHER_LINES, Gather};
+    use crate::k8s::logs::LogLine;
+    use crate::k8s::logs::lines::Output;
+
+    fn lines(n: usize) -> Output {
+        let line = LogLine {
+            ts: None,
+            bytes: Bytes::from_static(b"step 1 loss 0.5"),
+            continues: false,
+        };
+        Output {
+            lines: vec![line; n],
+            save: Vec::new(),
+        }
+    }
+
+    #[test]
+    fn lines_go_on_at_once_after_a_quiet_spell_and_at_most_once_a_gather_while_they_keep_coming() {
+        let start = Instant::now();
+        let mut gather = Gather::default();
+        assert_eq!(gather.due(&Output::default(), start), None, "nothing held");
+        assert!(
+            gather.hand_on_now(&lines(1), start),
+            "the first goes at once"
+        );
+        gather.handed_on(start);
+
+        let soon = start + GATHER / 4;
+        assert!(
+            !gather.hand_on_now(&lines(3), soon),
+            "the last went 5 ms ago"
+        );
+        assert_eq!(gather.due(&lines(3), soon), Some(start + GATHER));
+        assert!(
+            gather.hand_on_now(&lines(GATHER_LINES), soon),
+            "a full batch goes"
+        );
+
+        let later = start + GATHER * 3;
+        assert!(
+            gather.hand_on_now(&lines(1), later),
+            "after a quiet spell, at once"
+        );
     }
 }
