@@ -21,7 +21,11 @@ use std::time::{Duration, Instant};
 
 use super::lines::Cursor;
 
-pub const CURSOR_INTERVAL: Duration = Duration::from_millis(250);
+/// A second: writing a file aside and renaming it over the cursor costs the file system an inode
+/// each time (at every 250 ms it was a tenth of the TUI's CPU following 1,000 lines a second, and
+/// a Job followed on 128 streams renames that many times more); a session that dies reads at
+/// most the last second's lines again.
+pub const CURSOR_INTERVAL: Duration = Duration::from_secs(1);
 
 /// Why a pod's log cannot be saved.
 #[derive(Debug, thiserror::Error)]
