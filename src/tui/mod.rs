@@ -100,19 +100,36 @@ fn whole_scroll_region_on_panic() {
     }));
 }
 
-/// The local terminal's keys and sizes, as a viewer's input.
+/// Inputs read ahead of the viewer; a key beyond them waits in the terminal.
+const INPUT_QUEUE: usize = 64;
+
+/// The local terminal's keys and sizes, as a viewer's input. crossterm's `EventStream` is read in
+/// a task of its own: its reading thread holds a lock while it waits on the terminal, and each
+/// poll of the stream tries that lock, spinning and yielding the CPU before it gives up. Polled
+/// from the viewer's loop, that was on every wake-up (each chunk of a log, each timer): some 660
+/// `sched_yield` calls a second following 1,000 lines a second. In its own task it is polled when
+/// its thread says the terminal has something.
 fn terminal_input() -> impl futures::Stream<Item = Input> + Unpin {
-    EventStream::new().filter_map(|event| {
-        std::future::ready(match event {
-            Ok(TermEvent::Key(k)) if k.kind != KeyEventKind::Release => Some(Input::Key(k)),
-            Ok(TermEvent::Resize(width, height)) => Some(Input::Resize(width, height)),
-            Ok(_) => None,
-            Err(e) => {
-                tracing::warn!(error = %e, "reading the terminal");
-                None
+    let (tx, rx) = tokio::sync::mpsc::channel(INPUT_QUEUE);
+    tokio::spawn(async move {
+        let mut events = EventStream::new();
+        while let Some(event) = events.next().await {
+            let input = match event {
+                Ok(TermEvent::Key(k)) if k.kind != KeyEventKind::Release => Input::Key(k),
+                Ok(TermEvent::Resize(width, height)) => Input::Resize(width, height),
+                Ok(_) => continue,
+                Err(e) => {
+                    tracing::warn!(error = %e, "reading the terminal");
+                    continue;
+                }
+            };
+            // The viewer is gone: so is the need for its keys.
+            if tx.send(input).await.is_err() {
+                break;
             }
-        })
-    })
+        }
+    });
+    tokio_stream::wrappers::ReceiverStream::new(rx)
 }
 
 /// SIGTERM and SIGHUP end the local viewer (the terminal is restored on the way out).
