@@ -36,7 +36,7 @@ fn run() -> Result<i32> {
             .enable_all()
             .build()?
     };
-    // On the heap: the whole command's future (about 90 KB) would otherwise be copied about
-    // the main thread's stack, whose pages stay resident once touched.
+    // On the heap, and small: each command's own future is boxed where it is made
+    // (`commands::on_heap`).
     runtime.block_on(Box::pin(gantry::commands::run(cli)))
 }
