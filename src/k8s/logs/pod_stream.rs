@@ -422,8 +422,8 @@ impl PodStream {
 /// While a log comes faster than this, its lines are handed on (saved, sent to the engine) at
 /// most once in this long. A program printing a line at a time arrives a line a chunk: at 1,000
 /// lines a second, a file write, a message and a round of the engine for every line cost more
-/// than reading them. A line after a quiet spell goes on at once; the first screen that could
-/// show a held line is drawn at least 100 ms later anyway.
+/// than reading them. A line after a quiet spell goes on at once; a held line reaches the screen
+/// at most this much later (frames come 100 ms apart or more: a flood is not shown line by line).
 const GATHER: Duration = Duration::from_millis(20);
 /// Lines or bytes held that are handed on at once, however soon.
 const GATHER_LINES: usize = 1024;
