@@ -133,8 +133,8 @@ impl App {
                 return Vec::new();
             }
             PlanAction::Create => {
-                let key = self.keymap.keys_for(Action::CreateCluster);
-                return self.unavailable(format!("no cluster yet: press {key} to create it"));
+                let why = self.no_cluster_yet();
+                return self.unavailable(why);
             }
             PlanAction::Update => {}
         }

@@ -117,6 +117,16 @@ impl App {
         Vec::new()
     }
 
+    /// Why there is nothing to launch on yet, and what to do: create the cluster, unless this
+    /// viewer may not (the gate would refuse the key the hint names).
+    pub(super) fn no_cluster_yet(&self) -> String {
+        if self.read_only() {
+            return "no cluster yet (read-only: it cannot be created from here)".into();
+        }
+        let key = self.keymap.keys_for(Action::CreateCluster);
+        format!("no cluster yet: press {key} to create it")
+    }
+
     pub(super) fn unmanaged(&self, model: &World) -> Option<String> {
         model.target().filter(|t| !t.managed).map(|t| {
             t.unmanaged_reason
@@ -208,9 +218,8 @@ impl App {
     fn launch(&mut self, model: &World, command: Command) -> Vec<Command> {
         // Connected is what counts: a RECONCILING cluster still serves its API.
         if !model.connected {
-            let key = self.keymap.keys_for(Action::CreateCluster);
             return self.unavailable(match model.cluster.phase() {
-                ClusterPhase::NotCreated => format!("no cluster yet: press {key} to create it"),
+                ClusterPhase::NotCreated => self.no_cluster_yet(),
                 ClusterPhase::Running | ClusterPhase::Other => {
                     "connecting to the cluster…".to_string()
                 }

@@ -40,6 +40,13 @@ fn launch_before_the_cluster_runs_says_why() {
         "no cluster yet: press c to create it"
     );
 
+    // A read-only viewer is not sent to a key it may not use.
+    let mut app = not_created(true);
+    assert_eq!(
+        refused(&mut app, key('l')),
+        "no cluster yet (read-only: it cannot be created from here)"
+    );
+
     let mut app = provisioning(false);
     assert_eq!(
         refused(&mut app, key('l')),
