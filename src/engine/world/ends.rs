@@ -153,12 +153,12 @@ impl World {
     /// The Job pane asks for it every frame: the pods already known are a set, not a walk of
     /// the list for each pod (5,000 ended pods were 12 million comparisons a frame).
     pub fn ends_of(&self, attempt: &AttemptSummary) -> Vec<PodEnd> {
+        let mut ends = attempt.recorded_ends.clone();
         let mut known: std::collections::HashSet<&str> = attempt
             .recorded_ends
             .iter()
             .map(|e| e.pod.as_str())
             .collect();
-        let mut more = Vec::new();
         for entry in self
             .ends
             .by_attempt
@@ -167,19 +167,16 @@ impl World {
             .flatten()
         {
             if known.insert(entry.end.pod.as_str()) {
-                more.push(entry.end.clone());
+                ends.push(entry.end.clone());
             }
         }
         for pod in self.jobs.pods_of(&attempt.name) {
             if let Some(fate) = &pod.fate
                 && known.insert(pod.name.as_str())
             {
-                more.push(pod.end(fate.clone()));
+                ends.push(pod.end(fate.clone()));
             }
         }
-        let mut ends = Vec::with_capacity(attempt.recorded_ends.len() + more.len());
-        ends.extend(attempt.recorded_ends.iter().cloned());
-        ends.append(&mut more);
         ends.sort_by_key(|e| e.at);
         ends
     }
