@@ -166,6 +166,15 @@ impl RawSession {
         }
     }
 
+    /// Tells the server the window is now `cols`×`rows`. Bounded: panics if the server has not
+    /// taken it within the guard.
+    pub async fn resize(&mut self, cols: u32, rows: u32) {
+        tokio::time::timeout(HANG_GUARD, self.channel.window_change(cols, rows, 0, 0))
+            .await
+            .expect("the server did not take a window change within the guard")
+            .unwrap();
+    }
+
     /// Takes what the server has sent so far, without waiting for more.
     pub async fn drain(&mut self) {
         while !self.closed {
