@@ -9,7 +9,7 @@ use std::time::Duration;
 
 use gantry::config::JobConfig;
 use gantry::k8s;
-use gantry::k8s::logs::{LogTail, StreamEnd, TailEvent, TailOptions, TailTarget};
+use gantry::k8s::logs::{LogTail, StreamEnd, TailEvent, TailOptions};
 
 /// What one pod's follow delivered.
 struct Delivered {
@@ -45,11 +45,7 @@ async fn follow_one(lines: u32, per_second: f64) -> Delivered {
     let dir = tempfile::tempdir().unwrap();
     let mut tail = LogTail::follow(
         client.clone(),
-        TailTarget {
-            namespace: "default".into(),
-            job: launched.job.clone(),
-            container: Some("ml-training-container".into()),
-        },
+        common::training_job(&launched.job),
         TailOptions {
             save_dir: Some(dir.path().to_path_buf()),
             ..TailOptions::default()

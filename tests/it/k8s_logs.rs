@@ -12,7 +12,7 @@ use std::time::Duration;
 use futures::AsyncReadExt;
 use gantry::config::JobConfig;
 use gantry::k8s;
-use gantry::k8s::logs::{LogTail, StreamEnd, TailEvent, TailOptions, TailTarget};
+use gantry::k8s::logs::{LogTail, StreamEnd, TailEvent, TailOptions};
 use gantry::sim::faults::Fault;
 use gantry_test_support::await_condition;
 use k8s_openapi::api::core::v1::Pod;
@@ -53,11 +53,7 @@ async fn follow(
 ) -> Followed {
     let mut tail = LogTail::follow(
         client.clone(),
-        TailTarget {
-            namespace: "default".into(),
-            job: job.into(),
-            container: Some("ml-training-container".into()),
-        },
+        common::training_job(job),
         TailOptions {
             save_dir: Some(dir.to_path_buf()),
             ..options
@@ -300,15 +296,7 @@ async fn follow_a_long_running_pod(
     let launched = k8s::launch(client, cfg, Some("demo-project"))
         .await
         .unwrap();
-    let mut tail = LogTail::follow(
-        client.clone(),
-        TailTarget {
-            namespace: "default".into(),
-            job: launched.job.clone(),
-            container: Some("ml-training-container".into()),
-        },
-        options,
-    );
+    let mut tail = LogTail::follow(client.clone(), common::training_job(&launched.job), options);
     let pod = loop {
         if let Some(TailEvent::Lines { pod, .. }) = tail.next().await {
             break pod;
@@ -418,11 +406,7 @@ async fn two_tails_of_one_pod_save_its_log_once() {
     let tail = || {
         LogTail::follow(
             client.clone(),
-            TailTarget {
-                namespace: "default".into(),
-                job: launched.job.clone(),
-                container: Some("ml-training-container".into()),
-            },
+            common::training_job(&launched.job),
             TailOptions {
                 save_dir: Some(dir.path().to_path_buf()),
                 ..TailOptions::default()

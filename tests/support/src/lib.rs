@@ -70,6 +70,17 @@ pub fn endpoint(cloud: &SimCloud) -> String {
         .endpoint()
 }
 
+/// The pods of `job` (an attempt of the default config's training Job) to follow: its namespace
+/// and its container.
+pub fn training_job(job: &str) -> gantry::k8s::logs::TailTarget {
+    let config = gantry::config::JobConfig::default();
+    gantry::k8s::logs::TailTarget {
+        namespace: config.namespace,
+        job: job.into(),
+        container: Some(config.container),
+    }
+}
+
 /// A kube client for the seed cluster, trusting the simulator's CA, with the current token.
 pub fn kube_client(cloud: &SimCloud) -> kube::Client {
     kube_client_with_token(cloud, &cloud.token())
