@@ -251,7 +251,9 @@ impl LogCursor {
         };
         match event {
             TailEvent::Lines { pod, lines } => store.push(&pod, &lines),
-            TailEvent::PodEnded { pod, why } => store.ended(pod, &why),
+            TailEvent::PodEnded { why, .. } => {
+                store.ended(&why);
+            }
             TailEvent::WatchTrouble { error } => store.pods_stale = Some(error),
             TailEvent::WatchRecovered => store.pods_stale = None,
             _ => return false,

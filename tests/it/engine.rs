@@ -65,8 +65,8 @@ pub(crate) async fn until(app: &mut App, engine: &EngineHandle, done: impl Fn(&W
 }
 
 fn picture(model: &World) -> (Vec<AttemptSummary>, Vec<PodSummary>) {
-    let mut attempts: Vec<AttemptSummary> = model.jobs.attempts.items.values().cloned().collect();
-    let mut pods: Vec<PodSummary> = model.jobs.pods.items.values().cloned().collect();
+    let mut attempts: Vec<AttemptSummary> = model.jobs.attempts.values().cloned().collect();
+    let mut pods: Vec<PodSummary> = model.jobs.pods.values().cloned().collect();
     attempts.sort_by(|a, b| a.name.cmp(&b.name));
     pods.sort_by(|a, b| a.name.cmp(&b.name));
     (attempts, pods)
@@ -132,7 +132,7 @@ async fn from_cluster_creation_to_a_retried_attempt_without_a_terminal() {
             m.jobs.newest().is_some_and(|a| {
                 a.status == AttemptPhase::Failed
                     && !m.jobs.pods_of(&a.name).is_empty()
-                    && m.logs.ended.len() == m.jobs.pods_of(&a.name).len()
+                    && m.logs.ended == m.jobs.pods_of(&a.name).len()
             })
         })
         .await;
@@ -140,7 +140,7 @@ async fn from_cluster_creation_to_a_retried_attempt_without_a_terminal() {
         until(&mut app, &handle, |m| {
             m.jobs.attempts().len() == 2
                 && m.jobs.newest().is_some_and(|a| a.status.is_finished())
-                && m.logs.ended.len() == m.jobs.pods_of(&m.jobs.newest().unwrap().name).len()
+                && m.logs.ended == m.jobs.pods_of(&m.jobs.newest().unwrap().name).len()
         })
         .await;
     })

@@ -85,9 +85,7 @@ async fn the_gpus_are_read_only_while_a_screen_shows_them_or_the_guard_watches()
         // The GPU pod runs and this engine holds the Lease (its keeper's ticks came): nothing
         // was read all that while.
         crate::engine::until(&mut app, &handle, |m| {
-            m.wants_gpus()
-                && m.is_recoverer()
-                && m.jobs.pods.items.values().any(|p| p.phase == "Running")
+            m.wants_gpus() && m.is_recoverer() && m.jobs.pods.values().any(|p| p.phase == "Running")
         })
         .await;
         assert_eq!(handle.model().gpus.state, GpuState::Unknown);

@@ -67,7 +67,7 @@ impl super::Policy for GpuIdle {
         let mut seen = Vec::new();
         for (node, gpu) in reading.gpus() {
             for pod in &gpu.pods {
-                let Some(summary) = world.jobs.pods.items.get(&pod.pod) else {
+                let Some(summary) = world.jobs.pods.get(&pod.pod) else {
                     continue;
                 };
                 if summary.namespace != pod.namespace || summary.phase != "Running" {

@@ -66,7 +66,7 @@ impl News {
 
 /// Whether the ends of every pod the attempt counted as failed or succeeded are known.
 fn ends_known(notice: &Notice, model: &World) -> bool {
-    let Some(attempt) = model.jobs.attempts.items.get(&notice.subject) else {
+    let Some(attempt) = model.jobs.attempts.get(&notice.subject) else {
         return true;
     };
     let counted = usize::try_from(attempt.failed.max(0) + attempt.succeeded.max(0)).unwrap_or(0);
@@ -90,13 +90,12 @@ pub fn message_for(
     let attempt = model
         .jobs
         .attempts
-        .items
         .get(&notice.subject)
         .or_else(|| {
             news.detail
                 .get("attempt")
                 .and_then(|a| a.as_str())
-                .and_then(|a| model.jobs.attempts.items.get(a))
+                .and_then(|a| model.jobs.attempts.get(a))
         })
         .or_else(|| model.jobs.newest());
     let run = attempt.and_then(|a| a.run.as_ref());

@@ -155,7 +155,7 @@ impl Watch {
             };
             let since = waiting
                 .since
-                .or_else(|| world.jobs.pods.items.get(&pod).and_then(|p| p.created));
+                .or_else(|| world.jobs.pods.get(&pod).and_then(|p| p.created));
             let Some(since) = since else { continue };
             let waited = age(now, since);
             if waited < after {

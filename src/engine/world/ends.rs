@@ -118,7 +118,7 @@ impl World {
     }
 
     fn gone_fate(&self, pod: &PodSummary, now: jiff::Timestamp) -> Fate {
-        let attempt = self.jobs.attempts.items.get(&pod.job);
+        let attempt = self.jobs.attempts.get(&pod.job);
         if attempt.is_none()
             && pod.fate.is_none()
             && let Some(by) = self.ends.deleted_attempts.get(&pod.job)

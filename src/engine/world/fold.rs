@@ -329,10 +329,8 @@ impl World {
         self.troubles.clear(&TroubleSource::Logs(pod.clone()));
         let alerts = self.training.ended(&pod);
         self.alert(applied, alerts);
-        self.logs.ended(pod.clone(), &why);
-        if let Some((_, how)) = self.logs.ended.last() {
-            let text = format!("log of {pod} {}", crate::sanitize::one_line(how));
-            self.tell(applied, Notice::new(Kind::Log, Severity::Info, pod, text));
-        }
+        let how = self.logs.ended(&why);
+        let text = format!("log of {pod} {}", crate::sanitize::one_line(&how));
+        self.tell(applied, Notice::new(Kind::Log, Severity::Info, pod, text));
     }
 }

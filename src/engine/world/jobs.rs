@@ -15,7 +15,9 @@ const EVENTS_SLACK: usize = 100;
 /// Objects keyed by name, with the relist bookkeeping watchers ask for.
 #[derive(Debug, Clone)]
 pub struct Tracked<T> {
-    pub items: BTreeMap<String, T>,
+    /// Each item on the heap: a map's nodes hold room for eleven entries and are often half
+    /// full, so a pod's summary (about 450 bytes) inline would cost nearly twice its size.
+    pub items: BTreeMap<String, Box<T>>,
     /// While a watcher lists again: the items held when it started that the list has not
     /// given yet. Those still here when it is done are gone. (The names of what was held,
     /// not of everything listed: a namespace's events run to tens of thousands, of which
@@ -33,13 +35,18 @@ impl<T> Default for Tracked<T> {
 }
 
 impl<T> Tracked<T> {
+    pub fn get(&self, name: &str) -> Option<&T> {
+        self.items.get(name).map(|t| &**t)
+    }
+
+    pub fn values(&self) -> impl Iterator<Item = &T> {
+        self.items.values().map(|t| &**t)
+    }
+
     /// While a relist runs: the items held that it has not listed (yet). At `Synced`, those
     /// that are gone.
     pub fn unseen(&self) -> impl Iterator<Item = &T> {
-        self.relisting
-            .iter()
-            .flatten()
-            .filter_map(|k| self.items.get(k))
+        self.relisting.iter().flatten().filter_map(|k| self.get(k))
     }
 
     /// Folds a change in; returns the trouble message of a failing watch, if that is what it was.
@@ -51,7 +58,7 @@ impl<T> Tracked<T> {
                 if let Some(unseen) = self.relisting.as_mut() {
                     unseen.remove(&k);
                 }
-                self.items.insert(k, t);
+                self.items.insert(k, Box::new(t));
             }
             Change::Synced => {
                 if let Some(unseen) = self.relisting.take() {
@@ -59,7 +66,7 @@ impl<T> Tracked<T> {
                 }
             }
             Change::Applied(t) => {
-                self.items.insert(key(&t), t);
+                self.items.insert(key(&t), Box::new(t));
             }
             Change::Deleted(t) => {
                 self.items.remove(&key(&t));
@@ -102,7 +109,7 @@ impl JobsModel {
 
     /// Attempts, oldest first.
     pub fn attempts(&self) -> Vec<&AttemptSummary> {
-        let mut list: Vec<&AttemptSummary> = self.attempts.items.values().collect();
+        let mut list: Vec<&AttemptSummary> = self.attempts.values().collect();
         list.sort_by(|a, b| (a.attempt, a.created, &a.name).cmp(&(b.attempt, b.created, &b.name)));
         list
     }
@@ -113,18 +120,13 @@ impl JobsModel {
 
     /// The attempt named, if it is there; else the newest.
     pub fn attempt_or_newest(&self, name: Option<&str>) -> Option<&AttemptSummary> {
-        name.and_then(|n| self.attempts.items.get(n))
+        name.and_then(|n| self.attempts.get(n))
             .or_else(|| self.newest())
     }
 
     /// Pods of an attempt, by index (rank) then name.
     pub fn pods_of(&self, attempt: &str) -> Vec<&PodSummary> {
-        let mut pods: Vec<&PodSummary> = self
-            .pods
-            .items
-            .values()
-            .filter(|p| p.job == attempt)
-            .collect();
+        let mut pods: Vec<&PodSummary> = self.pods.values().filter(|p| p.job == attempt).collect();
         pods.sort_by(|a, b| (a.index, a.created, &a.name).cmp(&(b.index, b.created, &b.name)));
         pods
     }
@@ -132,7 +134,6 @@ impl JobsModel {
     /// The events about one pod, in no order.
     pub fn events_about(&self, pod: &str) -> Vec<&EventSummary> {
         self.events
-            .items
             .values()
             .filter(|e| e.kind == "Pod" && e.object == pod)
             .collect()
@@ -170,7 +171,6 @@ impl JobsModel {
             .unwrap_or_default();
         let mut list: Vec<&EventSummary> = self
             .events
-            .items
             .values()
             .filter(|e| match attempt {
                 Some(job) => e.object == job || pods.contains(e.object.as_str()),

@@ -38,8 +38,9 @@ pub struct LogStore {
     /// The same, per pod (by pod number).
     pub received_of: Vec<u64>,
     pub saved_to: Option<String>,
-    /// Pods whose stream has ended, and how.
-    pub ended: Vec<(String, String)>,
+    /// Streams ended since the source was chosen (each told as a notice when it ends, not
+    /// kept: a Job of thousands of pods would keep every name again).
+    pub ended: usize,
     /// The tail's pod watch failed (why), and has not listed the pods again since: pods that
     /// started meanwhile are not followed yet.
     pub pods_stale: Option<String>,
@@ -66,7 +67,7 @@ impl LogStore {
             received: 0,
             received_of: Vec::new(),
             saved_to: None,
-            ended: Vec::new(),
+            ended: 0,
             pods_stale: None,
             continuing: Vec::new(),
         }
@@ -82,7 +83,7 @@ impl LogStore {
         self.received = 0;
         self.received_of.clear();
         self.saved_to = None;
-        self.ended.clear();
+        self.ended = 0;
         self.pods_stale = None;
         self.continuing.clear();
         self.generation
@@ -156,15 +157,15 @@ impl LogStore {
         self.lines.keep_newest(self.capacity);
     }
 
-    /// A pod's stream ended, and how (the pane's title says it).
-    pub fn ended(&mut self, pod: String, why: &StreamEnd) {
-        let how = match why {
+    /// A pod's stream ended: counted; returns how, in words.
+    pub fn ended(&mut self, why: &StreamEnd) -> String {
+        self.ended += 1;
+        match why {
             StreamEnd::Completed => "ended".to_string(),
             StreamEnd::PodDeleted => "pod deleted".to_string(),
             StreamEnd::Stopped => "stopped".to_string(),
             StreamEnd::Failed(e) => format!("failed: {e}"),
-        };
-        self.ended.push((pod, how));
+        }
     }
 
     /// The number of the oldest line held (lines are numbered from 0 since the source began).

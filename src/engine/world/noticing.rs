@@ -33,7 +33,7 @@ pub fn of_cluster(before: Option<&ClusterSummary>, now: &ClusterSummary) -> Opti
 pub fn of_job(jobs: &JobsModel, event: &JobWatchEvent) -> Vec<Notice> {
     match event {
         JobWatchEvent::Job(Change::Applied(a) | Change::Listed(a)) => {
-            let before = jobs.attempts.items.get(&a.name).map(|b| b.status);
+            let before = jobs.attempts.get(&a.name).map(|b| b.status);
             attempt(before, a).into_iter().collect()
         }
         JobWatchEvent::Job(Change::Deleted(a)) => vec![Notice::new(
@@ -43,7 +43,7 @@ pub fn of_job(jobs: &JobsModel, event: &JobWatchEvent) -> Vec<Notice> {
             format!("attempt {} deleted", a.name),
         )],
         JobWatchEvent::Pod(Change::Applied(p) | Change::Listed(p)) => {
-            let was_failed = jobs.pods.items.get(&p.name).is_some_and(failed);
+            let was_failed = jobs.pods.get(&p.name).is_some_and(failed);
             // A preemption is told as one (`model::ends`), not as a failure.
             let preempted = p
                 .fate

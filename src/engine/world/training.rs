@@ -55,8 +55,9 @@ pub struct AttemptProgress {
 
 #[derive(Debug, Default)]
 struct PodTraining {
-    /// Let go when the pod's stream ends.
-    stream: Option<MetricStream>,
+    /// Let go when the pod's stream ends. On the heap: a stream is several hundred bytes and a
+    /// Job of thousands of pods keeps every pod's entry after its stream is gone.
+    stream: Option<Box<MetricStream>>,
     progress: Progress,
     /// The epoch its latest progress was in, as far as the stream knows.
     epoch: Option<f64>,
@@ -178,7 +179,7 @@ impl Training {
                     }
                     alerts.extend(samples.push_sample(sample));
                 };
-                let stream = p.stream.get_or_insert_with(MetricStream::new);
+                let stream = p.stream.get_or_insert_with(Box::default);
                 if line.continues {
                     stream.push(parser, &line.bytes, &mut each);
                 } else {

@@ -31,7 +31,7 @@ impl Waits {
     ) -> Vec<Notice> {
         let mut told = Vec::new();
         for name in pods {
-            let Some(pod) = jobs.pods.items.get(name) else {
+            let Some(pod) = jobs.pods.get(name) else {
                 self.by_pod.remove(name);
                 continue;
             };

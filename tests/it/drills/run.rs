@@ -9,6 +9,7 @@ use std::sync::atomic::Ordering;
 
 use gantry::app::{App, Focus};
 use gantry::config::Config;
+use gantry::engine::notice::Notice;
 use gantry::engine::{Command, Engine, open_session};
 use gantry::gke::{self, Auth, ClusterRef, Gke};
 use gantry::k8s::status::AttemptPhase;
@@ -19,7 +20,7 @@ use gantry::vocabulary::{Kind, Severity};
 
 use super::cli::Cli;
 use super::truth::{
-    count_lines, ended_how, lines_per_pod, model_picture, plain_log, settle, truth,
+    count_lines, lines_per_pod, model_picture, plain_log, settle, stream_end, truth,
 };
 use super::{Drill, Found, HANG_GUARD, LINES, WORKERS, job_config, key};
 
@@ -109,8 +110,17 @@ async fn run_inner(drill: Drill) -> Found {
     let mut replaced: Option<(String, Vec<u8>)> = None;
     let mut job = String::new();
 
+    // How each pod's stream ended, as the engine told it ("log of <pod> ended").
+    let mut stream_ends: BTreeMap<String, String> = BTreeMap::new();
     loop {
         changed.changed().await.unwrap();
+        let mut told: Vec<Notice> = Vec::new();
+        while let Ok(n) = notices.try_recv() {
+            if let Some(how) = stream_end(&n) {
+                stream_ends.insert(n.subject.clone(), how.to_string());
+            }
+            told.push(n);
+        }
         // What the model says now; the lock is let go before anything is awaited.
         let (per_pod, trouble, finished, streams_done, picture, to_delete) = {
             let model = handle.model();
@@ -129,7 +139,7 @@ async fn run_inner(drill: Drill) -> Found {
                     .items
                     .values()
                     .filter(|p| p.job == job)
-                    .all(|p| ended_how(&model, &p.name) == Some("ended"));
+                    .all(|p| stream_ends.get(&p.name).map(String::as_str) == Some("ended"));
             app.focus = Focus::Pods;
             let to_delete = app.selection.pod(&model.jobs).map(|p| p.name.clone());
             (
@@ -152,7 +162,7 @@ async fn run_inner(drill: Drill) -> Found {
             );
         }
         let mut begun: Vec<String> = trouble.into_iter().collect();
-        while let Ok(n) = notices.try_recv() {
+        for n in told {
             if n.kind == Kind::Trouble {
                 begun.push(n.text.trim_start_matches("trouble: ").to_string());
             }
@@ -305,7 +315,15 @@ async fn run_inner(drill: Drill) -> Found {
         }
         // Its stream ended as "pod deleted", also when the container was stopped first (graceful
         // deletion) and the stream read it to its end.
-        assert_eq!(ended_how(&handle.model(), pod), Some("pod deleted"));
+        while let Ok(n) = notices.try_recv() {
+            if let Some(how) = stream_end(&n) {
+                stream_ends.insert(n.subject.clone(), how.to_string());
+            }
+        }
+        assert_eq!(
+            stream_ends.get(pod).map(String::as_str),
+            Some("pod deleted")
+        );
     }
     {
         let model = handle.model();

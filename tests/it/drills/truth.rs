@@ -8,8 +8,10 @@ use std::time::Duration;
 use futures::AsyncReadExt;
 use gantry::config::JobConfig;
 use gantry::engine::World;
+use gantry::engine::notice::Notice;
 use gantry::k8s;
 use gantry::k8s::status::{AttemptSummary, PodSummary};
+use gantry::vocabulary::{Kind, Severity};
 use k8s_openapi::api::batch::v1::Job;
 use k8s_openapi::api::core::v1::Pod;
 use kube::api::{Api, ListParams, LogParams};
@@ -71,20 +73,22 @@ pub(super) async fn truth(
 
 pub(super) fn model_picture(model: &World) -> (Vec<AttemptSummary>, Vec<PodSummary>) {
     (
-        model.jobs.attempts.items.values().cloned().collect(),
-        model.jobs.pods.items.values().cloned().collect(),
+        model.jobs.attempts.values().cloned().collect(),
+        model.jobs.pods.values().cloned().collect(),
     )
 }
 
-/// How a pod's stream ended, as the model's store says it (`ended`, `pod deleted`…).
-pub(super) fn ended_how<'a>(model: &'a World, pod: &str) -> Option<&'a str> {
-    model
-        .logs
-        .ended
-        .iter()
-        .rev()
-        .find(|(p, _)| p == pod)
-        .map(|(_, how)| how.as_str())
+/// How a pod's stream ended (`ended`, `pod deleted`…), when the notice is the engine's word on
+/// it: "log of <pod> <how>".
+pub(super) fn stream_end(notice: &Notice) -> Option<&str> {
+    if notice.kind != Kind::Log || notice.severity != Severity::Info {
+        return None;
+    }
+    notice
+        .text
+        .strip_prefix("log of ")?
+        .strip_prefix(notice.subject.as_str())?
+        .strip_prefix(' ')
 }
 
 /// Lines the store received from each pod.
