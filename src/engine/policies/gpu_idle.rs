@@ -184,9 +184,9 @@ fn end(
     };
     let of_it = world
         .jobs
-        .pods_of(&attempt.name)
-        .iter()
-        .any(|p| p.name == pod.name);
+        .pods
+        .get(&pod.name)
+        .is_some_and(|p| p.job == attempt.name);
     let ended = doing.ended.contains(&attempt.name)
         || decided.commands.iter().any(|c| {
             matches!(c, crate::engine::Command::Recover { attempt: a, .. } | crate::engine::Command::EndRun { attempt: a, .. } if *a == attempt.name)

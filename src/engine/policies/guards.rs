@@ -88,7 +88,7 @@ impl Guards {
         let Some((ended, at)) = &self.zero_after else {
             return Decisions::default();
         };
-        let gone = world.jobs.pods_of(ended).iter().all(|p| p.terminated);
+        let gone = world.jobs.pods_in(ended).all(|p| p.terminated);
         if !gone && (now - *at).get_seconds() < ZERO_AFTER_AT_MOST_SECONDS {
             return Decisions::default();
         }

@@ -47,7 +47,9 @@ impl super::Policy for EndsLedger {
         let new: Vec<crate::ends::ledger::Entry> = world
             .ends
             .seen()
-            .filter(|e| !recorded(&e.job, &e.end.pod) && !self.asked.contains(&e.end.pod))
+            // The set first: once asked, an end costs one lookup a round, not a walk of its
+            // attempt's recorded list (thousands of ends, each round).
+            .filter(|e| !self.asked.contains(&e.end.pod) && !recorded(&e.job, &e.end.pod))
             .cloned()
             .collect();
         if new.is_empty() {

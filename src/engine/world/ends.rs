@@ -101,7 +101,9 @@ impl World {
             if let Some(n) = notice(&pod, &end, gang) {
                 told.push(n);
             }
-            let sharing = crate::ends::sharing(self.jobs.pods_of(&pod.job), &pod);
+            // In no order: sorting the attempt's pods for each end made a Job of thousands of
+            // pods sort thousands of times as they ended.
+            let sharing = crate::ends::sharing(self.jobs.pods_in(&pod.job), &pod);
             self.ends.pods.insert(pod.name.clone());
             self.ends
                 .by_attempt

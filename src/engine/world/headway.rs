@@ -46,8 +46,7 @@ impl World {
         let name = attempt.name.clone();
         let running_since = self
             .jobs
-            .pods_of(&name)
-            .into_iter()
+            .pods_in(&name)
             .filter(|p| p.phase == "Running" && !p.deleting)
             .filter_map(|p| p.running_since)
             .min();

@@ -124,6 +124,12 @@ impl JobsModel {
             .or_else(|| self.newest())
     }
 
+    /// Pods of an attempt in no set order: for counting and finding, where `pods_of`'s sort
+    /// would be wasted on thousands of pods (and policies look each round).
+    pub fn pods_in<'a>(&'a self, attempt: &'a str) -> impl Iterator<Item = &'a PodSummary> {
+        self.pods.values().filter(move |p| p.job == attempt)
+    }
+
     /// Pods of an attempt, by index (rank) then name.
     pub fn pods_of(&self, attempt: &str) -> Vec<&PodSummary> {
         let mut pods: Vec<&PodSummary> = self.pods.values().filter(|p| p.job == attempt).collect();
@@ -167,7 +173,7 @@ impl JobsModel {
     /// first, then newest first.
     pub fn events_of(&self, attempt: Option<&str>) -> Vec<&EventSummary> {
         let pods: BTreeSet<&str> = attempt
-            .map(|a| self.pods_of(a).iter().map(|p| p.name.as_str()).collect())
+            .map(|a| self.pods_in(a).map(|p| p.name.as_str()).collect())
             .unwrap_or_default();
         let mut list: Vec<&EventSummary> = self
             .events
