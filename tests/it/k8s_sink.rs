@@ -37,6 +37,26 @@ fn a_dropped_sink_records_its_cursor_and_length() {
 }
 
 #[test]
+fn a_shorter_cursor_written_over_a_longer_one_is_read_as_itself() {
+    let dir = tempfile::tempdir().unwrap();
+    {
+        let (mut sink, _) = PodSink::open(dir.path(), "pod-a").unwrap();
+        sink.append(b"one\n", cursor(10, 12)).unwrap();
+        sink.write_cursor().unwrap();
+        sink.append(b"two\n", cursor(11, 1)).unwrap();
+    }
+    // Written in place: the longer line's last bytes are still there, after the new one's end.
+    let recorded = std::fs::read_to_string(dir.path().join(".pod-a.cursor")).unwrap();
+    assert_eq!(recorded, "11 1 0 8\n\n");
+    let (_sink, resumed) = PodSink::open(dir.path(), "pod-a").unwrap();
+    assert_eq!(resumed, cursor(11, 1));
+    assert_eq!(
+        std::fs::read(dir.path().join("pod-a.log")).unwrap(),
+        b"one\ntwo\n"
+    );
+}
+
+#[test]
 fn bytes_past_the_recorded_cursor_are_cut_and_read_again() {
     let dir = tempfile::tempdir().unwrap();
     {
