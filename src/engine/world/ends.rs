@@ -172,14 +172,16 @@ impl World {
                 ends.push(entry.end.clone());
             }
         }
-        for pod in self.jobs.pods_of(&attempt.name) {
+        // Unsorted (the recovery policy asks each round, and a Job may have thousands of
+        // pods): the ends are put in order below, ties by rank, then name.
+        for pod in self.jobs.pods_in(&attempt.name) {
             if let Some(fate) = &pod.fate
                 && known.insert(pod.name.as_str())
             {
                 ends.push(pod.end(fate.clone()));
             }
         }
-        ends.sort_by_key(|e| e.at);
+        ends.sort_by(|a, b| (a.at, a.index, &a.pod).cmp(&(b.at, b.index, &b.pod)));
         ends
     }
 }
