@@ -241,14 +241,14 @@ fn the_first_attempt_seen_and_each_new_one_are_followed() {
 #[test]
 fn a_relist_drops_what_vanished_while_the_watch_was_down() {
     let mut app = with_attempts(false);
-    assert_eq!(app.model.jobs.pods.items.len(), 6);
+    assert_eq!(app.model.jobs.pods.len(), 6);
 
     app.on_event(pod_event(Change::Restarted));
     let [running_pod, image_pod, _oom] = <[_; 3]>::try_from(running_pods()).unwrap();
     app.on_event(pod_event(Change::Listed(running_pod)));
     app.on_event(pod_event(Change::Listed(image_pod)));
     assert_eq!(
-        app.model.jobs.pods.items.len(),
+        app.model.jobs.pods.len(),
         6,
         "nothing is dropped before Synced"
     );
@@ -287,7 +287,7 @@ fn a_failing_watch_is_shown_as_trouble_until_it_recovers() {
         "watch pods: 410 Gone".into(),
     ))));
     assert_eq!(app.model.trouble(), Some("watch pods: 410 Gone"));
-    assert_eq!(app.model.jobs.pods.items.len(), 6, "what was known stays");
+    assert_eq!(app.model.jobs.pods.len(), 6, "what was known stays");
     app.on_event(pod_event(Change::Restarted));
     assert_eq!(app.model.trouble(), None);
 

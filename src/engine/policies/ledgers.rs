@@ -40,7 +40,6 @@ impl super::Policy for EndsLedger {
             world
                 .jobs
                 .attempts
-                .items
                 .get(job)
                 .is_some_and(|a| a.recorded_ends.iter().any(|e| e.pod == pod))
         };

@@ -45,7 +45,6 @@ impl World {
             let by = self
                 .jobs
                 .attempts
-                .items
                 .get(&a.name)
                 .and_then(|known| known.deleted_by.clone())
                 .or_else(|| a.deleted_by.clone());
@@ -84,7 +83,6 @@ impl World {
             let recorded = self
                 .jobs
                 .attempts
-                .items
                 .get(&pod.job)
                 .is_some_and(|a| a.recorded_ends.iter().any(|e| e.pod == pod.name));
             if recorded {
@@ -95,7 +93,6 @@ impl World {
             let gang = self
                 .jobs
                 .attempts
-                .items
                 .get(&pod.job)
                 .is_some_and(|a| a.completions.unwrap_or(1) > 1 && pod.index.is_some());
             if let Some(n) = notice(&pod, &end, gang) {

@@ -70,7 +70,7 @@ impl World {
                 self.usage = usage;
             }
             Report::Gpus(read) => {
-                let pods = &self.jobs.pods.items;
+                let pods = &self.jobs.pods;
                 let is_training = |namespace: &str, pod: &str| {
                     pods.get(pod).is_some_and(|p| p.namespace == namespace)
                 };

@@ -17,7 +17,7 @@ const EVENTS_SLACK: usize = 100;
 pub struct Tracked<T> {
     /// Each item on the heap: a map's nodes hold room for eleven entries and are often half
     /// full, so a pod's summary (about 450 bytes) inline would cost nearly twice its size.
-    pub items: BTreeMap<String, Box<T>>,
+    items: BTreeMap<String, Box<T>>,
     /// While a watcher lists again: the items held when it started that the list has not
     /// given yet. Those still here when it is done are gone. (The names of what was held,
     /// not of everything listed: a namespace's events run to tens of thousands, of which
@@ -41,6 +41,14 @@ impl<T> Tracked<T> {
 
     pub fn values(&self) -> impl Iterator<Item = &T> {
         self.items.values().map(|t| &**t)
+    }
+
+    pub fn len(&self) -> usize {
+        self.items.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.items.is_empty()
     }
 
     /// While a relist runs: the items held that it has not listed (yet). At `Synced`, those

@@ -104,11 +104,7 @@ impl World {
 
     /// Whether a pod of the Job asks for GPUs and has not ended: what the GPU worker reads for.
     pub fn wants_gpus(&self) -> bool {
-        self.jobs
-            .pods
-            .items
-            .values()
-            .any(|p| p.gpus > 0 && !p.terminated)
+        self.jobs.pods.values().any(|p| p.gpus > 0 && !p.terminated)
     }
 
     /// Whether this engine holds the recoverer's Lease: the one that acts and sends.

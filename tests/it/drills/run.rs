@@ -136,7 +136,6 @@ async fn run_inner(drill: Drill) -> Found {
                 && model
                     .jobs
                     .pods
-                    .items
                     .values()
                     .filter(|p| p.job == job)
                     .all(|p| stream_ends.get(&p.name).map(String::as_str) == Some("ended"));

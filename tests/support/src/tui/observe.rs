@@ -43,7 +43,12 @@ pub fn bottom_line(app: &Tui) -> String {
 }
 
 pub fn pod_names(app: &Tui) -> Vec<String> {
-    app.model.jobs.pods.items.keys().cloned().collect()
+    app.model
+        .jobs
+        .pods
+        .values()
+        .map(|p| p.name.clone())
+        .collect()
 }
 
 pub fn is_confirm(app: &Tui) -> bool {
