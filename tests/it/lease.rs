@@ -138,8 +138,9 @@ async fn a_lease_a_stranger_claims_renewed_in_2099_for_2_31_seconds_is_taken_ove
     engine.stop().await;
 }
 
-/// A spot cluster and two indexed ranks that need some 1,500 simulated seconds (15 s here: time
-/// for the reclaim to come on a busy machine before the run ends by itself). Each asks for 600m
+/// A spot cluster and two indexed ranks that need some 3,000 simulated seconds (30 s here: time
+/// for the reclaim to come on a busy machine before the run ends by itself — at 15 s, one
+/// fresh-clone run in five or so saw both ranks run to their end untouched). Each asks for 600m
 /// of CPU, more than half a node's 940m, so the two never share a node: a reclaim takes one
 /// rank, which is a gang to recover (two on one node would both go, and the Job would replace
 /// them itself, with nothing to recover).
@@ -152,7 +153,7 @@ fn gang() -> Config {
         ..JobConfig::default()
     };
     job.resources.cpu = Some("600m".into());
-    job.env.insert("SIM_LOG_LINES".into(), "1500".into());
+    job.env.insert("SIM_LOG_LINES".into(), "3000".into());
     job.env.insert("SIM_LINES_PER_SECOND".into(), "1".into());
     Config {
         cluster: ClusterConfig {
@@ -209,6 +210,11 @@ async fn two_engines_whose_wall_clocks_are_five_minutes_apart_recover_a_preempte
         every: Duration::from_millis(100),
         count: 1,
     });
+    // Its own bound, and the simulator's word on whether the reclaim came at all.
+    until(&ha, "a rank's node is reclaimed", |_| {
+        cloud.faults().times_fired("preempt") == 1
+    })
+    .await;
     until(&ha, "the recovered run succeeds", |w| {
         let attempts = w.jobs.attempts();
         attempts.len() == 2
