@@ -80,21 +80,16 @@ impl World {
         for (pod, fate) in ended {
             // Recorded by an engine before this one (a restart, another machine): known, and
             // told then.
-            let recorded = self
-                .jobs
-                .attempts
-                .get(&pod.job)
-                .is_some_and(|a| a.recorded_ends.iter().any(|e| e.pod == pod.name));
+            let attempt = self.jobs.attempts.get(&pod.job);
+            let recorded =
+                attempt.is_some_and(|a| a.recorded_ends.iter().any(|e| e.pod == pod.name));
             if recorded {
                 self.ends.pods.insert(pod.name.clone());
                 continue;
             }
             let end = pod.end(fate);
-            let gang = self
-                .jobs
-                .attempts
-                .get(&pod.job)
-                .is_some_and(|a| a.completions.unwrap_or(1) > 1 && pod.index.is_some());
+            let gang =
+                attempt.is_some_and(|a| a.completions.unwrap_or(1) > 1 && pod.index.is_some());
             if let Some(n) = notice(&pod, &end, gang) {
                 told.push(n);
             }
