@@ -237,6 +237,19 @@ mod tests {
     }
 
     #[test]
+    fn an_ended_stream_is_counted_and_said_in_words() {
+        let mut view = LogStore::default();
+        assert_eq!(view.ended(&StreamEnd::Completed), "ended");
+        assert_eq!(view.ended(&StreamEnd::PodDeleted), "pod deleted");
+        assert_eq!(view.ended(&StreamEnd::Stopped), "stopped");
+        assert_eq!(
+            view.ended(&StreamEnd::Failed("container is waiting to start".into())),
+            "failed: container is waiting to start"
+        );
+        assert_eq!(view.ended, 4);
+    }
+
+    #[test]
     fn bounded_and_sanitised() {
         let mut view = LogStore::with_capacity(3);
         view.switch(Source {
