@@ -9,7 +9,6 @@ use std::sync::atomic::Ordering;
 
 use gantry::app::{App, Focus};
 use gantry::config::Config;
-use gantry::engine::notice::Notice;
 use gantry::engine::{Command, Engine, open_session};
 use gantry::gke::{self, Auth, ClusterRef, Gke};
 use gantry::k8s::status::AttemptPhase;
@@ -20,7 +19,7 @@ use gantry::vocabulary::{Kind, Severity};
 
 use super::cli::Cli;
 use super::truth::{
-    count_lines, lines_per_pod, model_picture, plain_log, settle, stream_end, truth,
+    count_lines, lines_per_pod, model_picture, plain_log, read_notices, settle, truth,
 };
 use super::{Drill, Found, HANG_GUARD, LINES, WORKERS, job_config, key};
 
@@ -114,13 +113,7 @@ async fn run_inner(drill: Drill) -> Found {
     let mut stream_ends: BTreeMap<String, String> = BTreeMap::new();
     loop {
         changed.changed().await.unwrap();
-        let mut told: Vec<Notice> = Vec::new();
-        while let Ok(n) = notices.try_recv() {
-            if let Some(how) = stream_end(&n) {
-                stream_ends.insert(n.subject.clone(), how.to_string());
-            }
-            told.push(n);
-        }
+        let told = read_notices(&mut notices, &mut stream_ends);
         // What the model says now; the lock is let go before anything is awaited.
         let (per_pod, trouble, finished, streams_done, picture, to_delete) = {
             let model = handle.model();
@@ -314,11 +307,7 @@ async fn run_inner(drill: Drill) -> Found {
         }
         // Its stream ended as "pod deleted", also when the container was stopped first (graceful
         // deletion) and the stream read it to its end.
-        while let Ok(n) = notices.try_recv() {
-            if let Some(how) = stream_end(&n) {
-                stream_ends.insert(n.subject.clone(), how.to_string());
-            }
-        }
+        read_notices(&mut notices, &mut stream_ends);
         assert_eq!(
             stream_ends.get(pod).map(String::as_str),
             Some("pod deleted")

@@ -78,9 +78,25 @@ pub(super) fn model_picture(model: &World) -> (Vec<AttemptSummary>, Vec<PodSumma
     )
 }
 
+/// The notices told since the last look, oldest first; how each pod's stream ended, as they say
+/// it, noted in `ends` (pod → how).
+pub(super) fn read_notices(
+    notices: &mut tokio::sync::broadcast::Receiver<Notice>,
+    ends: &mut BTreeMap<String, String>,
+) -> Vec<Notice> {
+    let mut told = Vec::new();
+    while let Ok(n) = notices.try_recv() {
+        if let Some(how) = stream_end(&n) {
+            ends.insert(n.subject.clone(), how.to_string());
+        }
+        told.push(n);
+    }
+    told
+}
+
 /// How a pod's stream ended (`ended`, `pod deleted`…), when the notice is the engine's word on
 /// it: "log of <pod> <how>".
-pub(super) fn stream_end(notice: &Notice) -> Option<&str> {
+fn stream_end(notice: &Notice) -> Option<&str> {
     if notice.kind != Kind::Log || notice.severity != Severity::Info {
         return None;
     }
